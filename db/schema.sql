@@ -1,0 +1,2 @@
+-- placeholder until db.c lands
+SELECT 1;

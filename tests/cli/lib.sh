@@ -1,0 +1,38 @@
+# lib.sh - helpers for the numbered CLI tests (sourced; $FATUNE is the binary under test).
+set -u
+: "${FATUNE:?FATUNE must point at build/fatune}"
+: "${FATUNE_SOURCE_DIR:?}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/fatune-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export FATUNE_DB="$T/fatune.db"
+export FATUNE_CACHE_DIR="$T/cache"
+SPACES="$FATUNE_SOURCE_DIR/search_spaces"
+TESTSPACES="$FATUNE_SOURCE_DIR/tests/spaces"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run CMD...: runs fatune, keeps stdout in $T/out, stderr in $T/err, status in $rc
+run() {
+	set +e
+	"$FATUNE" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || { cat "$T/out" "$T/err" >&2; fail "expected exit $1, got $rc: ${2:-}"; }; }
+expect_out() { grep -qE -- "$1" "$T/out" || { cat "$T/out" >&2; fail "stdout lacks /$1/"; }; }
+expect_err() { grep -qE -- "$1" "$T/err" || { cat "$T/err" >&2; fail "stderr lacks /$1/"; }; }
+# one line on stderr, exit 2: the contract for bad input
+expect_bad_input() {
+	expect_rc 2 "$*"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || { cat "$T/err" >&2; fail "bad input should give exactly one line on stderr"; }
+	[ -z "${1:-}" ] || expect_err "$1"
+}
+# gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
+gpu_or_skip() {
+	if ! "$FATUNE" devices >/dev/null 2>&1; then
+		echo "SKIP: no usable GPU ($("$FATUNE" devices 2>&1 | head -1))"
+		exit 77
+	fi
+}
+set -e

@@ -1,0 +1,135 @@
+/* db.h - the tuning database: runs, trials, best configs (SQLite).
+ *
+ * The only sqlite3.h user besides expr.c (whose in-memory engine never touches
+ * a file). Schema in db/schema.sql, upgrades in db/migrations/NNN_*.sql, both
+ * compiled into the binary; `PRAGMA user_version` is the schema version and
+ * `PRAGMA application_id` marks the file as fatune's. WAL mode, a busy timeout,
+ * prepared statements only (values are bound, never formatted into SQL), and
+ * BEGIN IMMEDIATE around every write, so several searches may share one file.
+ *
+ * Refusals (FT_EFAIL unless noted, nothing is ever overwritten):
+ *   - a file that is not an SQLite database, or is corrupt ("... is corrupt or
+ *     not a database: move it away or pass --db");
+ *   - an SQLite file with another application_id (not fatune's);
+ *   - a user_version newer than this fatune knows ("written by a newer fatune
+ *     (schema N > M): upgrade fatune").
+ */
+#ifndef FT_DB_H
+#define FT_DB_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "shape.h"
+#include "trial.h"
+
+struct ft_db;
+
+/* Opens (create != 0: creating if missing) and migrates the database at path.
+ * With create == 0 a missing file is FT_EINPUT: "no tuning database at 'PATH':
+ * run 'fatune search' first or pass --db". */
+int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err);
+void ft_db_close(struct ft_db *db);
+
+/* Schema version this build writes. */
+int ft_db_schema_version(void);
+
+/* What identifies a search for resume and best-config purposes. */
+struct ft_run {
+	const char *fatune_version;
+	const char *arch;		/* "sm_89" */
+	const char *device;		/* device name, "" when not timed on a device */
+	const char *nvrtc_version;	/* "13.0" */
+	const char *driver_version;	/* "13000", "" without a driver */
+	const char *template_name;	/* "attention" */
+	const char *template_hash;	/* hex xxh64 of the template and its includes */
+	const char *space_path;
+	const char *space_hash;		/* hex xxh64 of the space file */
+	const char *search_key;		/* hex hash of everything a trial's result depends on */
+	struct ft_shape shape;		/* incl. dtype and causal */
+	const char *mode;		/* "feasibility" (no timing) or "timed" */
+	const char *strategy;		/* "exhaustive", "random", ... */
+	long long seed;			/* strategy and input seed */
+	long long budget;		/* evaluations, -1 for none */
+	const char *timing;		/* "warm" or "cold" */
+};
+
+/* Records the start of a run; *run_id receives its id. */
+int ft_db_run_begin(struct ft_db *db, const struct ft_run *run, long long *run_id,
+		    struct ft_err *err);
+
+/* Records how the run ended ("done", "interrupted", "failed") and its wall time. */
+int ft_db_run_finish(struct ft_db *db, long long run_id, const char *outcome, double wall_s,
+		     struct ft_err *err);
+
+/* Stores n trials of run_id in one transaction (n may be 1: each finished
+ * trial is committed as it finishes, so kill -9 loses only the one in flight). */
+int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
+		     const struct ft_trial *t, int n, struct ft_err *err);
+
+/* The latest stored trial of (search_key, config): 1 found (into *out, log not
+ * loaded: out->log = NULL), 0 none, -1 error. */
+int ft_db_trial_latest(struct ft_db *db, const char *search_key, const char *config,
+		       struct ft_trial *out, struct ft_err *err);
+
+/* Key of a best-config row: one per arch x device x shape x dtype x causal x template. */
+struct ft_best_key {
+	const char *arch;
+	const char *device;		/* NULL: any device (ft_db_best_get only) */
+	const char *template_name;
+	struct ft_shape shape;
+};
+
+/* Recomputes, in one transaction, the best row for key from the latest `ok`
+ * trials of search_key (lowest median time) and upserts it. No ok trial: the
+ * existing best row is left alone. Returns 1 if a best row exists afterwards. */
+int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
+		       struct ft_err *err);
+
+struct ft_best {
+	char arch[16];
+	char device[128];
+	char template_name[FT_NAME_MAX];
+	char template_hash[17];
+	char fatune_version[32];
+	struct ft_shape shape;
+	char config[FT_CONFIG_MAX];	/* canonical "NAME=V,..." */
+	char compile_key[17];		/* CUBIN cache key */
+	double t_median_us, t_min_us, rel_err;
+	long long smem_model, threads, grid[3], combine_threads, combine_grid[3];
+	char updated_at[32];		/* UTC ISO-8601 */
+	long long run_id;
+};
+
+/* The best row for key. With key->device == NULL and rows for several devices,
+ * fails with FT_EINPUT listing them ("... pass --device NAME"). 1 found, 0 none,
+ * -1 error. */
+int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_best *out,
+		   struct ft_err *err);
+
+/* ---- query --------------------------------------------------------------- */
+
+enum ft_query_what { FT_Q_BEST, FT_Q_TRIALS, FT_Q_RUNS };
+
+struct ft_query_filter {
+	const char *arch;		/* NULL: any */
+	const char *device;		/* NULL: any */
+	const struct ft_shape *shape;	/* NULL: any; else B, H, S, D must match */
+	int dtype;			/* -1 any, else enum ft_dtype */
+	int causal;			/* -1 any, 0, 1 */
+	const char *status;		/* trials only; NULL any */
+	long long run_id;		/* trials only; -1 any */
+	long long limit;		/* -1 no limit */
+};
+
+/* One row of a query result. types[i]: 0 NULL, 1 integer, 2 real, 3 text. */
+typedef int (*ft_row_fn)(void *ctx, int ncols, const char *const *names,
+			 const char *const *values, const int *types);
+
+/* Runs a query and calls fn per row (fn returning non-zero stops it). Rows
+ * come in a stable order (best: arch, shape; trials: run, then median time
+ * with untimed last; runs: id). */
+int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
+		ft_row_fn fn, void *ctx, struct ft_err *err);
+
+#endif

@@ -1,0 +1,138 @@
+/* space.h - a search space: the template, its parameters, constraints and formulas.
+ *
+ * Loaded from YAML (space_yaml.c is the only libyaml user; the format is
+ * documented in search_spaces/README.md). Expressions are kept as text with the
+ * line they came from; enumerate.c evaluates them in a locked-down SQLite
+ * engine (expr.c), so a space file can compute but never touch files or run
+ * anything.
+ *
+ * Names an expression may use: every parameter; the shape B, H, S, D, CAUSAL,
+ * DTYPE_BYTES; the target arch's limits SMEM_STATIC, SMEM_OPTIN, SMEM_PER_SM,
+ * SMEM_RESERVED, REGS_PER_SM, THREADS_PER_BLOCK, THREADS_PER_SM, CC. Functions:
+ * min, max, abs, iif, ceil_div(a, b), is_pow2(x). Integer arithmetic is exact
+ * (64-bit); `/` between integers truncates, as in C.
+ */
+#ifndef FT_SPACE_H
+#define FT_SPACE_H
+
+#include <stdint.h>
+
+#include "arch.h"
+#include "err.h"
+#include "shape.h"
+
+#define FT_MAX_PARAMS 16
+#define FT_MAX_VALUES 64
+#define FT_MAX_CONSTRAINTS 32
+#define FT_EXPR_MAX 512
+#define FT_NAME_MAX 64
+#define FT_PATH_MAX 4096
+#define FT_CONFIG_MAX 512	/* canonical config text, see ft_config_format */
+
+enum ft_param_kind {
+	FT_PARAM_COMPILE,	/* becomes -DNAME=value: a new value is a new CUBIN */
+	FT_PARAM_LAUNCH,	/* passed at launch (e.g. NUM_SPLITS): no recompile */
+};
+
+enum ft_smem_kind {
+	FT_SMEM_STATIC,		/* __shared__ arrays: bound by the 48 KB static limit */
+	FT_SMEM_DYNAMIC,	/* extern __shared__: bound by the arch's opt-in limit */
+};
+
+struct ft_expr_src {
+	char text[FT_EXPR_MAX];	/* the expression as written; "" when absent */
+	int line;		/* 1-based line in the space file; 0 when absent */
+	char key[FT_NAME_MAX];	/* its YAML key, e.g. "constraints.warps_fit" */
+};
+
+struct ft_param {
+	char name[FT_NAME_MAX];	/* a C identifier; also the -D macro / config key */
+	enum ft_param_kind kind;
+	int nvalues;		/* >= 1 */
+	long long values[FT_MAX_VALUES];
+	int line;
+};
+
+struct ft_constraint {
+	char name[FT_NAME_MAX];	/* shown in the rejection reason */
+	struct ft_expr_src expr;	/* true (non-zero) when the candidate may run */
+};
+
+struct ft_space {
+	char path[FT_PATH_MAX];		/* the YAML file as given */
+	char name[FT_NAME_MAX];		/* `name:` */
+	char template_path[FT_PATH_MAX];	/* `template.file`, resolved against the space's dir */
+	char template_name[FT_NAME_MAX];	/* basename of template_path without extension */
+	char kernel[FT_NAME_MAX];	/* `template.kernel`: extern "C" entry point */
+	char combine_kernel[FT_NAME_MAX];	/* `template.combine_kernel`, "" when none */
+	enum ft_smem_kind smem_kind;	/* `template.shared_memory: static|dynamic` */
+
+	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
+	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
+	struct ft_expr_src grid[3];	/* `launch.grid`: [x, y, z] */
+	struct ft_expr_src combine_threads;	/* `launch.combine_threads` ("" if none) */
+	struct ft_expr_src combine_grid[3];	/* `launch.combine_grid` */
+
+	int nparams;
+	struct ft_param params[FT_MAX_PARAMS];
+	int nconstraints;
+	struct ft_constraint constraints[FT_MAX_CONSTRAINTS];
+
+	uint64_t hash;			/* xxh64 of the YAML file's bytes */
+	char hash_hex[17];		/* the same, 16 lowercase hex digits */
+};
+
+/* Loads and validates a space file. Errors are FT_EINPUT with
+ * "FILE:LINE: key 'KEY': what is wrong" (malformed YAML, unknown or missing key,
+ * wrong type, duplicate parameter, empty value list, unreadable template, ...).
+ * Expressions are only checked for syntax by ft_enum_open. */
+int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
+
+/* Index of the parameter called name, or -1. */
+int ft_space_param(const struct ft_space *sp, const char *name);
+
+/* Canonical config text "NAME=V,NAME=V,..." in parameter order. Returns buf. */
+char *ft_config_format(const struct ft_space *sp, const long long *values, char *buf,
+		       size_t size);
+
+/* Parses "NAME=V,..." (any order, every parameter exactly once, each value one
+ * of the parameter's listed values) into values[]. FT_EINPUT on anything else. */
+int ft_config_parse(const struct ft_space *sp, const char *text, long long *values,
+		    struct ft_err *err);
+
+/* ---- enumeration (enumerate.c, over expr.c) ---------------------------- */
+
+struct ft_candidate {
+	long long index;		/* 0-based position in enumeration order */
+	long long values[FT_MAX_PARAMS];	/* parallel to sp->params */
+	int failed_constraint;		/* index of the first false constraint, -1 if none */
+	long long smem_bytes;		/* the smem_bytes formula */
+	long long threads;		/* launch.threads */
+	long long grid[3];		/* launch.grid */
+	long long combine_threads;	/* 0 when the space has no combine kernel */
+	long long combine_grid[3];
+};
+
+struct ft_enum;
+
+/* Starts enumerating sp's candidates for shape and arch, in the order of the
+ * parameters' cartesian product (first parameter slowest). fixed, when not
+ * NULL, pins every parameter to fixed[i] (a one-candidate enumeration, used by
+ * `bench --config`). Every expression is compiled here: a bad one fails with
+ * FT_EINPUT "FILE:LINE: key 'KEY': ...". No work proportional to the size of
+ * the space happens before the first ft_enum_next. */
+int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+		 const struct ft_arch *arch, const long long *fixed, struct ft_err *err);
+
+/* Next candidate into *c: 1 when one was produced, 0 at the end, -1 on error
+ * (e.g. a division by zero in a formula: FT_EINPUT naming the key and the
+ * candidate). Candidates whose constraints fail are produced too, with
+ * failed_constraint set and formulas possibly 0. */
+int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
+
+/* Size of the cartesian product (1 for a fixed enumeration). */
+long long ft_enum_total(const struct ft_enum *e);
+
+void ft_enum_close(struct ft_enum *e);
+
+#endif
