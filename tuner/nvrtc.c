@@ -1,0 +1,248 @@
+/* nvrtc.c - compiling a template to a CUBIN with NVRTC and reading its resources.
+ *
+ * The only nvrtc.h user. Resources come from ptxas itself: every compile passes
+ * -Xptxas=-v, whose report lands in the program log ("Used 96 registers, ...
+ * 16384 bytes smem", "0 bytes stack frame, 0 bytes spill stores, ..."), which
+ * ft_parse_ptxas_log reads per entry point. No GPU is needed at any point.
+ */
+#include "nvrtc.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "config.h"
+
+/* Templates are small; a file over this is not a kernel template. */
+#define MAX_SOURCE_BYTES (4 << 20)
+
+/* Options every compile shares (besides -arch, -I and -D). -default-device
+ * treats unannotated functions as device code, as templates expect;
+ * -Xptxas=-v asks for the resource report. */
+static const char *const base_options[] = { "--std=c++17", "-default-device", "-Xptxas=-v" };
+#define NBASE ((int)(sizeof(base_options) / sizeof(base_options[0])))
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+const char *ft_nvrtc_version(void)
+{
+	static char buf[32];
+	int major = 0, minor = 0;
+
+	if (!buf[0]) {
+		if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+			return "unknown";
+		snprintf(buf, sizeof(buf), "%d.%d", major, minor);
+	}
+	return buf;
+}
+
+void ft_nvrtc_options(char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < NBASE && n < size; i++)
+		n += snprintf(buf + n, size - n, "%s%s", i ? " " : "", base_options[i]);
+}
+
+/* The CUDA include dir: $CUDA_HOME/include if it exists, else the build's. */
+static const char *cuda_include(char *buf, size_t size)
+{
+	const char *home = getenv("CUDA_HOME");
+	struct stat st;
+
+	if (home && *home) {
+		snprintf(buf, size, "%s/include", home);
+		if (!stat(buf, &st) && S_ISDIR(st.st_mode))
+			return buf;
+	}
+	snprintf(buf, size, "%s", FATUNE_CUDA_INCLUDE);
+	return buf;
+}
+
+static char *read_file(const char *path, struct ft_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f) {
+		ft_error(err, FT_EINPUT, "cannot read template '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		ft_error(err, FT_EFAIL, "cannot read template '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (n > MAX_SOURCE_BYTES) {
+		ft_error(err, FT_EINPUT, "template '%s' is %ld bytes, over the %d limit", path, n,
+			 MAX_SOURCE_BYTES);
+		goto out;
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf) {
+		ft_error(err, FT_EFAIL, "out of memory reading '%s'", path);
+		goto out;
+	}
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		ft_error(err, FT_EFAIL, "short read of template '%s'", path);
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[n] = '\0';
+out:
+	fclose(f);
+	return buf;
+}
+
+/* Reads "N bytes <what>" that ends right before `what` at or after p. */
+static int bytes_before(const char *from, const char *to, const char *what)
+{
+	const char *hit = strstr(from, what);
+	const char *q;
+
+	if (!hit || (to && hit > to))
+		return -1;
+	q = hit;
+	while (q > from && q[-1] == ' ')
+		q--;
+	while (q > from && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return (int)strtol(q, NULL, 10);
+}
+
+void ft_parse_ptxas_log(const char *log, const char *name, struct ft_resources *r)
+{
+	char key[256];
+	const char *entry, *next, *props, *used;
+
+	r->regs = r->smem_static = r->stack_bytes = r->spill_stores = r->spill_loads = -1;
+	snprintf(key, sizeof(key), "Compiling entry function '%s'", name);
+	entry = strstr(log, key);
+	if (!entry)
+		return;
+	next = strstr(entry + 1, "Compiling entry function '");
+	snprintf(key, sizeof(key), "Function properties for %s\n", name);
+	props = strstr(entry, key);
+	if (props && (!next || props < next)) {
+		const char *eol = strchr(props + strlen(key), '\n');
+		r->stack_bytes = bytes_before(props, eol, "bytes stack frame");
+		r->spill_stores = bytes_before(props, eol, "bytes spill stores");
+		r->spill_loads = bytes_before(props, eol, "bytes spill loads");
+	}
+	used = strstr(entry, "Used ");
+	if (used && (!next || used < next)) {
+		const char *eol = strchr(used, '\n');
+		r->regs = (int)strtol(used + 5, NULL, 10);
+		r->smem_static = bytes_before(used, eol, "bytes smem");
+		if (r->smem_static < 0)
+			r->smem_static = 0; /* ptxas omits smem when there is none */
+	}
+}
+
+int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err)
+{
+	const char *opts[NBASE + 4 + FT_MAX_DEFINES];
+	char optbuf[FT_MAX_DEFINES][FT_NAME_MAX + 32];
+	char arch_opt[64], inc_tpl[FT_PATH_MAX + 4], inc_cuda[FT_PATH_MAX + 4], cudainc[FT_PATH_MAX];
+	char dir[FT_PATH_MAX], base[FT_PATH_MAX];
+	nvrtcProgram prog = NULL;
+	nvrtcResult rc;
+	size_t size;
+	char *src;
+	int nopt = 0, ret = -1;
+	double t0 = now_ms();
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 2; i++)
+		out->res[i] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+	if (req->ndefines > FT_MAX_DEFINES)
+		return ft_error(err, FT_EINPUT, "too many -D defines (%d > %d)", req->ndefines,
+				FT_MAX_DEFINES);
+	src = read_file(req->source_path, err);
+	if (!src)
+		return -1;
+
+	snprintf(dir, sizeof(dir), "%s", req->source_path);
+	snprintf(base, sizeof(base), "%s", req->source_path);
+	snprintf(arch_opt, sizeof(arch_opt), "-arch=%s", req->arch);
+	snprintf(inc_tpl, sizeof(inc_tpl), "-I%s", dirname(dir));
+	snprintf(inc_cuda, sizeof(inc_cuda), "-I%s", cuda_include(cudainc, sizeof(cudainc)));
+	opts[nopt++] = arch_opt;
+	for (int i = 0; i < NBASE; i++)
+		opts[nopt++] = base_options[i];
+	opts[nopt++] = inc_tpl;
+	opts[nopt++] = inc_cuda;
+	for (int i = 0; i < req->ndefines; i++) {
+		snprintf(optbuf[i], sizeof(optbuf[i]), "-D%s=%lld", req->define_names[i],
+			 req->define_values[i]);
+		opts[nopt++] = optbuf[i];
+	}
+
+	rc = nvrtcCreateProgram(&prog, src, basename(base), 0, NULL, NULL);
+	if (rc != NVRTC_SUCCESS) {
+		ft_error(err, FT_EFAIL, "nvrtcCreateProgram failed for '%s': %s", req->source_path,
+			 nvrtcGetErrorString(rc));
+		goto out;
+	}
+	rc = nvrtcCompileProgram(prog, nopt, opts);
+	if (rc != NVRTC_SUCCESS && rc != NVRTC_ERROR_COMPILATION) {
+		ft_error(err, FT_EFAIL, "nvrtcCompileProgram failed for '%s': %s (is the CUDA toolkit complete?)",
+			 req->source_path, nvrtcGetErrorString(rc));
+		goto out;
+	}
+	if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || !(out->log = malloc(size + 1)) ||
+	    nvrtcGetProgramLog(prog, out->log) != NVRTC_SUCCESS) {
+		ft_error(err, FT_EFAIL, "cannot read the NVRTC log of '%s'", req->source_path);
+		goto out;
+	}
+	out->log[size] = '\0';
+	if (rc == NVRTC_SUCCESS) {
+		nvrtcResult r2 = nvrtcGetCUBINSize(prog, &size);
+		if (r2 != NVRTC_SUCCESS || size == 0 || !(out->cubin = malloc(size)) ||
+		    nvrtcGetCUBIN(prog, out->cubin) != NVRTC_SUCCESS) {
+			ft_error(err, FT_EFAIL, "nvrtcGetCUBIN failed for '%s' (%s): use a real arch such as sm_89, not compute_XX",
+				 req->source_path, nvrtcGetErrorString(r2));
+			goto out;
+		}
+		out->cubin_size = size;
+		out->ok = 1;
+		for (int i = 0; i < 2 && req->kernels[i]; i++)
+			ft_parse_ptxas_log(out->log, req->kernels[i], &out->res[i]);
+	}
+	ret = 0;
+out:
+	if (prog)
+		nvrtcDestroyProgram(&prog);
+	free(src);
+	out->ms = now_ms() - t0;
+	if (ret && !out->log)
+		out->log = calloc(1, 1);
+	if (ret) {
+		free(out->cubin);
+		out->cubin = NULL;
+		out->ok = 0;
+	}
+	return ret;
+}
+
+void ft_compile_out_release(struct ft_compile_out *out)
+{
+	free(out->cubin);
+	free(out->log);
+	out->cubin = NULL;
+	out->log = NULL;
+}
