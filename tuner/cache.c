@@ -1,0 +1,269 @@
+/* cache.c - the on-disk CUBIN cache (see cache.h). */
+#include "cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "space.h"
+
+/* A template may include at most this many local headers (a bound on the walk). */
+#define MAX_INCLUDES 64
+
+static int mkdir_p(const char *path)
+{
+	char tmp[FT_PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int ft_cache_dir(char *buf, size_t size, struct ft_err *err)
+{
+	const char *env = getenv("FATUNE_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, size, "%s/cubin", env);
+	else if (xdg && *xdg)
+		snprintf(buf, size, "%s/fatune/cubin", xdg);
+	else if (home && *home)
+		snprintf(buf, size, "%s/.cache/fatune/cubin", home);
+	else
+		return ft_error(err, FT_EFAIL, "no cache directory: set FATUNE_CACHE_DIR or HOME");
+	if (mkdir_p(buf))
+		return ft_error(err, FT_EFAIL, "cannot create cache directory '%s': %s (set FATUNE_CACHE_DIR)",
+				buf, strerror(errno));
+	return 0;
+}
+
+int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err)
+{
+	char dir[FT_PATH_MAX];
+
+	if (ft_cache_dir(dir, sizeof(dir), err))
+		return -1;
+	snprintf(buf, size, "%s/%s.cubin", dir, key);
+	return 0;
+}
+
+/* Feeds one file into the hash, then every local "..." include it names. */
+static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MAX], int *nseen,
+		     struct ft_err *err)
+{
+	char dir[FT_PATH_MAX], line[1024];
+	FILE *f;
+
+	for (int i = 0; i < *nseen; i++)
+		if (!strcmp(seen[i], path))
+			return 0;
+	if (*nseen >= MAX_INCLUDES)
+		return ft_error(err, FT_EINPUT, "template '%s' includes more than %d local headers",
+				path, MAX_INCLUDES);
+	snprintf(seen[(*nseen)++], FT_PATH_MAX, "%s", path);
+	f = fopen(path, "rb");
+	if (!f)
+		return ft_error(err, FT_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+	XXH64_update(st, path, 0); /* content only: a moved tree keeps its keys */
+	snprintf(dir, sizeof(dir), "%s", path);
+	dirname(dir);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *q, inc[FT_PATH_MAX];
+		struct stat sb;
+		XXH64_update(st, line, strlen(line));
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '#')
+			continue;
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "include", 7))
+			continue;
+		p = strchr(p, '"');
+		if (!p || !(q = strchr(p + 1, '"')))
+			continue;
+		*q = '\0';
+		snprintf(inc, sizeof(inc), "%s/%s", dir, p + 1);
+		if (!stat(inc, &sb) && S_ISREG(sb.st_mode)) {
+			long pos = ftell(f);
+			/* the line's bytes are already hashed; now the header's */
+			if (hash_file(st, inc, seen, nseen, err)) {
+				fclose(f);
+				return -1;
+			}
+			fseek(f, pos, SEEK_SET);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int ft_template_hash(const char *path, char hex[17], struct ft_err *err)
+{
+	static char seen[MAX_INCLUDES][FT_PATH_MAX];
+	XXH64_state_t *st = XXH64_createState();
+	int nseen = 0, ret;
+
+	if (!st)
+		return ft_error(err, FT_EFAIL, "out of memory hashing '%s'", path);
+	XXH64_reset(st, 0);
+	ret = hash_file(st, path, seen, &nseen, err);
+	if (!ret)
+		snprintf(hex, 17, "%016llx", (unsigned long long)XXH64_digest(st));
+	XXH64_freeState(st);
+	return ret;
+}
+
+void ft_compile_key(const struct ft_compile_req *req, const char *template_hash, char key[17])
+{
+	char opts[512], buf[256];
+	XXH64_state_t st;
+
+	XXH64_reset(&st, 0);
+	ft_nvrtc_options(opts, sizeof(opts));
+	snprintf(buf, sizeof(buf), "tpl=%s nvrtc=%s arch=%s opts=", template_hash, ft_nvrtc_version(),
+		 req->arch);
+	XXH64_update(&st, buf, strlen(buf));
+	XXH64_update(&st, opts, strlen(opts));
+	for (int i = 0; i < req->ndefines; i++) {
+		snprintf(buf, sizeof(buf), " -D%s=%lld", req->define_names[i], req->define_values[i]);
+		XXH64_update(&st, buf, strlen(buf));
+	}
+	for (int i = 0; i < 2 && req->kernels[i]; i++)
+		XXH64_update(&st, req->kernels[i], strlen(req->kernels[i]) + 1);
+	snprintf(key, 17, "%016llx", (unsigned long long)XXH64_digest(&st));
+}
+
+int ft_cache_lookup(const char *key, struct ft_resources res[2])
+{
+	char path[FT_PATH_MAX], dir[FT_PATH_MAX];
+	struct ft_err err;
+	FILE *f;
+	int n = 0;
+
+	if (ft_cache_dir(dir, sizeof(dir), &err))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s.cubin", dir, key);
+	if (access(path, R_OK))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s.res", dir, key);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	for (int k = 0; k < 2; k++)
+		n += fscanf(f, "%d %d %d %d %d", &res[k].regs, &res[k].smem_static, &res[k].stack_bytes,
+			    &res[k].spill_stores, &res[k].spill_loads);
+	fclose(f);
+	return n == 10;
+}
+
+static int write_atomic(const char *path, const void *data, size_t size, struct ft_err *err)
+{
+	char tmp[FT_PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	f = fopen(tmp, "wb");
+	if (!f)
+		return ft_error(err, FT_EFAIL, "cannot write cache file '%s': %s", tmp, strerror(errno));
+	if (fwrite(data, 1, size, f) != size || fclose(f)) {
+		unlink(tmp);
+		return ft_error(err, FT_EFAIL, "cannot write cache file '%s': %s", tmp, strerror(errno));
+	}
+	if (rename(tmp, path)) {
+		unlink(tmp);
+		return ft_error(err, FT_EFAIL, "cannot rename '%s' into the cache: %s", tmp,
+				strerror(errno));
+	}
+	return 0;
+}
+
+int ft_cache_store(const char *key, const struct ft_compile_out *out, struct ft_err *err)
+{
+	char dir[FT_PATH_MAX], path[FT_PATH_MAX], res[256];
+	int n = 0;
+
+	if (ft_cache_dir(dir, sizeof(dir), err))
+		return -1;
+	for (int k = 0; k < 2; k++)
+		n += snprintf(res + n, sizeof(res) - n, "%d %d %d %d %d\n", out->res[k].regs,
+			      out->res[k].smem_static, out->res[k].stack_bytes, out->res[k].spill_stores,
+			      out->res[k].spill_loads);
+	/* the CUBIN last: lookup needs both, and a .res without its .cubin is a miss */
+	snprintf(path, sizeof(path), "%s/%s.res", dir, key);
+	if (write_atomic(path, res, (size_t)n, err))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s.cubin", dir, key);
+	return write_atomic(path, out->cubin, out->cubin_size, err);
+}
+
+static int walk(int remove, struct ft_cache_stats *st, long long *count, struct ft_err *err)
+{
+	char dir[FT_PATH_MAX], path[FT_PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d;
+
+	if (ft_cache_dir(dir, sizeof(dir), err))
+		return -1;
+	d = opendir(dir);
+	if (!d)
+		return ft_error(err, FT_EFAIL, "cannot list cache '%s': %s", dir, strerror(errno));
+	if (st)
+		snprintf(st->dir, sizeof(st->dir), "%s", dir);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct stat sb;
+		int is_cubin = len > 6 && !strcmp(e->d_name + len - 6, ".cubin");
+		int is_ours = is_cubin || (len > 4 && !strcmp(e->d_name + len - 4, ".res")) ||
+			      (len > 4 && !strcmp(e->d_name + len - 4, ".tmp"));
+		if (!is_ours)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &sb))
+			continue;
+		if (st) {
+			st->bytes += sb.st_size;
+			st->entries += is_cubin;
+		}
+		if (remove) {
+			if (unlink(path) && errno != ENOENT) {
+				closedir(d);
+				return ft_error(err, FT_EFAIL, "cannot remove '%s': %s", path,
+						strerror(errno));
+			}
+			*count += is_cubin;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int ft_cache_stats(struct ft_cache_stats *st, struct ft_err *err)
+{
+	memset(st, 0, sizeof(*st));
+	return walk(0, st, NULL, err);
+}
+
+int ft_cache_clear(long long *removed, struct ft_err *err)
+{
+	*removed = 0;
+	return walk(1, NULL, removed, err);
+}

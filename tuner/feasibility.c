@@ -1,0 +1,126 @@
+/* feasibility.c - the two feasibility checks (see feasibility.h). */
+#include "feasibility.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Grid limits of every arch fatune knows (CUDA programming guide): x < 2^31, y and z <= 65535. */
+#define GRID_X_MAX 2147483647LL
+#define GRID_YZ_MAX 65535LL
+
+static int reject(struct ft_trial *t, enum ft_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reject(struct ft_trial *t, enum ft_status st, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->status = st;
+	va_start(ap, fmt);
+	vsnprintf(t->reason, sizeof(t->reason), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static long long smem_limit(const struct ft_space *sp, const struct ft_arch *a, const char **what)
+{
+	if (sp->smem_kind == FT_SMEM_STATIC) {
+		*what = "static limit";
+		return a->smem_static;
+	}
+	*what = "opt-in limit";
+	return a->smem_optin;
+}
+
+int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
+		      const struct ft_candidate *c, struct ft_trial *t)
+{
+	const char *what;
+	long long limit;
+
+	ft_config_format(sp, c->values, t->config, sizeof(t->config));
+	memcpy(t->values, c->values, sizeof(t->values));
+	t->smem_model = c->smem_bytes;
+	t->threads = c->threads;
+	t->combine_threads = c->combine_threads;
+	for (int i = 0; i < 3; i++) {
+		t->grid[i] = c->grid[i];
+		t->combine_grid[i] = c->combine_grid[i];
+	}
+
+	if (c->failed_constraint >= 0) {
+		const struct ft_constraint *k = &sp->constraints[c->failed_constraint];
+		return reject(t, FT_ST_REJECTED_CONSTRAINT, "constraint '%s' is false (%s:%d)", k->name,
+			      sp->path, k->expr.line);
+	}
+	if (c->threads < 1 || c->threads > a->threads_per_block)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT, "threads %lld outside 1..%d per block of %s",
+			      c->threads, a->threads_per_block, a->name);
+	if (c->combine_threads < 0 || c->combine_threads > a->threads_per_block)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT,
+			      "combine threads %lld outside 0..%d per block of %s", c->combine_threads,
+			      a->threads_per_block, a->name);
+	if (c->grid[0] < 1 || c->grid[0] > GRID_X_MAX || c->grid[1] < 1 || c->grid[1] > GRID_YZ_MAX ||
+	    c->grid[2] < 1 || c->grid[2] > GRID_YZ_MAX)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT, "grid %lldx%lldx%lld outside the launch limits",
+			      c->grid[0], c->grid[1], c->grid[2]);
+	if (c->smem_bytes < 0)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT, "smem_bytes is negative (%lld)", c->smem_bytes);
+	limit = smem_limit(sp, a, &what);
+	if (c->smem_bytes > limit)
+		return reject(t, FT_ST_REJECTED_SMEM, "smem %lld B > %lld B %s of %s", c->smem_bytes, limit,
+			      what, a->name);
+	return 1;
+}
+
+int ft_blocks_per_sm(const struct ft_arch *a, long long smem, long long threads,
+		     const struct ft_resources *res)
+{
+	long long by_smem, by_threads, by_regs = a->blocks_per_sm;
+
+	if (threads < 1)
+		return 0;
+	by_smem = a->smem_per_sm / (smem + a->smem_reserved);
+	/* threads are allocated in whole warps */
+	by_threads = a->threads_per_sm / (((threads + 31) / 32) * 32);
+	if (res && res->regs > 0)
+		by_regs = a->regs_per_sm / (res->regs * (((threads + 31) / 32) * 32));
+	long long n = a->blocks_per_sm;
+	if (by_smem < n)
+		n = by_smem;
+	if (by_threads < n)
+		n = by_threads;
+	if (by_regs < n)
+		n = by_regs;
+	return (int)(n < 0 ? 0 : n);
+}
+
+int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
+			 const struct ft_resources res[2], struct ft_trial *t)
+{
+	const char *what;
+	long long limit = smem_limit(sp, a, &what);
+	long long total;
+
+	t->res = res[0];
+	/* a static kernel's smem is what ptxas reports; a dynamic one adds the launch's bytes */
+	total = sp->smem_kind == FT_SMEM_STATIC ? res[0].smem_static
+						 : res[0].smem_static + t->smem_model;
+	if (total > limit)
+		return reject(t, FT_ST_REJECTED_SMEM, "compiled smem %lld B > %lld B %s of %s", total,
+			      limit, what, a->name);
+	if (res[0].regs > 0 && (long long)res[0].regs * ((t->threads + 31) / 32 * 32) > a->regs_per_sm)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT,
+			      "registers: %d per thread x %lld threads > %d per SM of %s", res[0].regs,
+			      t->threads, a->regs_per_sm, a->name);
+	for (int k = 0; k < 2; k++) {
+		const struct ft_resources *r = &res[k];
+		if (r->spill_stores > 0 || r->spill_loads > 0 || r->stack_bytes > 0)
+			return reject(t, FT_ST_SPILLS,
+				      "%s kernel spills: %d B stores, %d B loads, %d B stack frame",
+				      k ? "combine" : "main", r->spill_stores, r->spill_loads,
+				      r->stack_bytes);
+	}
+	return 1;
+}
