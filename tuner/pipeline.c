@@ -1,0 +1,502 @@
+/* pipeline.c - enumerate -> model check -> compile threads -> GPU thread -> emit.
+ *
+ * Work moves between threads as heap-allocated items on three blocking queues
+ * (compile, eval, done). Ownership: an item belongs to exactly one queue or
+ * thread at a time; the main thread frees it after emit. The main thread is the
+ * only one that calls cfg->emit (and so the only one touching the database).
+ */
+#include "pipeline.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "feasibility.h"
+#include "nvrtc.h"
+#include "replay.h"
+#include "strategy.h"
+
+struct item {
+	struct ft_trial t;
+	int dropped;		/* budget or stop: never compiled, not emitted */
+	struct item *next;
+};
+
+struct queue {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	struct item *head, *tail;
+	int closed;
+};
+
+struct run {
+	const struct ft_pipeline_cfg *cfg;
+	struct ft_pipeline_stats *st;
+	struct queue compile_q, eval_q, done_q;
+	atomic_int live_compilers;
+	atomic_int stop;		/* emit asked to stop, or a fatal error */
+	double t0, deadline;		/* ms; deadline 0: none */
+	atomic_llong compiled, cache_hits, evaluated;
+	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
+	pthread_mutex_t stat_m;
+	struct ft_err fatal;		/* first fatal error (under stat_m) */
+};
+
+static volatile sig_atomic_t interrupted;
+
+void ft_pipeline_interrupt(void)
+{
+	interrupted = 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void q_init(struct queue *q)
+{
+	pthread_mutex_init(&q->m, NULL);
+	pthread_cond_init(&q->c, NULL);
+	q->head = q->tail = NULL;
+	q->closed = 0;
+}
+
+static void q_destroy(struct queue *q)
+{
+	pthread_mutex_destroy(&q->m);
+	pthread_cond_destroy(&q->c);
+}
+
+static void q_push(struct queue *q, struct item *it)
+{
+	it->next = NULL;
+	pthread_mutex_lock(&q->m);
+	if (q->tail)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	pthread_cond_signal(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+static void q_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->m);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+/* Blocks until an item is there (NULL once closed and empty); with wait == 0
+ * returns NULL at once when empty. */
+static struct item *q_pop(struct queue *q, int wait)
+{
+	struct item *it;
+
+	pthread_mutex_lock(&q->m);
+	while (!q->head && !q->closed && wait)
+		pthread_cond_wait(&q->c, &q->m);
+	it = q->head;
+	if (it) {
+		q->head = it->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->m);
+	return it;
+}
+
+static int should_drop(struct run *r)
+{
+	return atomic_load(&r->stop) || interrupted || (r->deadline > 0 && now_ms() > r->deadline);
+}
+
+void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
+			     const struct ft_shape *shape, const struct ft_trial *t,
+			     struct ft_compile_req *req)
+{
+	int n = 0;
+
+	memset(req, 0, sizeof(*req));
+	req->source_path = sp->template_path;
+	req->arch = a->name;
+	for (int i = 0; i < sp->nparams && n < FT_MAX_DEFINES - 4; i++) {
+		if (sp->params[i].kind != FT_PARAM_COMPILE)
+			continue;
+		req->define_names[n] = sp->params[i].name;
+		req->define_values[n++] = t->values[i];
+	}
+	req->define_names[n] = "HEAD_DIM";
+	req->define_values[n++] = shape->d;
+	req->define_names[n] = "IS_CAUSAL";
+	req->define_values[n++] = shape->causal;
+	req->define_names[n] = "FATUNE_BF16";
+	req->define_values[n++] = shape->dtype == FT_BF16;
+	req->define_names[n] = "FATUNE_SMEM_BYTES";
+	req->define_values[n++] = t->smem_model;
+	req->ndefines = n;
+	req->kernels[0] = sp->kernel;
+	req->kernels[1] = sp->combine_kernel[0] ? sp->combine_kernel : NULL;
+}
+
+/* The first line of a compile log that says "error", for the trial's reason. */
+static void first_error(const char *log, char *out, size_t size)
+{
+	const char *p = strstr(log, "error");
+	const char *start, *end;
+
+	if (!p) {
+		snprintf(out, size, "NVRTC failed (see the log)");
+		return;
+	}
+	start = p;
+	while (start > log && start[-1] != '\n')
+		start--;
+	end = strchr(p, '\n');
+	snprintf(out, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
+}
+
+static void compile_one(struct run *r, struct item *it)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_compile_req req;
+	struct ft_compile_out out;
+	struct ft_resources res[2];
+	struct ft_err err = { 0 };
+
+	ft_pipeline_compile_req(cfg->sp, cfg->arch, cfg->shape, &it->t, &req);
+	ft_compile_key(&req, cfg->template_hash, it->t.compile_key);
+	if (ft_cache_lookup(it->t.compile_key, res)) {
+		atomic_fetch_add(&r->cache_hits, 1);
+		it->t.compile_ms = 0;
+	} else {
+		pthread_mutex_lock(&r->stat_m);
+		if (r->first_compile_ms < 0)
+			r->first_compile_ms = now_ms() - r->t0;
+		pthread_mutex_unlock(&r->stat_m);
+		if (ft_compile(&req, &out, &err)) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+			ft_compile_out_release(&out);
+			return;
+		}
+		atomic_fetch_add(&r->compiled, 1);
+		it->t.compile_ms = out.ms;
+		pthread_mutex_lock(&r->stat_m);
+		r->compile_ms += out.ms;
+		pthread_mutex_unlock(&r->stat_m);
+		if (!out.ok) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			first_error(out.log, it->t.reason, sizeof(it->t.reason));
+			it->t.log = out.log;	/* ownership moves to the trial */
+			out.log = NULL;
+			it->t.compile_key[0] = '\0';
+			ft_compile_out_release(&out);
+			return;
+		}
+		if (ft_cache_store(it->t.compile_key, &out, &err)) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+			ft_compile_out_release(&out);
+			return;
+		}
+		res[0] = out.res[0];
+		res[1] = out.res[1];
+		ft_compile_out_release(&out);
+	}
+	if (ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t))
+		it->t.status = FT_ST_COMPILED;
+}
+
+static void *compile_thread(void *arg)
+{
+	struct run *r = arg;
+	struct item *it;
+
+	while ((it = q_pop(&r->compile_q, 1))) {
+		if (should_drop(r)) {
+			it->dropped = 1;
+			q_push(&r->done_q, it);
+			continue;
+		}
+		compile_one(r, it);
+		if (it->t.status == FT_ST_COMPILED && (r->cfg->worker || r->cfg->replay))
+			q_push(&r->eval_q, it);
+		else
+			q_push(&r->done_q, it);
+	}
+	if (atomic_fetch_sub(&r->live_compilers, 1) == 1)
+		q_close(&r->eval_q);
+	return NULL;
+}
+
+static void evaluate_one(struct run *r, struct item *it)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_job job = cfg->job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	double t0 = now_ms();
+	int split = ft_space_param(cfg->sp, "NUM_SPLITS");
+
+	if (cfg->replay) {
+		ft_replay_lookup(cfg->replay, &it->t);
+		atomic_fetch_add(&r->evaluated, 1);
+		return;
+	}
+	if (ft_cache_path(it->t.compile_key, job.cubin_path, sizeof(job.cubin_path), &err))
+		goto fatal;
+	snprintf(job.kernel, sizeof(job.kernel), "%s", cfg->sp->kernel);
+	snprintf(job.combine_kernel, sizeof(job.combine_kernel), "%s", cfg->sp->combine_kernel);
+	job.shape = *cfg->shape;
+	job.dynamic_smem = cfg->sp->smem_kind == FT_SMEM_DYNAMIC ? it->t.smem_model : 0;
+	job.threads = it->t.threads;
+	job.combine_threads = it->t.combine_threads;
+	for (int i = 0; i < 3; i++) {
+		job.grid[i] = it->t.grid[i];
+		job.combine_grid[i] = it->t.combine_grid[i];
+	}
+	job.num_splits = split >= 0 ? (int)it->t.values[split] : 1;
+	if (ft_worker_run(cfg->worker, &job, cfg->timeout_ms, &res, &err))
+		goto fatal;
+	atomic_fetch_add(&r->evaluated, 1);
+	it->t.status = res.status;
+	snprintf(it->t.reason, sizeof(it->t.reason), "%s", res.reason);
+	it->t.rel_err = res.rel_err;
+	it->t.t_median_us = res.t_median_us;
+	it->t.t_min_us = res.t_min_us;
+	it->t.t_p90_us = res.t_p90_us;
+	it->t.t_spread = res.t_spread;
+	it->t.samples = res.samples;
+	pthread_mutex_lock(&r->stat_m);
+	r->gpu_ms += now_ms() - t0;
+	pthread_mutex_unlock(&r->stat_m);
+	return;
+fatal:
+	pthread_mutex_lock(&r->stat_m);
+	if (!r->fatal.status)
+		r->fatal = err;
+	pthread_mutex_unlock(&r->stat_m);
+	atomic_store(&r->stop, 1);
+	it->dropped = 1;
+}
+
+static void *eval_thread(void *arg)
+{
+	struct run *r = arg;
+	struct item *it;
+
+	while ((it = q_pop(&r->eval_q, 1))) {
+		if (should_drop(r))
+			it->dropped = 1;
+		else
+			evaluate_one(r, it);
+		q_push(&r->done_q, it);
+	}
+	return NULL;
+}
+
+/* Hands one finished item to emit (or drops it) and frees it. */
+static void finish(struct run *r, struct item *it)
+{
+	if (!it->dropped && !atomic_load(&r->stop) && r->cfg->emit(r->cfg->ctx, &it->t)) {
+		atomic_store(&r->stop, 1);
+		pthread_mutex_lock(&r->stat_m);
+		if (!r->fatal.status)
+			ft_error(&r->fatal, FT_EFAIL, "stopped: storing a result failed");
+		pthread_mutex_unlock(&r->stat_m);
+	}
+	free(it->t.log);
+	free(it);
+}
+
+static void drain(struct run *r, long long *received, int wait)
+{
+	struct item *it;
+
+	while ((it = q_pop(&r->done_q, wait))) {
+		(*received)++;
+		finish(r, it);
+		if (wait)
+			break;
+	}
+}
+
+int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
+		    struct ft_err *err)
+{
+	struct run r;
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	pthread_t threads[64], ev;
+	int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs > 64 ? 64 : cfg->jobs;
+	int ret = -1, rc, stream = cfg->strategy == FT_STRATEGY_EXHAUSTIVE;
+	struct item **held = NULL;
+	long long nheld = 0, capheld = 0, received = 0, sent = 0;
+
+	memset(st, 0, sizeof(*st));
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.st = st;
+	r.t0 = now_ms();
+	r.first_compile_ms = -1;
+	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
+	interrupted = 0;
+	q_init(&r.compile_q);
+	q_init(&r.eval_q);
+	q_init(&r.done_q);
+	pthread_mutex_init(&r.stat_m, NULL);
+
+	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
+		goto out_nothreads;
+	atomic_store(&r.live_compilers, nthreads);
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&threads[i], NULL, compile_thread, &r)) {
+			/* run with the threads we have */
+			atomic_fetch_sub(&r.live_compilers, nthreads - i);
+			nthreads = i;
+			break;
+		}
+	if (nthreads == 0 || pthread_create(&ev, NULL, eval_thread, &r)) {
+		ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
+		q_close(&r.compile_q);
+		q_close(&r.eval_q);
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(threads[i], NULL);
+		goto out_nothreads;
+	}
+
+	while ((rc = ft_enum_next(e, &c, err)) == 1) {
+		struct item *it = calloc(1, sizeof(*it));
+		if (!it) {
+			rc = ft_error(err, FT_EFAIL, "out of memory");
+			break;
+		}
+		st->enumerated++;
+		ft_trial_init(&it->t);
+		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
+			finish(&r, it);
+			continue;
+		}
+		st->feasible++;
+		if (!cfg->compile) {
+			/* check without --compile: accepted by the model, nothing more is known */
+			it->t.status = FT_ST_COMPILED;
+			finish(&r, it);
+			continue;
+		}
+		if (cfg->skip && cfg->skip(cfg->ctx, &it->t)) {
+			st->skipped++;
+			free(it);
+			continue;
+		}
+		if (stream) {
+			if (cfg->budget_evals >= 0 && sent >= cfg->budget_evals) {
+				free(it);
+				continue;
+			}
+			q_push(&r.compile_q, it);
+			sent++;
+		} else {
+			if (nheld == capheld) {
+				struct item **n = realloc(held, (capheld = capheld ? 2 * capheld : 256) * sizeof(*n));
+				if (!n) {
+					free(it);
+					rc = ft_error(err, FT_EFAIL, "out of memory");
+					break;
+				}
+				held = n;
+			}
+			held[nheld++] = it;
+		}
+		drain(&r, &received, 0);
+		if (interrupted)
+			break;
+	}
+	if (rc == 0 && !stream) {
+		struct ft_trial **ts = malloc((nheld ? nheld : 1) * sizeof(*ts));
+		long long take;
+		if (!ts) {
+			rc = ft_error(err, FT_EFAIL, "out of memory");
+		} else {
+			for (long long i = 0; i < nheld; i++)
+				ts[i] = &held[i]->t;
+			ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape,
+					  cfg->sm_count, ts, nheld);
+			take = cfg->budget_evals >= 0 && cfg->budget_evals < nheld ? cfg->budget_evals : nheld;
+			/* ts[i] points into held items; map back by container */
+			for (long long i = 0; i < nheld; i++) {
+				struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+				if (i < take) {
+					q_push(&r.compile_q, it);
+					sent++;
+				} else {
+					free(it);
+				}
+			}
+			free(ts);
+		}
+	}
+	q_close(&r.compile_q);
+	while (received < sent)
+		drain(&r, &received, 1);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	pthread_join(ev, NULL);
+	drain(&r, &received, 0);
+	st->selected = sent;
+	if (rc < 0)
+		goto out;
+	if (r.fatal.status) {
+		*err = r.fatal;
+		goto out;
+	}
+	if (interrupted) {
+		ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+		goto out;
+	}
+	ret = 0;
+out:
+	st->compiled = atomic_load(&r.compiled);
+	st->cache_hits = atomic_load(&r.cache_hits);
+	st->evaluated = atomic_load(&r.evaluated);
+	st->compile_ms_total = r.compile_ms;
+	st->gpu_busy_ms = r.gpu_ms;
+	st->first_compile_ms = r.first_compile_ms;
+out_nothreads:
+	st->wall_ms = now_ms() - r.t0;
+	free(held);
+	ft_enum_close(e);
+	q_destroy(&r.compile_q);
+	q_destroy(&r.eval_q);
+	q_destroy(&r.done_q);
+	pthread_mutex_destroy(&r.stat_m);
+	return ret;
+}
+
+int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
+{
+	static const char *const names[] = { "exhaustive", "random", "model" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(text, names[i])) {
+			*out = (enum ft_strategy)i;
+			return 0;
+		}
+	return ft_error(err, FT_EINPUT, "bad strategy '%s': use exhaustive, random or model", text);
+}
+
+const char *ft_strategy_name(enum ft_strategy s)
+{
+	return s == FT_STRATEGY_RANDOM ? "random" : s == FT_STRATEGY_MODEL ? "model" : "exhaustive";
+}
