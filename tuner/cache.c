@@ -132,6 +132,11 @@ int ft_template_hash(const char *path, char hex[17], struct ft_err *err)
 	return ret;
 }
 
+void ft_hash_hex(const void *data, size_t size, char hex[17])
+{
+	snprintf(hex, 17, "%016llx", (unsigned long long)XXH64(data, size, 0));
+}
+
 void ft_compile_key(const struct ft_compile_req *req, const char *template_hash, char key[17])
 {
 	char opts[512], buf[256];

@@ -29,6 +29,9 @@ int ft_cache_dir(char *buf, size_t size, struct ft_err *err);
  * found next to it), as 16 hex digits into hex[17]. */
 int ft_template_hash(const char *path, char hex[17], struct ft_err *err);
 
+/* xxh64 of bytes as 16 hex digits (for search keys and the like). */
+void ft_hash_hex(const void *data, size_t size, char hex[17]);
+
 /* The cache key of a compile request, given its template's hash. */
 void ft_compile_key(const struct ft_compile_req *req, const char *template_hash, char key[17]);
 

@@ -29,4 +29,19 @@ void ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ft_cmd_parse(const struct ft_command_help *h, const struct ft_option *opts, int argc,
 		 char **argv, int max_pos, int *npos);
 
+
+
+#include "arch.h"
+#include "worker.h"
+
+/* The arch a command targets: --arch if given (and known), else the arch of
+ * the device in dev (when dev->present), else FT_EINPUT asking for --arch. */
+int ft_cmd_arch(const char *cmd, const char *arch_opt, const struct ft_device_info *dev,
+		const struct ft_arch **out, struct ft_err *err);
+
+/* Online CPU cores (at least 1): the default for --jobs. */
+int ft_ncores(void);
+
+/* Starts the GPU worker (or learns there is no GPU: dev->present == 0). */
+int ft_cmd_worker(struct ft_worker **w, struct ft_device_info *dev, struct ft_err *err);
 #endif

@@ -1,0 +1,83 @@
+/* progress.c - the progress line and the plain per-candidate lines (see progress.h). */
+#include "progress.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Redraw interval on a terminal: 10 Hz is smooth and costs nothing. */
+#define REDRAW_MS 100.0
+#define BAR 20
+
+double ft_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long long total)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = mode;
+	p->total = total;
+	p->best_us = NAN;
+	p->t0_ms = ft_now_ms();
+}
+
+static void draw(struct ft_progress *p, int force)
+{
+	double now = ft_now_ms(), el = (now - p->t0_ms) / 1e3;
+	long long rejected = p->counts[FT_ST_REJECTED_CONSTRAINT] + p->counts[FT_ST_REJECTED_SMEM];
+	long long failed = p->counts[FT_ST_COMPILE_FAILED] + p->counts[FT_ST_SPILLS] +
+			   p->counts[FT_ST_WRONG_RESULT] + p->counts[FT_ST_CRASHED] +
+			   p->counts[FT_ST_TIMEOUT];
+	int fill = p->total > 0 ? (int)(BAR * p->done / p->total) : 0;
+	char bar[BAR + 1], best[FT_CONFIG_MAX + 64] = "";
+
+	if (!force && now - p->last_draw_ms < REDRAW_MS)
+		return;
+	p->last_draw_ms = now;
+	for (int i = 0; i < BAR; i++)
+		bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
+	bar[BAR] = '\0';
+	if (!isnan(p->best_us))
+		snprintf(best, sizeof(best), "  best %.2f us (%.60s)", p->best_us, p->best_config);
+	fprintf(stderr, "\r\033[K[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld%s",
+		bar, p->done, p->total, p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected,
+		failed, best);
+	if (p->done > 0 && p->done < p->total)
+		fprintf(stderr, "  ETA %.0fs", el / p->done * (p->total - p->done));
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skipped)
+{
+	p->done++;
+	p->counts[t->status]++;
+	if (t->status == FT_ST_OK && (isnan(p->best_us) || t->t_median_us < p->best_us)) {
+		p->best_us = t->t_median_us;
+		snprintf(p->best_config, sizeof(p->best_config), "%s", t->config);
+	}
+	if (p->mode == FT_PROGRESS_TTY) {
+		draw(p, p->done == p->total);
+	} else if (p->mode == FT_PROGRESS_LINES && !skipped &&
+		   t->status != FT_ST_REJECTED_CONSTRAINT && t->status != FT_ST_REJECTED_SMEM) {
+		if (t->status == FT_ST_OK)
+			fprintf(stderr, "[%lld/%lld] ok %.2f us (err %.1e)  %s\n", p->done, p->total,
+				t->t_median_us, t->rel_err, t->config);
+		else
+			fprintf(stderr, "[%lld/%lld] %s  %s%s%s\n", p->done, p->total,
+				ft_status_name(t->status), t->config, t->reason[0] ? ": " : "", t->reason);
+	}
+}
+
+void ft_progress_end(struct ft_progress *p)
+{
+	if (p->mode == FT_PROGRESS_TTY && p->drawn) {
+		draw(p, 1);
+		fputc('\n', stderr);
+	}
+}

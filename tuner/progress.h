@@ -1,0 +1,37 @@
+/* progress.h - what a long search shows while it runs.
+ *
+ * On a terminal: one line on stderr, redrawn at most 10 times a second:
+ *   [=====>      ] 57/140  ok 41  rejected 12  failed 4  best 5.9 us (CONFIG)  ETA 6s
+ * Not on a terminal: a plain line per candidate that reached the compiler or
+ * the GPU (rejections by model are only counted), so logs stay readable.
+ * Quiet: nothing.
+ */
+#ifndef FT_PROGRESS_H
+#define FT_PROGRESS_H
+
+#include "trial.h"
+
+enum ft_progress_mode { FT_PROGRESS_QUIET, FT_PROGRESS_TTY, FT_PROGRESS_LINES };
+
+struct ft_progress {
+	enum ft_progress_mode mode;
+	long long total;		/* candidates in the space */
+	long long done;			/* finished, incl. skipped */
+	long long counts[FT_ST_COUNT];
+	double best_us;			/* NAN until an ok trial */
+	char best_config[FT_CONFIG_MAX];
+	double t0_ms, last_draw_ms;
+	int drawn;			/* a TTY line is on screen */
+};
+
+void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long long total);
+
+/* Counts a finished trial (skipped: already done in an earlier run) and redraws. */
+void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skipped);
+
+/* Clears the TTY line (before printing the summary). */
+void ft_progress_end(struct ft_progress *p);
+
+double ft_now_ms(void);
+
+#endif
