@@ -5,14 +5,20 @@ gpu_or_skip
 run search --space "$TESTSPACES/fault.yaml" --shape 1x2x64x64 --timeout 3 --samples 3 --launches 2
 cat "$T/out" "$T/err"
 expect_rc 0 "fault-injection search"
-run query --trials --format csv
+run query --trials --format json
 expect_rc 0
-cat "$T/out"
-for rows in 1 2 4; do
-	grep -q "^[^,]*,.*FAULT=0,ROWS_PER_BLOCK=$rows,ok," "$T/out" || grep -q "FAULT=0,ROWS_PER_BLOCK=$rows\"*,ok" "$T/out" ||
-		fail "FAULT=0 ROWS_PER_BLOCK=$rows is not ok"
-	grep -q "FAULT=1,ROWS_PER_BLOCK=$rows\"*,crashed" "$T/out" || fail "FAULT=1 ROWS_PER_BLOCK=$rows is not crashed"
-	grep -q "FAULT=2,ROWS_PER_BLOCK=$rows\"*,timeout" "$T/out" || fail "FAULT=2 ROWS_PER_BLOCK=$rows is not timeout"
-	grep -q "FAULT=3,ROWS_PER_BLOCK=$rows\"*,wrong_result" "$T/out" || fail "FAULT=3 ROWS_PER_BLOCK=$rows is not wrong_result"
-done
+python3 - "$T/out" <<'PY'
+import json, sys
+want = {"0": "ok", "1": "crashed", "2": "timeout", "3": "wrong_result"}
+rows = json.load(open(sys.argv[1]))
+seen = {}
+for r in rows:
+    cfg = dict(kv.split("=") for kv in r["config"].split(","))
+    seen[(cfg["FAULT"], cfg["ROWS_PER_BLOCK"])] = (r["status"], r["reason"])
+for fault, status in want.items():
+    for rows_per_block in ("1", "2", "4"):
+        got = seen.get((fault, rows_per_block))
+        print(f"FAULT={fault} ROWS_PER_BLOCK={rows_per_block}: {got}")
+        assert got and got[0] == status, f"expected {status}"
+PY
 echo "ok"
