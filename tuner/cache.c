@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "space.h"
+#include "target.h"
 
 /* A template may include at most this many local headers (a bound on the walk). */
 #define MAX_INCLUDES 64
@@ -101,7 +102,10 @@ static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MA
 		if (!p || !(q = strchr(p + 1, '"')))
 			continue;
 		*q = '\0';
+		/* found as NVRTC finds it: next to the includer, else in kernel_templates/ */
 		snprintf(inc, sizeof(inc), "%s/%s", dir, p + 1);
+		if (stat(inc, &sb) || !S_ISREG(sb.st_mode))
+			snprintf(inc, sizeof(inc), "%s/kernel_templates/%s", ft_data_dir(), p + 1);
 		if (!stat(inc, &sb) && S_ISREG(sb.st_mode)) {
 			long pos = ftell(f);
 			/* the line's bytes are already hashed; now the header's */
@@ -118,17 +122,21 @@ static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MA
 
 int ft_template_hash(const char *path, char hex[17], struct ft_err *err)
 {
-	static char seen[MAX_INCLUDES][FT_PATH_MAX];
+	char (*seen)[FT_PATH_MAX] = malloc(MAX_INCLUDES * sizeof(*seen));
 	XXH64_state_t *st = XXH64_createState();
 	int nseen = 0, ret;
 
-	if (!st)
+	if (!st || !seen) {
+		free(seen);
+		XXH64_freeState(st);
 		return ft_error(err, FT_EFAIL, "out of memory hashing '%s'", path);
+	}
 	XXH64_reset(st, 0);
 	ret = hash_file(st, path, seen, &nseen, err);
 	if (!ret)
 		snprintf(hex, 17, "%016llx", (unsigned long long)XXH64_digest(st));
 	XXH64_freeState(st);
+	free(seen);
 	return ret;
 }
 

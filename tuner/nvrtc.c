@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "target.h"
 
 /* Templates are small; a file over this is not a kernel template. */
 #define MAX_SOURCE_BYTES (4 << 20)
@@ -155,9 +156,10 @@ void ft_parse_ptxas_log(const char *log, const char *name, struct ft_resources *
 
 int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err)
 {
-	const char *opts[NBASE + 4 + FT_MAX_DEFINES];
+	const char *opts[NBASE + 5 + FT_MAX_DEFINES];
 	char optbuf[FT_MAX_DEFINES][FT_NAME_MAX + 32];
-	char arch_opt[64], inc_tpl[FT_PATH_MAX + 4], inc_cuda[FT_PATH_MAX + 4], cudainc[FT_PATH_MAX];
+	char arch_opt[64], inc_tpl[FT_PATH_MAX + 4], inc_abi[FT_PATH_MAX + 32], inc_cuda[FT_PATH_MAX + 4],
+	     cudainc[FT_PATH_MAX];
 	char dir[FT_PATH_MAX], base[FT_PATH_MAX];
 	nvrtcProgram prog = NULL;
 	nvrtcResult rc;
@@ -184,7 +186,10 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 	opts[nopt++] = arch_opt;
 	for (int i = 0; i < NBASE; i++)
 		opts[nopt++] = base_options[i];
+	/* fatune_abi.h (the kernel ABI) is always on the include path */
+	snprintf(inc_abi, sizeof(inc_abi), "-I%s/kernel_templates", ft_data_dir());
 	opts[nopt++] = inc_tpl;
+	opts[nopt++] = inc_abi;
 	opts[nopt++] = inc_cuda;
 	for (int i = 0; i < req->ndefines; i++) {
 		snprintf(optbuf[i], sizeof(optbuf[i]), "-D%s=%lld", req->define_names[i],

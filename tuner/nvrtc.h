@@ -19,7 +19,8 @@
 #define FT_MAX_DEFINES 32
 
 struct ft_compile_req {
-	const char *source_path;	/* the template file; its dir is on the include path */
+	const char *source_path;	/* the template file; its dir and kernel_templates/ (for
+				 * fatune_abi.h) are on the include path */
 	const char *arch;		/* "sm_89" */
 	int ndefines;
 	const char *define_names[FT_MAX_DEFINES];	/* -DNAME=VALUE, in this order */
