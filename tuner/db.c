@@ -471,9 +471,12 @@ static const char sql_run_begin[] =
 	" causal, mode, strategy, seed, budget, timing)"
 	" VALUES (" NOW_SQL ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-/* Runs one bound write statement inside its own BEGIN IMMEDIATE; finalizes st. */
+/* Runs one bound write statement inside its own BEGIN IMMEDIATE and finalizes
+ * it. *changes receives how many rows it changed and *rowid the last rowid it
+ * inserted, both read before COMMIT (inside the transaction no other
+ * connection writes, so they are this statement's). */
 static int write_one(struct ft_db *db, sqlite3_stmt *st, struct binder *b, const char *what,
-		     struct ft_err *err)
+		     long long *changes, long long *rowid, struct ft_err *err)
 {
 	int rc;
 
@@ -484,6 +487,8 @@ static int write_one(struct ft_db *db, sqlite3_stmt *st, struct binder *b, const
 		db_fail(db, rc, err, what);
 		goto fail;
 	}
+	*changes = sqlite3_changes(db->h);
+	*rowid = sqlite3_last_insert_rowid(db->h);
 	if (commit(db, err))
 		goto fail;
 	sqlite3_finalize(st);
@@ -499,7 +504,7 @@ int ft_db_run_begin(struct ft_db *db, const struct ft_run *r, long long *run_id,
 {
 	sqlite3_stmt *st;
 	struct binder b;
-	int rc;
+	long long changes;
 
 	if (prep(db, sql_run_begin, 0, &st, "preparing the run insert", err))
 		return -1;
@@ -525,24 +530,7 @@ int ft_db_run_begin(struct ft_db *db, const struct ft_run *r, long long *run_id,
 	b_int(&b, r->seed);
 	b_int(&b, r->budget);
 	b_text(&b, r->timing);
-	/* the id is read before COMMIT: inside the transaction no other
-	 * connection can insert, so it is ours */
-	if (b_done(db, &b, "recording the run", err) || begin(db, err))
-		goto fail;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE) {
-		db_fail(db, rc, err, "recording the run");
-		goto fail;
-	}
-	*run_id = sqlite3_last_insert_rowid(db->h);
-	if (commit(db, err))
-		goto fail;
-	sqlite3_finalize(st);
-	return 0;
-fail:
-	sqlite3_finalize(st);
-	rollback(db);
-	return -1;
+	return write_one(db, st, &b, "recording the run", &changes, run_id, err);
 }
 
 int ft_db_run_finish(struct ft_db *db, long long run_id, const char *outcome, double wall_s,
@@ -550,6 +538,7 @@ int ft_db_run_finish(struct ft_db *db, long long run_id, const char *outcome, do
 {
 	sqlite3_stmt *st;
 	struct binder b;
+	long long changes, rowid;
 
 	if (prep(db, "UPDATE runs SET finished_at = " NOW_SQL ", outcome = ?, wall_s = ? WHERE id = ?", 0,
 		 &st, "preparing the run update", err))
@@ -558,9 +547,9 @@ int ft_db_run_finish(struct ft_db *db, long long run_id, const char *outcome, do
 	b_text(&b, outcome);
 	b_real(&b, wall_s);
 	b_int(&b, run_id);
-	if (write_one(db, st, &b, "recording the end of the run", err))
+	if (write_one(db, st, &b, "recording the end of the run", &changes, &rowid, err))
 		return -1;
-	if (sqlite3_changes(db->h) != 1)
+	if (changes != 1)
 		return ft_error(err, FT_EFAIL, "no run %lld in tuning database '%s' to finish: this is a fatune bug",
 				run_id, db->path);
 	return 0;
