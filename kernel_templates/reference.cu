@@ -1,0 +1,153 @@
+/* reference.cu - fatune's own GPU helpers: random inputs and the reference attention.
+ *
+ * Compiled by the worker with NVRTC for the device it runs on (evaluate.c) and
+ * checked against an fp64 CPU attention by `fatune __worker --selftest`. Plain
+ * CUDA C++ with no includes, so it compiles wherever NVRTC does.
+ *
+ *   fatune_ref_fill       fp16/bf16 tensor of values uniform in [-1, 1], never 0,
+ *                         a pure function of (seed, tensor id, element index)
+ *   fatune_ref_attention  softmax(Q K^T * scale) V in fp32 arithmetic for any
+ *                         D <= 256, any S, causal (top-left) or not; fp32 output
+ *
+ * Tensors are contiguous [B, H, S, D] (kernel_templates/fatune_abi.h). The
+ * reference is simple rather than fast: it runs once per (shape, seed).
+ */
+
+typedef unsigned short ft_u16;
+typedef unsigned int ft_u32;
+typedef unsigned long long ft_u64;
+
+/* The attention kernel: 4 warps per block (one key's dot product per warp at a
+ * time; lanes split D), keys processed in chunks whose scores sit in shared
+ * memory; thread t owns output dims t and t + 128, so D <= 256. */
+#define REF_THREADS 128
+#define REF_CHUNK 64
+#define REF_MAX_D 256
+#define REF_WARPS (REF_THREADS / 32)
+
+/* splitmix64's finalizer (Steele, Lea, Flood 2014): a bijection on 64 bits
+ * whose output bits all depend on every input bit. */
+__device__ __forceinline__ ft_u64 ref_mix64(ft_u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+__device__ __forceinline__ float ref_load(const ft_u16 *p, long long i, int bf16)
+{
+	ft_u16 h = p[i];
+	float f;
+
+	if (bf16) {
+		ft_u32 u = (ft_u32)h << 16;	/* bf16 is the top half of an fp32 */
+		f = __uint_as_float(u);
+	} else {
+		asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	}
+	return f;
+}
+
+/* Round to nearest even; inputs are finite. */
+__device__ __forceinline__ ft_u16 ref_round(float f, int bf16)
+{
+	ft_u16 h;
+
+	if (bf16) {
+		ft_u32 u = __float_as_uint(f);
+		u += 0x7fffu + ((u >> 16) & 1u);
+		h = (ft_u16)(u >> 16);
+	} else {
+		asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	}
+	return h;
+}
+
+/* x[i] for i < n: t = 2u + 1 - 2^24 with u the top 24 bits of a hash of
+ * (seed, tensor, i) is an odd integer in (-2^24, 2^24), exact in fp32, so
+ * t * 2^-24 lies in (-1, 1) and is never 0; its smallest magnitude, 2^-24, is
+ * still representable in fp16 (the smallest subnormal) and bf16, so rounding
+ * never makes a zero either. */
+extern "C" __global__ void fatune_ref_fill(ft_u16 *x, long long n, ft_u64 seed, ft_u64 tensor,
+					   int bf16)
+{
+	const ft_u64 key = ref_mix64(seed ^ ref_mix64(tensor + 0x9e3779b97f4a7c15ull));
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	const long long stride = (long long)gridDim.x * blockDim.x;
+
+	for (; i < n; i += stride) {
+		ft_u64 h = ref_mix64(key + (ft_u64)i * 0x9e3779b97f4a7c15ull);
+		int t = 2 * (int)(h >> 40) + 1 - (1 << 24);
+		x[i] = ref_round((float)t * (1.0f / 16777216.0f), bf16);
+	}
+}
+
+/* One block per query row (grid-stride over the B*H*S rows). Online softmax
+ * over key chunks: m is the running max, l the running sum of exp(s - m), acc
+ * the running sum of exp(s - m) * v; expf (not __expf) keeps the error near
+ * one ulp. A row with no keys (impossible for top-left causal with equal query
+ * and key lengths) would write 0, not NaN: l stays 0 and is replaced by 1. */
+extern "C" __global__ void __launch_bounds__(REF_THREADS)
+fatune_ref_attention(const ft_u16 *q, const ft_u16 *k, const ft_u16 *v, float *o, int b, int h,
+		     int s, int d, int causal, int bf16, float scale)
+{
+	__shared__ float qs[REF_MAX_D];
+	__shared__ float ps[REF_CHUNK];
+	const long long rows = (long long)b * h * s;
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+		const long long bh = row / s;
+		const int i = (int)(row % s);
+		const int nk = causal ? i + 1 : s;
+		const ft_u16 *kb = k + bh * s * d, *vb = v + bh * s * d;
+		float m = -__int_as_float(0x7f800000), l = 0.0f, acc[2] = { 0.0f, 0.0f };
+
+		__syncthreads(); /* the previous row is done with qs */
+		for (int t = threadIdx.x; t < d; t += REF_THREADS)
+			qs[t] = ref_load(q, row * d + t, bf16);
+		__syncthreads();
+		for (int j0 = 0; j0 < nk; j0 += REF_CHUNK) {
+			const int nc = min(REF_CHUNK, nk - j0);
+			float cm = m, corr;
+
+			for (int jj = warp; jj < nc; jj += REF_WARPS) {
+				const long long kr = (long long)(j0 + jj) * d;
+				float dot = 0.0f;
+				for (int t = lane; t < d; t += 32)
+					dot += qs[t] * ref_load(kb, kr + t, bf16);
+				for (int off = 16; off > 0; off >>= 1)
+					dot += __shfl_xor_sync(0xffffffffu, dot, off);
+				if (lane == 0)
+					ps[jj] = dot * scale;
+			}
+			__syncthreads();
+			for (int jj = 0; jj < nc; jj++)
+				cm = fmaxf(cm, ps[jj]);
+			corr = expf(m - cm); /* 0 on the first chunk: m = -inf, cm finite */
+			l *= corr;
+			acc[0] *= corr;
+			acc[1] *= corr;
+			for (int jj = 0; jj < nc; jj++) {
+				const float p = expf(ps[jj] - cm);
+				const long long vr = (long long)(j0 + jj) * d;
+				l += p;
+				for (int u = 0; u < 2; u++) {
+					const int t = threadIdx.x + u * REF_THREADS;
+					if (t < d)
+						acc[u] += p * ref_load(vb, vr + t, bf16);
+				}
+			}
+			m = cm;
+			__syncthreads(); /* everyone has read ps before the next chunk */
+		}
+		for (int u = 0; u < 2; u++) {
+			const int t = threadIdx.x + u * REF_THREADS;
+			if (t < d)
+				o[row * d + t] = acc[u] / (l > 0.0f ? l : 1.0f);
+		}
+	}
+}

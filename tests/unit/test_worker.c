@@ -1,0 +1,475 @@
+/* test_worker.c - the worker process protocol against fake workers (no GPU needed).
+ *
+ * The fakes are this test binary run again with --fake-worker MODE: they speak
+ * the real protocol through ft_worker_serve with a backend whose behaviour the
+ * job's seed selects (answer, die, stall, write garbage, lose the context), or
+ * misbehave before their hello. --real-worker runs the real ft_worker_main,
+ * which on a machine without a driver must say so in its hello.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "evaluate.h"
+#include "worker.h"
+
+/* seeds that make the fake misbehave */
+enum {
+	SEED_DIE_SIGNAL = 666,	/* SIGKILL itself mid-job */
+	SEED_DIE_EXIT = 667,	/* _exit(3) mid-job */
+	SEED_STALL = 777,	/* never answers */
+	SEED_GARBAGE = 888,	/* writes junk into the protocol, then answers */
+	SEED_BAD_STATUS = 889,	/* answers with a status no worker may send */
+	SEED_CONTEXT_LOST = 999, /* answers crashed and exits, like a CUDA fault */
+	SEED_SLOW_PREPARE = 1000, /* prepare takes 600 ms, run is quick */
+	SEED_BAD_JOB = 1001,	/* prepare rejects the job, the worker goes on */
+};
+
+/* ---- the fake worker ---------------------------------------------------------- */
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int fake_open(void *ctx, const char *ref, struct ft_device_info *info, struct ft_err *err)
+{
+	const char *mode = ctx;
+
+	if (!strcmp(mode, "nogpu")) {
+		info->present = 0;
+		snprintf(info->why_not, sizeof(info->why_not), "no NVIDIA driver (fake: %s)", ref);
+		return 0;
+	}
+	if (!strcmp(mode, "fatal"))
+		return ft_error(err, FT_EFAIL, "reference kernels '%s' do not compile (fake)", ref);
+	info->present = 1;
+	info->driver_version = 13000;
+	info->lim.cc = 90;
+	snprintf(info->lim.name, sizeof(info->lim.name), "fake GPU");
+	return 0;
+}
+
+static int fake_prepare(void *ctx, const struct ft_job *job, struct ft_job_result *res)
+{
+	if (job->seed == SEED_SLOW_PREPARE)
+		sleep_ms(600);
+	if (job->seed == SEED_BAD_JOB) {
+		res->status = FT_ST_CRASHED;
+		snprintf(res->reason, sizeof(res->reason), "bad job: fake");
+		res->samples = (int)getpid();
+		return 2;
+	}
+	return 0;
+}
+
+static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
+{
+	static const char junk[] = "this is not a message at all, just some bytes";
+
+	switch (job->seed) {
+	case SEED_DIE_SIGNAL:
+		kill(getpid(), SIGKILL);
+		break;
+	case SEED_DIE_EXIT:
+		_exit(3);
+	case SEED_STALL:
+		for (;;)
+			sleep_ms(1000);
+	case SEED_GARBAGE:
+		if (write(1, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
+			_exit(4);
+		break;
+	case SEED_BAD_STATUS:
+		res->status = (enum ft_status)42;
+		return 0;
+	case SEED_CONTEXT_LOST:
+		res->status = FT_ST_CRASHED;
+		snprintf(res->reason, sizeof(res->reason),
+			 "cuStreamSynchronize failed for 'k': CUDA_ERROR_ILLEGAL_ADDRESS (fake)");
+		return 1;
+	}
+	/* an answer that proves it came from this job and this process */
+	res->status = FT_ST_OK;
+	res->rel_err = job->tolerance / 2;
+	res->t_median_us = (double)job->seed;
+	res->samples = (int)getpid();
+	return 0;
+}
+
+static int fake_main(const char *mode)
+{
+	static const char junk[] = "garbage instead of a hello, long enough to fill a header";
+	struct ft_worker_backend be = { fake_open, fake_prepare, fake_run, NULL, (void *)mode };
+
+	if (!strcmp(mode, "garbage-hello")) {
+		if (write(1, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
+			return 4;
+		sleep_ms(10000);
+		return 0;
+	}
+	if (!strcmp(mode, "silent")) {
+		sleep_ms(10000);
+		return 0;
+	}
+	return ft_worker_serve(0, 1, &be);
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static char *fake_cmd[4] = { "/proc/self/exe", "--fake-worker", "ok", NULL };
+
+static void use_fake(const char *mode)
+{
+	fake_cmd[2] = (char *)mode;
+	ft_worker_set_command(fake_cmd);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void make_job(struct ft_job *job, unsigned long long seed)
+{
+	memset(job, 0, sizeof(*job));
+	snprintf(job->cubin_path, sizeof(job->cubin_path), "/nonexistent/k.cubin");
+	snprintf(job->kernel, sizeof(job->kernel), "k");
+	job->shape = (struct ft_shape){ 1, 1, 8, 64, 0, FT_FP16 };
+	job->threads = 32;
+	job->grid[0] = job->grid[1] = job->grid[2] = 1;
+	job->num_splits = 1;
+	job->seed = seed;
+	job->tolerance = 1e-3;
+}
+
+/* 1 when pid is gone entirely (no zombie left) */
+static int reaped(int pid)
+{
+	return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+static struct ft_worker *start_ok(void)
+{
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_err err = { 0 };
+
+	use_fake("ok");
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", 10000, &info, &err), 0);
+	assert_non_null(w);
+	assert_int_equal(info.present, 1);
+	assert_string_equal(info.lim.name, "fake GPU");
+	return w;
+}
+
+/* runs a good job and returns the worker's pid */
+static int good_job(struct ft_worker *w, unsigned long long seed)
+{
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+
+	make_job(&job, seed);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_OK);
+	assert_true(res.rel_err == job.tolerance / 2);
+	assert_true(res.t_median_us == (double)seed);
+	assert_true(res.samples > 0);
+	return res.samples;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static void test_answers(void **state)
+{
+	struct ft_worker *w = start_ok();
+	int pid = good_job(w, 5);
+
+	assert_int_equal(good_job(w, 6), pid); /* the same worker serves on */
+	ft_worker_stop(w);
+	assert_true(reaped(pid));
+}
+
+static void test_dies_by_signal(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1), pid2;
+
+	make_job(&job, SEED_DIE_SIGNAL);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "SIGKILL"));
+	assert_true(isnan(res.t_median_us));
+	assert_true(reaped(pid));
+	pid2 = good_job(w, 2); /* a fresh worker */
+	assert_true(pid2 != pid);
+	ft_worker_stop(w);
+	assert_true(reaped(pid2));
+}
+
+static void test_dies_by_exit(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+
+	make_job(&job, SEED_DIE_EXIT);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "exited with code 3"));
+	assert_true(reaped(pid));
+	assert_true(good_job(w, 3) != pid);
+	ft_worker_stop(w);
+}
+
+static void test_stall_times_out(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+	double t0, dt;
+
+	make_job(&job, SEED_STALL);
+	t0 = now_ms();
+	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
+	dt = now_ms() - t0;
+	assert_int_equal(res.status, FT_ST_TIMEOUT);
+	assert_non_null(strstr(res.reason, "300 ms watchdog"));
+	assert_true(dt >= 290 && dt < 3000);
+	assert_true(reaped(pid));
+	assert_true(good_job(w, 2) != pid);
+	ft_worker_stop(w);
+}
+
+static void test_watchdog_starts_after_prepare(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+
+	/* prepare takes 600 ms, the watchdog is 300 ms: only the run counts */
+	make_job(&job, SEED_SLOW_PREPARE);
+	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_OK);
+	ft_worker_stop(w);
+}
+
+static void test_bad_job_keeps_worker(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+
+	make_job(&job, SEED_BAD_JOB);
+	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_string_equal(res.reason, "bad job: fake");
+	assert_int_equal(res.samples, pid);
+	assert_int_equal(good_job(w, 2), pid);
+	ft_worker_stop(w);
+}
+
+static void test_context_lost(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+
+	make_job(&job, SEED_CONTEXT_LOST);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+	assert_true(reaped(pid)); /* it exited and was reaped */
+	assert_true(good_job(w, 2) != pid);
+	ft_worker_stop(w);
+}
+
+static void test_garbage(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+	double t0 = now_ms();
+
+	make_job(&job, SEED_GARBAGE);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "protocol"));
+	assert_true(reaped(pid));
+	/* twice in a row is fatune's failure, not the candidate's */
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "twice in a row"));
+	assert_true(now_ms() - t0 < 4000); /* never a hang */
+	/* a good answer clears the count */
+	good_job(w, 2);
+	make_job(&job, SEED_BAD_STATUS);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "status 42"));
+	good_job(w, 3);
+	ft_worker_stop(w);
+}
+
+static void test_no_gpu(void **state)
+{
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+
+	use_fake("nogpu");
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", 10000, &info, &err), 0);
+	assert_int_equal(info.present, 0);
+	assert_non_null(strstr(info.why_not, "no NVIDIA driver (fake: /ref.cu)"));
+	make_job(&job, 1);
+	assert_int_equal(ft_worker_run(w, &job, 1000, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "no NVIDIA driver"));
+	ft_worker_stop(w);
+}
+
+static void test_fatal_hello(void **state)
+{
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_err err = { 0 };
+
+	use_fake("fatal");
+	assert_int_equal(ft_worker_start(&w, "/x/reference.cu", 10000, &info, &err), -1);
+	assert_null(w);
+	assert_int_equal(err.status, FT_EFAIL);
+	assert_non_null(strstr(err.msg, "'/x/reference.cu' do not compile"));
+}
+
+static void test_bad_starts(void **state)
+{
+	static char *missing[] = { "/nonexistent/fatune-worker", NULL };
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_err err = { 0 };
+	double t0 = now_ms();
+
+	use_fake("garbage-hello");
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", 5000, &info, &err), -1);
+	assert_non_null(strstr(err.msg, "broke the protocol at its hello"));
+	assert_true(now_ms() - t0 < 4000); /* not the fake's 10 s sleep */
+
+	use_fake("silent");
+	t0 = now_ms();
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", 300, &info, &err), -1);
+	assert_non_null(strstr(err.msg, "did not say hello within 300 ms"));
+	assert_true(now_ms() - t0 < 3000);
+
+	ft_worker_set_command(missing);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", 300, &info, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot start the worker '/nonexistent/fatune-worker'"));
+	ft_worker_set_command(NULL);
+}
+
+/* A worker that is gone when the job is written: EPIPE, not SIGPIPE. */
+static void test_dead_before_job(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 1);
+
+	kill(pid, SIGKILL);
+	sleep_ms(200);
+	make_job(&job, 2);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "SIGKILL"));
+	assert_true(reaped(pid));
+	assert_true(good_job(w, 3) != pid);
+	ft_worker_stop(w);
+}
+
+/* The real worker: here (no driver) its hello says why; on a GPU machine it
+ * opens the device. */
+static void test_real_worker(void **state)
+{
+	static char *real[] = { "/proc/self/exe", "--real-worker", "__worker", NULL };
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char ref[FT_PATH_MAX];
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_err err = { 0 };
+
+	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", src ? src : ".");
+	ft_worker_set_command(real);
+	/* 60 s: NVRTC builds the reference kernels before the hello */
+	assert_int_equal(ft_worker_start(&w, ref, 60000, &info, &err), 0);
+	if (info.present) {
+		assert_true(info.lim.cc >= 50);
+		assert_true(info.lim.sm_count > 0);
+		assert_true(info.lim.smem_optin >= info.lim.smem_static);
+		assert_true(info.driver_version > 0);
+		print_message("real worker: %s, sm_%d\n", info.lim.name, info.lim.cc);
+	} else {
+		assert_true(strlen(info.why_not) > 0);
+		print_message("real worker: %s\n", info.why_not);
+		if (strstr(info.why_not, "no NVIDIA driver"))
+			assert_non_null(strstr(info.why_not, "libcuda.so.1"));
+	}
+	ft_worker_stop(w);
+	ft_worker_set_command(NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_dies_by_signal),
+		cmocka_unit_test(test_dies_by_exit),
+		cmocka_unit_test(test_stall_times_out),
+		cmocka_unit_test(test_watchdog_starts_after_prepare),
+		cmocka_unit_test(test_bad_job_keeps_worker),
+		cmocka_unit_test(test_context_lost),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_no_gpu),
+		cmocka_unit_test(test_fatal_hello),
+		cmocka_unit_test(test_bad_starts),
+		cmocka_unit_test(test_dead_before_job),
+		cmocka_unit_test(test_real_worker),
+	};
+
+	if (argc > 2 && !strcmp(argv[1], "--fake-worker"))
+		return fake_main(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "--real-worker"))
+		return ft_worker_main(argc - 1, argv + 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
