@@ -1,0 +1,142 @@
+/* space.c - a loaded space's parameters and the text form of a config.
+ *
+ * A config (one value per parameter) travels as text "NAME=V,NAME=V,..." in
+ * the database, in build_config.h and on the command line (`bench --config`).
+ * ft_config_format writes the canonical form (parameter order, no blanks) so
+ * equal configs give equal text; ft_config_parse accepts any order and blanks
+ * around the tokens, and checks every value against the parameter's list.
+ * Loading is in space_yaml.c, enumeration in enumerate.c.
+ */
+#include "space.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ft_space_param(const struct ft_space *sp, const char *name)
+{
+	for (int i = 0; i < sp->nparams; i++)
+		if (!strcmp(sp->params[i].name, name))
+			return i;
+	return -1;
+}
+
+char *ft_config_format(const struct ft_space *sp, const long long *values, char *buf,
+		       size_t size)
+{
+	size_t n = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (int i = 0; i < sp->nparams && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s=%lld", i ? "," : "",
+				      sp->params[i].name, values[i]);
+	return buf;
+}
+
+/* "A, B and C" of the space's parameter names, for messages. */
+static void list_names(const struct ft_space *sp, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < sp->nparams && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", sp->params[i].name);
+}
+
+/* "64, 128, 256" of a parameter's values, for messages. */
+static void list_values(const struct ft_param *p, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < p->nvalues && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", p->values[i]);
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+int ft_config_parse(const struct ft_space *sp, const char *text, long long *values,
+		    struct ft_err *err)
+{
+	char buf[FT_CONFIG_MAX], names[FT_CONFIG_MAX];
+	int seen[FT_MAX_PARAMS] = { 0 };
+	char *item, *save = NULL;
+
+	if (strlen(text) >= sizeof(buf))
+		return ft_error(err, FT_EINPUT,
+				"bad config '%.40s...': longer than %d characters: a config is "
+				"NAME=VALUE,... with one entry per parameter",
+				text, FT_CONFIG_MAX - 1);
+	strcpy(buf, text);
+	list_names(sp, names, sizeof(names));
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *name, *val, *end;
+		long long v;
+		int i, j;
+
+		if (!eq)
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': '%s' is not NAME=VALUE: write e.g. %s=%lld", text,
+					trim(item), sp->params[0].name, sp->params[0].values[0]);
+		*eq = '\0';
+		name = trim(item);
+		val = trim(eq + 1);
+		i = ft_space_param(sp, name);
+		if (!*name)
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': an entry has no parameter name before '=': "
+					"the parameters are %s",
+					text, names);
+		if (i < 0)
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': unknown parameter '%s': space '%s' has %s", text,
+					name, sp->name, names);
+		if (seen[i])
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': parameter '%s' is given twice: give it once",
+					text, name);
+		seen[i] = 1;
+		errno = 0;
+		v = strtoll(val, &end, 10);
+		if (!*val || *end || errno) {
+			char allowed[256];
+			list_values(&sp->params[i], allowed, sizeof(allowed));
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': value '%s' of '%s' is not an integer: use one "
+					"of %s",
+					text, val, name, allowed);
+		}
+		for (j = 0; j < sp->params[i].nvalues; j++)
+			if (sp->params[i].values[j] == v)
+				break;
+		if (j == sp->params[i].nvalues) {
+			char allowed[256];
+			list_values(&sp->params[i], allowed, sizeof(allowed));
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': %s=%lld is not in the space: '%s' takes %s",
+					text, name, v, name, allowed);
+		}
+		values[i] = v;
+	}
+	for (int i = 0; i < sp->nparams; i++)
+		if (!seen[i])
+			return ft_error(err, FT_EINPUT,
+					"bad config '%s': parameter '%s' is missing: a config gives every "
+					"parameter (%s)",
+					text, sp->params[i].name, names);
+	return 0;
+}

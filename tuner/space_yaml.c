@@ -1,0 +1,891 @@
+/* space_yaml.c - reading a search-space file (the only libyaml user).
+ *
+ * The file is read whole (at most 1 MiB), hashed, and parsed with libyaml's
+ * document API; then the node tree is walked against the format of
+ * search_spaces/README.md, key by key, so that every problem is reported as
+ * "FILE:LINE: key 'KEY': what is wrong and what to do". The walk only ever
+ * looks at the keys it knows, to a fixed depth, so aliases and deep nesting
+ * cost nothing beyond libyaml's own parse. Expressions are kept as text; only
+ * their characters and parentheses are checked here (ft_expr_precheck): they
+ * are compiled by ft_enum_open, against a shape and an arch.
+ */
+#include "space.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "expr.h"
+
+/* A space file is a page of YAML; 1 MiB is a thousand times that and bounds
+ * what a hostile file can make libyaml build. */
+#define SPACE_FILE_MAX (1 << 20)
+
+/* The cartesian product is bounded so candidate indices and ft_enum_total fit
+ * easily in 64 bits; 2^40 candidates at a microsecond each is 13 days of
+ * enumeration, far past any search worth running. */
+#define SPACE_TOTAL_MAX (1LL << 40)
+
+#define TOP "(top level)"
+
+struct loader {
+	const char *path;
+	struct ft_space *sp;
+	yaml_document_t doc;
+	struct ft_err *err;
+};
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static int fail(struct loader *L, int line, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct loader *L, int line, const char *key, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ft_error(L->err, FT_EINPUT, "%s:%d: key '%s': %s", L->path, line, key, what);
+}
+
+static int line_of(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+static const char *type_name(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		return "a scalar";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+/* Finds, for a YAML syntax error, the key whose value was being read: replays
+ * the events up to the error, keeping the path of mapping keys. */
+static void locate_key(const unsigned char *buf, size_t len, char *out, size_t size)
+{
+	struct {
+		int map;
+		int expect_key;
+		char key[FT_NAME_MAX];
+	} st[32];	/* the format nests 4 deep; deeper levels are not tracked */
+	int depth = 0, tracked;
+	yaml_parser_t p;
+	yaml_event_t ev;
+
+	snprintf(out, size, "%s", TOP);
+	if (!yaml_parser_initialize(&p))
+		return;
+	yaml_parser_set_input_string(&p, buf, len);
+	while (yaml_parser_parse(&p, &ev)) {
+		int done = ev.type == YAML_STREAM_END_EVENT, value_done = 0;
+
+		tracked = depth > 0 && depth <= (int)(sizeof(st) / sizeof(st[0]));
+		switch (ev.type) {
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			if (depth < (int)(sizeof(st) / sizeof(st[0]))) {
+				st[depth].map = ev.type == YAML_MAPPING_START_EVENT;
+				st[depth].expect_key = 1;
+				st[depth].key[0] = '\0';
+			}
+			depth++;
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			depth--;
+			value_done = 1;
+			break;
+		case YAML_SCALAR_EVENT:
+			if (tracked && st[depth - 1].map && st[depth - 1].expect_key) {
+				snprintf(st[depth - 1].key, sizeof(st[depth - 1].key), "%s",
+					 (const char *)ev.data.scalar.value);
+				st[depth - 1].expect_key = 0;
+			} else {
+				value_done = 1;
+			}
+			break;
+		case YAML_ALIAS_EVENT:
+			value_done = 1;
+			break;
+		default:
+			break;
+		}
+		if (value_done && depth > 0 && depth <= (int)(sizeof(st) / sizeof(st[0])) &&
+		    st[depth - 1].map)
+			st[depth - 1].expect_key = 1;
+		yaml_event_delete(&ev);
+		if (done)
+			break;
+	}
+	/* the path of keys down to the innermost one seen */
+	for (int i = 0, n = 0; i < depth && i < (int)(sizeof(st) / sizeof(st[0])); i++) {
+		if (!st[i].map || !st[i].key[0])
+			continue;
+		n += snprintf(out + (n ? n : 0), size - (size_t)n, "%s%s", n ? "." : "", st[i].key);
+		if ((size_t)n >= size)
+			break;
+	}
+	yaml_parser_delete(&p);
+}
+
+static int yaml_fail(struct loader *L, yaml_parser_t *p, const unsigned char *buf, size_t len)
+{
+	char key[256], ctx[128] = "";
+	size_t line;
+
+	locate_key(buf, len, key, sizeof(key));
+	if (p->error == YAML_READER_ERROR) {
+		line = 1;
+		for (size_t i = 0; i < p->problem_offset && i < len; i++)
+			line += buf[i] == '\n';
+	} else {
+		line = p->problem_mark.line + 1;
+	}
+	if (p->context)
+		snprintf(ctx, sizeof(ctx), " (%s at line %zu)", p->context,
+			 p->context_mark.line + 1);
+	return fail(L, (int)line, key,
+		    "malformed YAML: %s%s: fix the syntax (indent with spaces, 'key: value', "
+		    "lists in [ ])",
+		    p->problem ? p->problem : "cannot parse", ctx);
+}
+
+/* ---- node access ------------------------------------------------------------------ */
+
+static yaml_node_t *node(struct loader *L, int id)
+{
+	return yaml_document_get_node(&L->doc, id);
+}
+
+/* The text of a scalar node, or NULL after failing with "wrong type". */
+static const char *scalar(struct loader *L, yaml_node_t *n, const char *key, const char *want)
+{
+	const char *s;
+
+	if (n->type != YAML_SCALAR_NODE) {
+		fail(L, line_of(n), key, "expected %s, found %s", want, type_name(n));
+		return NULL;
+	}
+	s = (const char *)n->data.scalar.value;
+	if (strlen(s) != n->data.scalar.length) {
+		fail(L, line_of(n), key, "the value holds a NUL character: remove it");
+		return NULL;
+	}
+	return s;
+}
+
+/* An integer written as a plain decimal number. */
+static int integer(struct loader *L, yaml_node_t *n, const char *key, long long *out)
+{
+	const char *s = scalar(L, n, key, "an integer");
+	char *end;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (!*s || *end || errno || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    isspace((unsigned char)*s))
+		return fail(L, line_of(n), key,
+			    "non-integer value '%s': write a whole number such as 64, without quotes",
+			    s);
+	return 0;
+}
+
+static int is_ident(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* A name of [A-Za-z0-9_-]+ (ident: a C identifier) copied into out. */
+static int name_value(struct loader *L, yaml_node_t *n, const char *key, int ident, char *out)
+{
+	const char *s = scalar(L, n, key, ident ? "a C identifier" : "a name");
+
+	if (!s)
+		return -1;
+	if (!*s)
+		return fail(L, line_of(n), key, "the value is empty: give a name");
+	if (strlen(s) >= FT_NAME_MAX)
+		return fail(L, line_of(n), key, "'%.40s...' is longer than %d characters", s,
+			    FT_NAME_MAX - 1);
+	if (ident && !is_ident(s))
+		return fail(L, line_of(n), key,
+			    "'%s' is not a C identifier: use letters, digits and _ (not first)", s);
+	for (const char *p = s; !ident && *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+			return fail(L, line_of(n), key,
+				    "'%s' may only hold letters, digits, '_' and '-'", s);
+	strcpy(out, s);
+	return 0;
+}
+
+static int expression(struct loader *L, yaml_node_t *n, const char *key, struct ft_expr_src *e)
+{
+	const char *s = scalar(L, n, key, "an expression");
+	struct ft_err why;
+
+	if (!s)
+		return -1;
+	if (!*s)
+		return fail(L, line_of(n), key, "the expression is empty: write one, e.g. 128");
+	if (ft_expr_precheck(s, &why))
+		return fail(L, line_of(n), key, "%s", why.msg);
+	snprintf(e->text, sizeof(e->text), "%s", s);
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->line = line_of(n);
+	return 0;
+}
+
+/* Walks a mapping: checks that every key is a scalar in allowed[] and appears
+ * once, then hands each pair to fn. */
+typedef int (*pair_fn)(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+		       void *arg);
+
+static int mapping(struct loader *L, yaml_node_t *m, const char *where,
+		   const char *const *allowed, int nallowed, pair_fn fn, void *arg)
+{
+	char list[256] = "";
+
+	for (int i = 0, n = 0; i < nallowed; i++)
+		n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%s", i ? ", " : "", allowed[i]);
+	if (m->type != YAML_MAPPING_NODE)
+		return fail(L, line_of(m), where, "expected a mapping of %s, found %s", list,
+			    type_name(m));
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
+		const char *name;
+		int known = 0;
+		char full[160];
+
+		if (!k || !v)
+			return fail(L, line_of(m), where, "broken YAML node");
+		name = scalar(L, k, where, "a key");
+		if (!name)
+			return -1;
+		snprintf(full, sizeof(full), "%s%s%s", strcmp(where, TOP) ? where : "",
+			 strcmp(where, TOP) ? "." : "", name);
+		for (int i = 0; i < nallowed; i++)
+			known |= !strcmp(name, allowed[i]);
+		if (!known)
+			return fail(L, line_of(k), full, "unknown key: the keys allowed here are %s",
+				    list);
+		for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
+			yaml_node_t *qk = node(L, q->key);
+			if (qk && qk->type == YAML_SCALAR_NODE &&
+			    !strcmp((const char *)qk->data.scalar.value, name))
+				return fail(L, line_of(k), full,
+					    "duplicate key (first at line %d): give it once",
+					    line_of(qk));
+		}
+		if (fn(L, full, k, v, arg))
+			return -1;
+	}
+	return 0;
+}
+
+/* The value node of key in mapping m, or NULL. */
+static yaml_node_t *lookup(struct loader *L, yaml_node_t *m, const char *key, int *line)
+{
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(L, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key)) {
+			if (line)
+				*line = line_of(k);
+			return node(L, p->value);
+		}
+	}
+	return NULL;
+}
+
+/* ---- the sections ------------------------------------------------------------------ */
+
+static int template_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+			 void *arg)
+{
+	struct ft_space *sp = L->sp;
+	const char *name = (const char *)k->data.scalar.value, *s;
+
+	if (!strcmp(name, "file")) {
+		char dir[FT_PATH_MAX], *slash;
+		struct stat st;
+		FILE *f;
+
+		if (!(s = scalar(L, v, key, "a file path")))
+			return -1;
+		if (!*s)
+			return fail(L, line_of(v), key, "the path is empty: name the kernel template");
+		snprintf(dir, sizeof(dir), "%s", L->path);
+		slash = strrchr(dir, '/');
+		if (s[0] == '/' || !slash)
+			snprintf(dir, sizeof(dir), "%s", s[0] == '/' ? "" : ".");
+		else
+			*slash = '\0';
+		if ((size_t)snprintf(sp->template_path, sizeof(sp->template_path), "%s%s%s", dir,
+				     s[0] == '/' ? "" : "/", s) >= sizeof(sp->template_path))
+			return fail(L, line_of(v), key, "the path is longer than %d characters",
+				    FT_PATH_MAX - 1);
+		if (stat(sp->template_path, &st) || !S_ISREG(st.st_mode) ||
+		    !(f = fopen(sp->template_path, "r")))
+			return fail(L, line_of(v), key,
+				    "template '%s' cannot be read: %s: the path is relative to the "
+				    "space file's directory",
+				    sp->template_path,
+				    errno ? strerror(errno) : "not a regular file");
+		fclose(f);
+		{
+			const char *base = strrchr(sp->template_path, '/');
+			char *dot;
+			base = base ? base + 1 : sp->template_path;
+			if (strlen(base) >= sizeof(sp->template_name))
+				return fail(L, line_of(v), key,
+					    "the file name '%s' is longer than %d characters", base,
+					    FT_NAME_MAX - 1);
+			strcpy(sp->template_name, base);
+			dot = strrchr(sp->template_name, '.');
+			if (dot && dot != sp->template_name)
+				*dot = '\0';
+		}
+		return 0;
+	}
+	if (!strcmp(name, "kernel"))
+		return name_value(L, v, key, 1, sp->kernel);
+	if (!strcmp(name, "combine_kernel"))
+		return name_value(L, v, key, 1, sp->combine_kernel);
+	/* shared_memory */
+	if (!(s = scalar(L, v, key, "static or dynamic")))
+		return -1;
+	if (!strcmp(s, "static"))
+		sp->smem_kind = FT_SMEM_STATIC;
+	else if (!strcmp(s, "dynamic"))
+		sp->smem_kind = FT_SMEM_DYNAMIC;
+	else
+		return fail(L, line_of(v), key,
+			    "'%s' is neither static (__shared__ arrays) nor dynamic (extern "
+			    "__shared__)",
+			    s);
+	return 0;
+}
+
+/* The values of one parameter: a list of integers or a range. */
+static int values_list(struct loader *L, yaml_node_t *v, const char *key, struct ft_param *p)
+{
+	yaml_node_item_t *it;
+	int n;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return fail(L, line_of(v), key, "expected a list of integers, found %s",
+			    type_name(v));
+	n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+	if (n == 0)
+		return fail(L, line_of(v), key, "empty value list: give at least one value");
+	if (n > FT_MAX_VALUES)
+		return fail(L, line_of(v), key, "too many values (%d): at most %d per parameter", n,
+			    FT_MAX_VALUES);
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		yaml_node_t *item = node(L, *it);
+		long long x;
+
+		if (!item || integer(L, item, key, &x))
+			return item ? -1 : fail(L, line_of(v), key, "broken YAML node");
+		for (int j = 0; j < p->nvalues; j++)
+			if (p->values[j] == x)
+				return fail(L, line_of(item), key,
+					    "value %lld is listed twice: list each value once", x);
+		p->values[p->nvalues++] = x;
+	}
+	return 0;
+}
+
+static int range(struct loader *L, yaml_node_t *v, const char *key, struct ft_param *p)
+{
+	long long r[3] = { 0, 0, 1 };
+	unsigned long long count;
+	int n;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return fail(L, line_of(v), key, "expected [from, to] or [from, to, step], found %s",
+			    type_name(v));
+	n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+	if (n != 2 && n != 3)
+		return fail(L, line_of(v), key,
+			    "has %d items: write [from, to] or [from, to, step] (inclusive)", n);
+	for (int i = 0; i < n; i++) {
+		yaml_node_t *item = node(L, v->data.sequence.items.start[i]);
+		if (!item || integer(L, item, key, &r[i]))
+			return item ? -1 : fail(L, line_of(v), key, "broken YAML node");
+	}
+	if (r[2] < 1)
+		return fail(L, line_of(v), key, "step %lld must be 1 or more", r[2]);
+	if (r[1] < r[0])
+		return fail(L, line_of(v), key, "from %lld is above to %lld: write [from, to]", r[0],
+			    r[1]);
+	count = ((unsigned long long)r[1] - (unsigned long long)r[0]) / (unsigned long long)r[2] + 1;
+	if (count > FT_MAX_VALUES)
+		return fail(L, line_of(v), key, "too many values (%llu): at most %d per parameter",
+			    count, FT_MAX_VALUES);
+	for (unsigned long long i = 0; i < count; i++)
+		p->values[p->nvalues++] = r[0] + (long long)i * r[2];
+	return 0;
+}
+
+struct param_form {
+	yaml_node_t *values, *range;
+	struct ft_param *p;
+};
+
+static int param_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+		      void *arg)
+{
+	struct param_form *f = arg;
+	const char *name = (const char *)k->data.scalar.value, *s;
+
+	if (!strcmp(name, "values")) {
+		f->values = v;
+		return values_list(L, v, key, f->p);
+	}
+	if (!strcmp(name, "range")) {
+		f->range = v;
+		return range(L, v, key, f->p);
+	}
+	/* kind */
+	if (!(s = scalar(L, v, key, "compile or launch")))
+		return -1;
+	if (!strcmp(s, "compile"))
+		f->p->kind = FT_PARAM_COMPILE;
+	else if (!strcmp(s, "launch"))
+		f->p->kind = FT_PARAM_LAUNCH;
+	else
+		return fail(L, line_of(v), key,
+			    "'%s' is neither compile (a -D macro) nor launch (a field of the "
+			    "kernel's params)",
+			    s);
+	return 0;
+}
+
+static int parameters_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+			   void *arg)
+{
+	static const char *const form_keys[] = { "values", "range", "kind" };
+	struct ft_space *sp = L->sp;
+	const char *name = (const char *)k->data.scalar.value, *why;
+	struct ft_param *p;
+	struct param_form f = { 0 };
+
+	/* parameters is a free mapping: names were not checked by mapping() */
+	if ((why = ft_expr_name_problem(name)))
+		return fail(L, line_of(k), key, "parameter name '%s' cannot be used: %s", name, why);
+	for (int i = 0; i < sp->nparams; i++)
+		if (!strcasecmp(sp->params[i].name, name))
+			return fail(L, line_of(k), key,
+				    "duplicate parameter: '%s' was defined at line %d (names ignore "
+				    "case in expressions): give each parameter once",
+				    sp->params[i].name, sp->params[i].line);
+	if (sp->nparams == FT_MAX_PARAMS)
+		return fail(L, line_of(k), key, "too many parameters: at most %d", FT_MAX_PARAMS);
+	p = &sp->params[sp->nparams];
+	memset(p, 0, sizeof(*p));
+	strcpy(p->name, name);
+	p->kind = FT_PARAM_COMPILE;
+	p->line = line_of(k);
+	if (v->type == YAML_SEQUENCE_NODE) {
+		if (values_list(L, v, key, p))
+			return -1;
+	} else if (v->type == YAML_MAPPING_NODE) {
+		f.p = p;
+		if (mapping(L, v, key, form_keys, 3, param_pair, &f))
+			return -1;
+		if (!f.values && !f.range)
+			return fail(L, line_of(k), key,
+				    "missing values: give 'values: [..]' or 'range: [from, to]'");
+		if (f.values && f.range)
+			return fail(L, line_of(f.range), key,
+				    "both values and range: give only one of them");
+	} else {
+		return fail(L, line_of(v), key,
+			    "expected a list of integers or a mapping with values/range and kind, "
+			    "found %s",
+			    type_name(v));
+	}
+	sp->nparams++;
+	return 0;
+}
+
+static int constraints_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+			    void *arg)
+{
+	struct ft_space *sp = L->sp;
+	struct ft_constraint *c;
+	const char *name = (const char *)k->data.scalar.value;
+
+	if (!*name || strlen(name) >= FT_NAME_MAX)
+		return fail(L, line_of(k), key, "a constraint name has 1 to %d characters",
+			    FT_NAME_MAX - 1);
+	for (const char *p = name; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+			return fail(L, line_of(k), key,
+				    "constraint name '%s' may only hold letters, digits, '_' and '-'",
+				    name);
+	if (sp->nconstraints == FT_MAX_CONSTRAINTS)
+		return fail(L, line_of(k), key, "too many constraints: at most %d",
+			    FT_MAX_CONSTRAINTS);
+	c = &sp->constraints[sp->nconstraints];
+	strcpy(c->name, name);
+	if (expression(L, v, key, &c->expr))
+		return -1;
+	sp->nconstraints++;
+	return 0;
+}
+
+/* Parenthesis depth change of s. */
+static int paren_delta(const char *s)
+{
+	int d = 0;
+
+	for (; *s; s++)
+		d += (*s == '(') - (*s == ')');
+	return d;
+}
+
+/* launch.grid / launch.combine_grid: exactly three expressions. In a YAML flow
+ * list a comma always ends an item, so [ceil_div(S, TILE_M), H, B] arrives as
+ * four items "ceil_div(S", "TILE_M)", "H", "B": items are joined back with
+ * ", " while their parentheses are open, which restores the text as written. */
+static int grid(struct loader *L, yaml_node_t *v, const char *key, struct ft_expr_src *g)
+{
+	yaml_node_item_t *it = v->data.sequence.items.start;
+	int n = 0;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return fail(L, line_of(v), key, "expected a list of 3 expressions [x, y, z], found %s",
+			    type_name(v));
+	while (it < v->data.sequence.items.top) {
+		char ikey[FT_NAME_MAX], text[FT_EXPR_MAX];
+		yaml_node_t *first = node(L, *it), *item;
+		int depth = 0;
+		size_t len = 0;
+
+		snprintf(ikey, sizeof(ikey), "%s[%d]", key, n);
+		text[0] = '\0';
+		do {
+			const char *s;
+			if (!(item = node(L, *it)))
+				return fail(L, line_of(v), key, "broken YAML node");
+			if (!(s = scalar(L, item, ikey, "an expression")))
+				return -1;
+			len += (size_t)snprintf(text + len, len < sizeof(text) ? sizeof(text) - len : 0,
+						"%s%s", len ? ", " : "", s);
+			if (len >= sizeof(text))
+				return fail(L, line_of(item), ikey,
+					    "the expression is longer than %d characters", FT_EXPR_MAX - 1);
+			depth += paren_delta(s);
+			it++;
+		} while (depth > 0 && it < v->data.sequence.items.top);
+		if (n == 3)
+			return fail(L, line_of(v), key,
+				    "has more than 3 items: a grid is exactly 3 expressions [x, y, z]");
+		/* a scalar node holding the joined text, so expression() sees one value */
+		{
+			yaml_node_t joined = *first;
+			joined.data.scalar.value = (yaml_char_t *)text;
+			joined.data.scalar.length = strlen(text);
+			if (expression(L, &joined, ikey, &g[n]))
+				return -1;
+		}
+		n++;
+	}
+	if (n != 3)
+		return fail(L, line_of(v), key,
+			    "has %d items: a grid is exactly 3 expressions [x, y, z]", n);
+	return 0;
+}
+
+static int launch_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v,
+		       void *arg)
+{
+	struct ft_space *sp = L->sp;
+	const char *name = (const char *)k->data.scalar.value;
+
+	if (!strcmp(name, "threads"))
+		return expression(L, v, key, &sp->threads);
+	if (!strcmp(name, "grid"))
+		return grid(L, v, key, sp->grid);
+	if (!strcmp(name, "combine_threads"))
+		return expression(L, v, key, &sp->combine_threads);
+	return grid(L, v, key, sp->combine_grid);
+}
+
+static int top_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	static const char *const template_keys[] = { "file", "kernel", "combine_kernel",
+						      "shared_memory" };
+	static const char *const launch_keys[] = { "threads", "grid", "combine_threads",
+						   "combine_grid" };
+	struct ft_space *sp = L->sp;
+	long long version;
+
+	if (!strcmp(key, "fatune_space")) {
+		if (integer(L, v, key, &version))
+			return -1;
+		if (version != 1)
+			return fail(L, line_of(v), key,
+				    "format version %lld is not supported: this fatune reads version 1",
+				    version);
+		return 0;
+	}
+	if (!strcmp(key, "name"))
+		return name_value(L, v, key, 0, sp->name);
+	if (!strcmp(key, "description"))
+		return scalar(L, v, key, "text") ? 0 : -1;
+	if (!strcmp(key, "template"))
+		return mapping(L, v, key, template_keys, 4, template_pair, NULL);
+	if (!strcmp(key, "parameters")) {
+		if (v->type != YAML_MAPPING_NODE)
+			return fail(L, line_of(v), key,
+				    "expected a mapping of parameter names to values, found %s",
+				    type_name(v));
+		if (v->data.mapping.pairs.top == v->data.mapping.pairs.start)
+			return fail(L, line_of(v), key, "no parameters: give at least one");
+		/* the keys are names, so allowed[] cannot list them: each is checked by
+		 * parameters_pair, duplicates included */
+		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
+		     p++) {
+			yaml_node_t *pk = node(L, p->key), *pv = node(L, p->value);
+			char full[FT_NAME_MAX + 16];
+			const char *name;
+			if (!pk || !pv)
+				return fail(L, line_of(v), key, "broken YAML node");
+			if (!(name = scalar(L, pk, key, "a parameter name")))
+				return -1;
+			snprintf(full, sizeof(full), "parameters.%.*s", FT_NAME_MAX, name);
+			if (parameters_pair(L, full, pk, pv, NULL))
+				return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "constraints")) {
+		if (v->type != YAML_MAPPING_NODE)
+			return fail(L, line_of(v), key,
+				    "expected a mapping of constraint names to expressions, found %s",
+				    type_name(v));
+		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
+		     p++) {
+			yaml_node_t *ck = node(L, p->key), *cv = node(L, p->value);
+			char full[FT_NAME_MAX + 16];
+			const char *name;
+			if (!ck || !cv)
+				return fail(L, line_of(v), key, "broken YAML node");
+			if (!(name = scalar(L, ck, key, "a constraint name")))
+				return -1;
+			snprintf(full, sizeof(full), "constraints.%.*s", FT_NAME_MAX, name);
+			for (int i = 0; i < sp->nconstraints; i++)
+				if (!strcmp(sp->constraints[i].name, name))
+					return fail(L, line_of(ck), full,
+						    "duplicate constraint (first at line %d): give "
+						    "each name once",
+						    sp->constraints[i].expr.line);
+			if (constraints_pair(L, full, ck, cv, NULL))
+				return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "smem_bytes"))
+		return expression(L, v, key, &sp->smem);
+	return mapping(L, v, key, launch_keys, 4, launch_pair, NULL);
+}
+
+/* ---- the whole file ------------------------------------------------------------- */
+
+/* Checks what no single key can: required keys and the combine pairing. */
+static int check_required(struct loader *L, yaml_node_t *root)
+{
+	static const char *const required[] = { "fatune_space", "name", "template", "parameters",
+						"smem_bytes", "launch" };
+	struct ft_space *sp = L->sp;
+	yaml_node_t *t, *launch;
+	int tline = 1, lline = 1;
+	long long total = 1;
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!lookup(L, root, required[i], NULL))
+			return fail(L, line_of(root), required[i],
+				    "missing required key: a space needs fatune_space, name, "
+				    "template, parameters, smem_bytes and launch");
+	t = lookup(L, root, "template", &tline);
+	if (!lookup(L, t, "file", NULL))
+		return fail(L, tline, "template.file", "missing required key: name the template file");
+	if (!lookup(L, t, "kernel", NULL))
+		return fail(L, tline, "template.kernel",
+			    "missing required key: name the extern \"C\" __global__ entry point");
+	if (!lookup(L, t, "shared_memory", NULL))
+		return fail(L, tline, "template.shared_memory",
+			    "missing required key: say static (__shared__ arrays) or dynamic "
+			    "(extern __shared__)");
+	launch = lookup(L, root, "launch", &lline);
+	if (!lookup(L, launch, "threads", NULL))
+		return fail(L, lline, "launch.threads", "missing required key: threads per block");
+	if (!lookup(L, launch, "grid", NULL))
+		return fail(L, lline, "launch.grid", "missing required key: the grid [x, y, z]");
+	if (sp->combine_kernel[0]) {
+		if (!sp->combine_threads.text[0])
+			return fail(L, lline, "launch.combine_threads",
+				    "missing: template.combine_kernel is set, so launch needs "
+				    "combine_threads and combine_grid");
+		if (!sp->combine_grid[0].text[0])
+			return fail(L, lline, "launch.combine_grid",
+				    "missing: template.combine_kernel is set, so launch needs "
+				    "combine_threads and combine_grid");
+	} else {
+		if (sp->combine_threads.text[0])
+			return fail(L, sp->combine_threads.line, "launch.combine_threads",
+				    "there is no template.combine_kernel to launch: add one or "
+				    "remove this key");
+		if (sp->combine_grid[0].text[0])
+			return fail(L, sp->combine_grid[0].line, "launch.combine_grid",
+				    "there is no template.combine_kernel to launch: add one or "
+				    "remove this key");
+	}
+	for (int i = 0; i < sp->nparams; i++) {
+		total *= sp->params[i].nvalues;
+		if (total > SPACE_TOTAL_MAX)
+			return fail(L, sp->params[i].line, "parameters",
+				    "the space has more than 2^40 candidates: drop values or "
+				    "parameters");
+	}
+	return 0;
+}
+
+/* Reads at most SPACE_FILE_MAX bytes of path into a malloc'd buffer. */
+static unsigned char *read_file(const char *path, size_t *len, struct ft_err *err)
+{
+	unsigned char *buf;
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		ft_error(err, FT_EINPUT, "cannot open space file '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		ft_error(err, FT_EINPUT, "space file '%s' is not a regular file", path);
+		fclose(f);
+		return NULL;
+	}
+	buf = malloc(SPACE_FILE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		ft_error(err, FT_EFAIL, "out of memory reading space file '%s'", path);
+		return NULL;
+	}
+	/* read one byte past the limit to tell "exactly 1 MiB" from "more" */
+	*len = fread(buf, 1, SPACE_FILE_MAX + 1, f);
+	if (ferror(f)) {
+		ft_error(err, FT_EINPUT, "cannot read space file '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (*len > SPACE_FILE_MAX) {
+		ft_error(err, FT_EINPUT,
+			 "space file '%s' is over 1 MiB: a space file is a page of YAML", path);
+		goto fail;
+	}
+	fclose(f);
+	return buf;
+fail:
+	fclose(f);
+	free(buf);
+	return NULL;
+}
+
+int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
+{
+	static const char *const top_keys[] = { "fatune_space", "name",	     "description",
+						"template",	"parameters", "constraints",
+						"smem_bytes",	"launch" };
+	struct loader L = { .path = path, .sp = sp, .err = err };
+	yaml_parser_t parser;
+	yaml_document_t extra;
+	yaml_node_t *root;
+	unsigned char *buf;
+	size_t len = 0;
+	int ret = -1, have_doc = 0;
+
+	memset(sp, 0, sizeof(*sp));
+	if (strlen(path) >= sizeof(sp->path))
+		return ft_error(err, FT_EINPUT, "space file path is longer than %d characters",
+				FT_PATH_MAX - 1);
+	strcpy(sp->path, path);
+	if (!(buf = read_file(path, &len, err)))
+		return -1;
+	sp->hash = XXH64(buf, len, 0);
+	snprintf(sp->hash_hex, sizeof(sp->hash_hex), "%016llx", (unsigned long long)sp->hash);
+
+	if (!yaml_parser_initialize(&parser)) {
+		free(buf);
+		return ft_error(err, FT_EFAIL, "cannot initialise libyaml: out of memory");
+	}
+	yaml_parser_set_input_string(&parser, buf, len);
+	if (!yaml_parser_load(&parser, &L.doc)) {
+		yaml_fail(&L, &parser, buf, len);
+		goto out;
+	}
+	have_doc = 1;
+	root = yaml_document_get_root_node(&L.doc);
+	if (!root) {
+		fail(&L, 1, TOP, "the file is empty: a space is a mapping that starts with "
+				 "'fatune_space: 1' (see search_spaces/README.md)");
+		goto out;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		fail(&L, line_of(root), TOP,
+		     "the file is %s, not a mapping: a space is a mapping that starts with "
+		     "'fatune_space: 1'",
+		     type_name(root));
+		goto out;
+	}
+	if (!yaml_parser_load(&parser, &extra)) {
+		yaml_fail(&L, &parser, buf, len);
+		goto out;
+	}
+	if (yaml_document_get_root_node(&extra)) {
+		int line = (int)extra.start_mark.line + 1;
+		yaml_document_delete(&extra);
+		fail(&L, line, TOP, "a second YAML document ('---'): a space file holds one");
+		goto out;
+	}
+	yaml_document_delete(&extra);
+	if (mapping(&L, root, TOP, top_keys, 8, top_pair, NULL) || check_required(&L, root))
+		goto out;
+	ret = 0;
+out:
+	if (have_doc)
+		yaml_document_delete(&L.doc);
+	yaml_parser_delete(&parser);
+	free(buf);
+	return ret;
+}
