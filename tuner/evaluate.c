@@ -59,7 +59,7 @@ struct ft_eval {
 	struct ft_gpu_func *fill, *attn;
 	struct inputs in;
 	ft_devptr o_partial, lse_partial;	/* split-KV scratch, grown on demand */
-	size_t o_partial_elems, lse_partial_elems;
+	size_t o_partial_bytes, lse_partial_bytes;
 	ft_devptr flush;			/* L2 flush buffer for cold timing */
 	size_t flush_bytes;
 };
@@ -599,9 +599,9 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	    ft_gpu_func_dynamic_smem(ev->gpu, r->main_fn, job->kernel, job->dynamic_smem, err))
 		return 1;
 	if (r->combine_fn &&
-	    (grow(ev, &ev->o_partial, &ev->o_partial_elems, (size_t)job->num_splits * ev->in.n * 4,
+	    (grow(ev, &ev->o_partial, &ev->o_partial_bytes, (size_t)job->num_splits * ev->in.n * 4,
 		  "o_partial", err) ||
-	     grow(ev, &ev->lse_partial, &ev->lse_partial_elems,
+	     grow(ev, &ev->lse_partial, &ev->lse_partial_bytes,
 		  (size_t)job->num_splits * (ev->in.n / sh->d) * 4, "lse_partial", err)))
 		return 1;
 	r->params = (struct fatune_attn_params){

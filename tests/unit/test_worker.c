@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "evaluate.h"
+#include "nvrtc.h"
 #include "worker.h"
 
 /* seeds that make the fake misbehave */
@@ -418,8 +419,140 @@ static void test_dead_before_job(void **state)
 	ft_worker_stop(w);
 }
 
+/* ---- with a GPU: the fault-injection space end to end ------------------------------ */
+
+/* Compiles tests/kernels/fault.cu for FAULT and the shape into dir; fills job. */
+static void fault_job(const char *src, const char *dir, int cc, int fault,
+		      const struct ft_shape *sh, struct ft_job *job)
+{
+	const int rows = 2; /* ROWS_PER_BLOCK */
+	char path[FT_PATH_MAX], arch[16], fault_path[FT_PATH_MAX];
+	struct ft_compile_req req;
+	struct ft_compile_out co;
+	struct ft_err err = { 0 };
+	FILE *f;
+
+	snprintf(fault_path, sizeof(fault_path), "%s/tests/kernels/fault.cu", src);
+	snprintf(arch, sizeof(arch), "sm_%d", cc);
+	memset(&req, 0, sizeof(req));
+	req.source_path = fault_path;
+	req.arch = arch;
+	req.kernels[0] = "fatune_fault_attention";
+	{
+		const char *names[] = { "FAULT", "ROWS_PER_BLOCK", "HEAD_DIM", "IS_CAUSAL",
+					"FATUNE_BF16", "FATUNE_SMEM_BYTES" };
+		const long long values[] = { fault, rows, sh->d, sh->causal, sh->dtype == FT_BF16, 0 };
+		for (int i = 0; i < 6; i++) {
+			req.define_names[i] = names[i];
+			req.define_values[i] = values[i];
+		}
+		req.ndefines = 6;
+	}
+	assert_int_equal(ft_compile(&req, &co, &err), 0);
+	if (!co.ok)
+		print_message("%s\n", co.log);
+	assert_true(co.ok);
+	assert_int_equal(co.res[0].smem_static, 0); /* fault.yaml says smem_bytes: 0 */
+	snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(co.cubin, 1, co.cubin_size, f), co.cubin_size);
+	assert_int_equal(fclose(f), 0);
+	ft_compile_out_release(&co);
+
+	make_job(job, 0x5eedull);
+	snprintf(job->cubin_path, sizeof(job->cubin_path), "%s", path);
+	snprintf(job->kernel, sizeof(job->kernel), "fatune_fault_attention");
+	job->shape = *sh;
+	job->threads = 32 * rows;
+	job->grid[0] = (sh->s + rows - 1) / rows;
+	job->grid[1] = sh->h;
+	job->grid[2] = sh->b;
+	/* the output is rounded to 16 bits: ~3e-4 relative for fp16 and ~2e-3
+	 * for bf16 (FACTS.md), so 1e-2 passes a correct kernel of either */
+	job->tolerance = 1e-2;
+	ft_job_timing_defaults(job);
+}
+
+static void print_result(const char *what, const struct ft_job_result *r)
+{
+	print_message("%-22s %-12s rel_err %.3g nonfinite %lld median %.2f us min %.2f p90 %.2f spread %.3f n %d %s\n",
+		      what, ft_status_name(r->status), r->rel_err, r->nonfinite, r->t_median_us,
+		      r->t_min_us, r->t_p90_us, r->t_spread, r->samples, r->reason);
+}
+
+/* FAULT 0..3 must map to ok, crashed, timeout, wrong_result; each bad one is
+ * followed by a good run on a fresh worker. */
+static void gpu_fault_space(struct ft_worker *w, int cc)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	const struct ft_shape shapes[] = { { 1, 2, 100, 64, 1, FT_FP16 },
+					   { 2, 1, 77, 128, 0, FT_BF16 } };
+	char dir[] = "/tmp/fatune-test-XXXXXX";
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+
+	assert_non_null(src);
+	assert_non_null(mkdtemp(dir));
+	for (int si = 0; si < 2; si++) {
+		const struct ft_shape *sh = &shapes[si];
+		char name[64];
+		for (int fault = 0; fault < 4; fault++) {
+			fault_job(src, dir, cc, fault, sh, &job);
+			/* 5 s: FAULT=0 verifies and times in well under a second */
+			assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+			snprintf(name, sizeof(name), "%dx%dx%dx%d %s FAULT=%d", sh->b, sh->h, sh->s,
+				 sh->d, ft_dtype_name(sh->dtype), fault);
+			print_result(name, &res);
+			switch (fault) {
+			case 0:
+				assert_int_equal(res.status, FT_ST_OK);
+				assert_true(res.rel_err < job.tolerance);
+				assert_true(res.rel_err > 0); /* 16-bit rounding is never exact */
+				assert_true(res.t_min_us > 0 && res.t_min_us <= res.t_median_us &&
+					    res.t_median_us <= res.t_p90_us);
+				assert_int_equal(res.samples, job.samples);
+				break;
+			case 1:
+				assert_int_equal(res.status, FT_ST_CRASHED);
+				assert_non_null(strstr(res.reason, "CUDA_ERROR_"));
+				break;
+			case 2:
+				assert_int_equal(res.status, FT_ST_TIMEOUT);
+				break;
+			case 3:
+				assert_int_equal(res.status, FT_ST_WRONG_RESULT);
+				assert_int_equal(res.nonfinite, 1);
+				assert_true(isnan(res.t_median_us));
+				break;
+			}
+		}
+		/* after the timeout: a fresh worker, cold timing of the good kernel */
+		fault_job(src, dir, cc, 0, sh, &job);
+		job.cold = 1;
+		job.samples = 10;
+		assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+		print_result("  FAULT=0 cold", &res);
+		assert_int_equal(res.status, FT_ST_OK);
+		assert_true(res.t_median_us > 0);
+	}
+	/* a CUBIN that is not there: crashed, but no lost context */
+	snprintf(job.cubin_path, sizeof(job.cubin_path), "%s/missing.cubin", dir);
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	print_result("missing CUBIN", &res);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "missing.cubin"));
+	for (int fault = 0; fault < 4; fault++) {
+		char path[FT_PATH_MAX + 32];
+		snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* The real worker: here (no driver) its hello says why; on a GPU machine it
- * opens the device. */
+ * opens the device and runs the fault-injection space. */
 static void test_real_worker(void **state)
 {
 	static char *real[] = { "/proc/self/exe", "--real-worker", "__worker", NULL };
@@ -438,7 +571,11 @@ static void test_real_worker(void **state)
 		assert_true(info.lim.sm_count > 0);
 		assert_true(info.lim.smem_optin >= info.lim.smem_static);
 		assert_true(info.driver_version > 0);
-		print_message("real worker: %s, sm_%d\n", info.lim.name, info.lim.cc);
+		print_message("real worker: %s, sm_%d, %d SMs, L2 %d bytes, smem static/optin/per SM/reserved %d/%d/%d/%d, driver %d\n",
+			      info.lim.name, info.lim.cc, info.lim.sm_count, info.lim.l2_bytes,
+			      info.lim.smem_static, info.lim.smem_optin, info.lim.smem_per_sm,
+			      info.lim.smem_reserved, info.driver_version);
+		gpu_fault_space(w, info.lim.cc);
 	} else {
 		assert_true(strlen(info.why_not) > 0);
 		print_message("real worker: %s\n", info.why_not);
