@@ -55,6 +55,10 @@
 #define PROGRESS_STEP 1000
 #define PROGRESS_BUDGET 10000
 
+/* Messages quote at most this much of an expression (a 511-character one would
+ * push the reason out of the 512-byte ft_err). */
+#define EXPR_QUOTE_MAX 120
+
 struct ft_expr {
 	sqlite3 *db;
 	sqlite3_stmt *query;		/* the enumeration statement, or NULL */
@@ -81,6 +85,16 @@ static const char *const context_names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
 /* Macros fatune passes to every template besides the parameters (see
  * search_spaces/README.md); a parameter of the same name would clash. */
 static const char *const macro_names[] = { "HEAD_DIM", "IS_CAUSAL" };
+
+/* text, cut to fit in a message: the reason must survive the 512-byte
+ * ft_err next to a file name and key. */
+static const char *shorten(const char *text, char *buf, size_t size)
+{
+	if (strlen(text) < size)
+		return text;
+	snprintf(buf, size, "%.*s...", (int)size - 4, text);
+	return buf;
+}
 
 /* ---- our SQL functions ---------------------------------------------------- */
 
@@ -400,18 +414,20 @@ int ft_expr_lock(struct ft_expr *x, struct ft_err *err)
 
 /* ---- checking expressions --------------------------------------------------- */
 
-int ft_expr_precheck(const char *text, struct ft_err *err)
+int ft_expr_precheck(const char *full, struct ft_err *err)
 {
 	static const char allowed[] = "_ \t\r\n+-*/%()<>=!,&|~";
-	size_t len = strlen(text);
+	size_t len = strlen(full);
 	int depth = 0, blank = 1;
+	char cut[EXPR_QUOTE_MAX];
+	const char *text = shorten(full, cut, sizeof(cut));
 
 	if (len >= FT_EXPR_MAX)
 		return ft_error(err, FT_EINPUT,
-				"bad expression '%.40s...': %zu characters, the limit is %d: "
+				"bad expression '%s': %zu characters, the limit is %d: "
 				"simplify it or add a parameter",
 				text, len, FT_EXPR_MAX - 1);
-	for (const char *p = text; *p; p++) {
+	for (const char *p = full; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (!isspace(ch))
 			blank = 0;
@@ -420,18 +436,18 @@ int ft_expr_precheck(const char *text, struct ft_err *err)
 					"bad expression '%s': character '%c' at offset %d is not part of "
 					"the expression language (names, integers, + - * / %% "
 					"comparisons, AND OR NOT, parentheses, function calls)",
-					text, isprint(ch) ? ch : '?', (int)(p - text));
+					text, isprint(ch) ? ch : '?', (int)(p - full));
 		if ((p[0] == '-' && p[1] == '-') || (p[0] == '/' && p[1] == '*'))
 			return ft_error(err, FT_EINPUT,
 					"bad expression '%s': '%c%c' at offset %d starts an SQL comment: "
 					"write '- -' or '/ *' with a blank if you mean two operators",
-					text, p[0], p[1], (int)(p - text));
+					text, p[0], p[1], (int)(p - full));
 		if (ch == '(')
 			depth++;
 		if (ch == ')' && --depth < 0)
 			return ft_error(err, FT_EINPUT,
 					"bad expression '%s': ')' at offset %d has no matching '('", text,
-					(int)(p - text));
+					(int)(p - full));
 	}
 	if (blank)
 		return ft_error(err, FT_EINPUT, "bad expression '': the expression is empty");
@@ -441,9 +457,11 @@ int ft_expr_precheck(const char *text, struct ft_err *err)
 }
 
 /* Turns the message of a failed prepare or step into ours. */
-static int explain(struct ft_expr *x, const char *text, struct ft_err *err)
+static int explain(struct ft_expr *x, const char *full, struct ft_err *err)
 {
 	const char *msg = sqlite3_errmsg(x->db);
+	char cut[EXPR_QUOTE_MAX];
+	const char *text = shorten(full, cut, sizeof(cut));
 	const char *p;
 	int code = sqlite3_errcode(x->db);
 
@@ -468,7 +486,7 @@ static int explain(struct ft_expr *x, const char *text, struct ft_err *err)
 	if (!strncmp(msg, "misuse of window function", 25))
 		return ft_error(err, FT_EINPUT, "bad expression '%s': window functions are not allowed",
 				text);
-	if (strstr(msg, "Expression tree is too large"))
+	if (strstr(msg, "Expression tree is too large") || strstr(msg, "parser stack overflow"))
 		return ft_error(err, FT_EINPUT,
 				"bad expression '%s': nested more than %d levels deep: simplify it", text,
 				DEPTH_MAX);
@@ -628,6 +646,7 @@ int ft_expr_step(struct ft_expr *x, long long *cols, int ncols, struct ft_err *e
 int ft_expr_eval(struct ft_expr *x, const char *text, const int *rowsel, long long *out,
 		 struct ft_err *err)
 {
+	char cut[EXPR_QUOTE_MAX];
 	sqlite3_stmt *st = NULL;
 	size_t n;
 	int rc, ret = -1;
@@ -652,7 +671,8 @@ int ft_expr_eval(struct ft_expr *x, const char *text, const int *rowsel, long lo
 	x->progress = 0;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE) {
-		ft_error(err, FT_EFAIL, "expression engine: no row to evaluate '%s' on", text);
+		ft_error(err, FT_EFAIL, "expression engine: no row to evaluate '%s' on",
+			 shorten(text, cut, sizeof(cut)));
 	} else if (rc != SQLITE_ROW) {
 		explain(x, text, err);
 	} else if (sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
@@ -661,12 +681,12 @@ int ft_expr_eval(struct ft_expr *x, const char *text, const int *rowsel, long lo
 	} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
 		ft_error(err, FT_EINPUT,
 			 "bad expression '%s': no value (NULL): a division or remainder by zero?",
-			 text);
+			 shorten(text, cut, sizeof(cut)));
 	} else {
 		ft_error(err, FT_EINPUT,
 			 "bad expression '%s': the value '%s' is not an integer (an overflow past "
 			 "64 bits, or text?)",
-			 text, (const char *)sqlite3_column_text(st, 0));
+			 shorten(text, cut, sizeof(cut)), (const char *)sqlite3_column_text(st, 0));
 	}
 out:
 	sqlite3_finalize(st);
