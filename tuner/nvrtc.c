@@ -171,6 +171,9 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < 2; i++)
 		out->res[i] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+	/* the log is never NULL after a call, whatever happens */
+	if (!(out->log = calloc(1, 1)))
+		return ft_error(err, FT_EFAIL, "out of memory compiling '%s'", req->source_path);
 	if (req->ndefines > FT_MAX_DEFINES)
 		return ft_error(err, FT_EINPUT, "too many -D defines (%d > %d)", req->ndefines,
 				FT_MAX_DEFINES);
@@ -209,6 +212,7 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 			 req->source_path, nvrtcGetErrorString(rc));
 		goto out;
 	}
+	free(out->log);
 	if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || !(out->log = malloc(size + 1)) ||
 	    nvrtcGetProgramLog(prog, out->log) != NVRTC_SUCCESS) {
 		ft_error(err, FT_EFAIL, "cannot read the NVRTC log of '%s'", req->source_path);

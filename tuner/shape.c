@@ -32,7 +32,9 @@ int ft_shape_parse(const char *text, struct ft_shape *out, struct ft_err *err)
 	}
 	if (*p)
 		goto bad;
-	if ((long long)v[0] * v[1] * v[2] * v[3] > MAX_ELEMS)
+	/* each factor is <= 1e6, so each partial product is checked before it can overflow */
+	if ((long long)v[0] * v[1] > MAX_ELEMS || (long long)v[0] * v[1] * v[2] > MAX_ELEMS ||
+	    (long long)v[0] * v[1] * v[2] * v[3] > MAX_ELEMS)
 		return ft_error(err, FT_EINPUT,
 				"shape '%s' has more than 2^31 elements per tensor: use a smaller B, H or S",
 				text);
