@@ -421,9 +421,10 @@ static void test_dead_before_job(void **state)
 
 /* ---- with a GPU: the fault-injection space end to end ------------------------------ */
 
-/* Compiles tests/kernels/fault.cu for FAULT and the shape into dir; fills job. */
+/* Compiles tests/kernels/fault.cu for FAULT and the shape into dir (unless
+ * compile is 0: reuse the CUBIN already there); fills job. */
 static void fault_job(const char *src, const char *dir, int cc, int fault,
-		      const struct ft_shape *sh, struct ft_job *job)
+		      const struct ft_shape *sh, int compile, struct ft_job *job)
 {
 	const int rows = 2; /* ROWS_PER_BLOCK */
 	char path[FT_PATH_MAX], arch[16], fault_path[FT_PATH_MAX];
@@ -432,6 +433,9 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 	struct ft_err err = { 0 };
 	FILE *f;
 
+	snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
+	if (!compile)
+		goto fill;
 	snprintf(fault_path, sizeof(fault_path), "%s/tests/kernels/fault.cu", src);
 	snprintf(arch, sizeof(arch), "sm_%d", cc);
 	memset(&req, 0, sizeof(req));
@@ -452,14 +456,15 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 	if (!co.ok)
 		print_message("%s\n", co.log);
 	assert_true(co.ok);
+	if (co.res[0].smem_static != 0)
+		print_message("ptxas report of FAULT=%d:\n%s\n", fault, co.log);
 	assert_int_equal(co.res[0].smem_static, 0); /* fault.yaml says smem_bytes: 0 */
-	snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
 	f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(co.cubin, 1, co.cubin_size, f), co.cubin_size);
 	assert_int_equal(fclose(f), 0);
 	ft_compile_out_release(&co);
-
+fill:
 	make_job(job, 0x5eedull);
 	snprintf(job->cubin_path, sizeof(job->cubin_path), "%s", path);
 	snprintf(job->kernel, sizeof(job->kernel), "fatune_fault_attention");
@@ -499,7 +504,7 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 		const struct ft_shape *sh = &shapes[si];
 		char name[64];
 		for (int fault = 0; fault < 4; fault++) {
-			fault_job(src, dir, cc, fault, sh, &job);
+			fault_job(src, dir, cc, fault, sh, 1, &job);
 			/* 5 s: FAULT=0 verifies and times in well under a second */
 			assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
 			snprintf(name, sizeof(name), "%dx%dx%dx%d %s FAULT=%d", sh->b, sh->h, sh->s,
@@ -529,7 +534,7 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 			}
 		}
 		/* after the timeout: a fresh worker, cold timing of the good kernel */
-		fault_job(src, dir, cc, 0, sh, &job);
+		fault_job(src, dir, cc, 0, sh, 0, &job);
 		job.cold = 1;
 		job.samples = 10;
 		assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
