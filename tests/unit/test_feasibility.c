@@ -1,0 +1,582 @@
+/* test_feasibility.c - the two feasibility checks (feasibility.c) on
+ * hand-built spaces, candidates and ptxas resources, and the blocks-per-SM
+ * arithmetic.
+ *
+ * No YAML and no GPU: struct ft_space is filled field by field. Limits used in
+ * expectations are the design figures (shared/design/FACTS.md) and the CUDA
+ * toolkit's own occupancy rules (include/cuda_occupancy.h: registers are
+ * allocated per warp in units of 256, in 4 sub-partitions per SM, and shared
+ * memory per block in units of 128 bytes), written out here rather than read
+ * back from arch.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feasibility.h"
+
+#define KB 1024
+
+/* A space with two compile-time parameters and one constraint, per test. */
+static struct ft_space *new_space(enum ft_smem_kind kind)
+{
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+
+	assert_non_null(sp);
+	snprintf(sp->path, sizeof(sp->path), "spaces/unit.yaml");
+	snprintf(sp->name, sizeof(sp->name), "unit");
+	snprintf(sp->kernel, sizeof(sp->kernel), "attn");
+	sp->smem_kind = kind;
+	sp->nparams = 2;
+	snprintf(sp->params[0].name, FT_NAME_MAX, "BLOCK_M");
+	sp->params[0].kind = FT_PARAM_COMPILE;
+	sp->params[0].nvalues = 2;
+	sp->params[0].values[0] = 64;
+	sp->params[0].values[1] = 128;
+	snprintf(sp->params[1].name, FT_NAME_MAX, "NUM_WARPS");
+	sp->params[1].kind = FT_PARAM_COMPILE;
+	sp->params[1].nvalues = 2;
+	sp->params[1].values[0] = 4;
+	sp->params[1].values[1] = 12;
+	sp->nconstraints = 2;
+	snprintf(sp->constraints[0].name, FT_NAME_MAX, "rows_per_warp");
+	snprintf(sp->constraints[0].expr.text, FT_EXPR_MAX, "BLOCK_M %% (16 * NUM_WARPS) == 0");
+	sp->constraints[0].expr.line = 12;
+	snprintf(sp->constraints[1].name, FT_NAME_MAX, "warps_fit");
+	snprintf(sp->constraints[1].expr.text, FT_EXPR_MAX, "NUM_WARPS <= 8");
+	sp->constraints[1].expr.line = 14;
+	return sp;
+}
+
+/* A candidate that passes every check: BLOCK_M=64, NUM_WARPS=4, 128 threads,
+ * a 64-block grid, 16 KB of shared memory. */
+static struct ft_candidate good_candidate(void)
+{
+	struct ft_candidate c;
+
+	memset(&c, 0, sizeof(c));
+	c.index = 3;
+	c.values[0] = 64;
+	c.values[1] = 4;
+	c.failed_constraint = -1;
+	c.smem_bytes = 16 * KB;
+	c.threads = 128;
+	c.grid[0] = 8;
+	c.grid[1] = 8;
+	c.grid[2] = 1;
+	return c;
+}
+
+static const struct ft_arch *arch(const char *name)
+{
+	const struct ft_arch *a = ft_arch_find(name, NULL);
+
+	assert_non_null(a);
+	return a;
+}
+
+static int model(const struct ft_space *sp, const char *an, const struct ft_candidate *c,
+		 struct ft_trial *t)
+{
+	ft_trial_init(t);
+	t->status = FT_ST_OK; /* rejections must set it */
+	return ft_feasible_model(sp, arch(an), c, t);
+}
+
+static void expect_model_ok(const struct ft_space *sp, const char *an, const struct ft_candidate *c)
+{
+	struct ft_trial t;
+
+	if (model(sp, an, c, &t) != 1)
+		fail_msg("candidate rejected on %s: %s", an, t.reason);
+}
+
+static void expect_model_reject(const struct ft_space *sp, const char *an,
+				const struct ft_candidate *c, enum ft_status st, const char *needle)
+{
+	struct ft_trial t;
+
+	if (model(sp, an, c, &t) != 0)
+		fail_msg("candidate accepted on %s, expected %s", an, ft_status_name(st));
+	if (t.status != st)
+		fail_msg("status %s (%s), expected %s", ft_status_name(t.status), t.reason,
+			 ft_status_name(st));
+	if (needle && !strstr(t.reason, needle))
+		fail_msg("reason '%s' does not say '%s'", t.reason, needle);
+}
+
+/* ---- the model check --------------------------------------------------- */
+
+static void test_model_accepts_and_fills_trial(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_candidate c = good_candidate();
+	struct ft_trial t;
+
+	c.combine_threads = 256;
+	c.combine_grid[0] = 5;
+	c.combine_grid[1] = 6;
+	c.combine_grid[2] = 7;
+	assert_int_equal(model(sp, "sm_89", &c, &t), 1);
+	assert_string_equal(t.config, "BLOCK_M=64,NUM_WARPS=4");
+	assert_true(t.values[0] == 64 && t.values[1] == 4);
+	assert_true(t.smem_model == 16 * KB);
+	assert_true(t.threads == 128);
+	assert_true(t.grid[0] == 8 && t.grid[1] == 8 && t.grid[2] == 1);
+	assert_true(t.combine_threads == 256);
+	assert_true(t.combine_grid[0] == 5 && t.combine_grid[1] == 6 && t.combine_grid[2] == 7);
+	free(sp);
+}
+
+static void test_model_constraint(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_candidate c = good_candidate();
+	struct ft_trial t;
+
+	c.values[1] = 12;
+	c.failed_constraint = 1;
+	assert_int_equal(model(sp, "sm_89", &c, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	/* the reason names the constraint that failed, and where it is written */
+	assert_non_null(strstr(t.reason, "warps_fit"));
+	assert_null(strstr(t.reason, "rows_per_warp"));
+	assert_non_null(strstr(t.reason, "spaces/unit.yaml"));
+	assert_non_null(strstr(t.reason, "14"));
+	/* the trial still says which config it was */
+	assert_string_equal(t.config, "BLOCK_M=64,NUM_WARPS=12");
+
+	c.failed_constraint = 0;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, "rows_per_warp");
+	free(sp);
+}
+
+static void test_model_threads(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_candidate c = good_candidate();
+
+	c.threads = 1024;
+	expect_model_ok(sp, "sm_89", &c);
+	c.threads = 1;
+	expect_model_ok(sp, "sm_89", &c);
+	c.threads = 1025;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, "1025");
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "1024");
+	c.threads = 0;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, NULL);
+	c.threads = -128;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, NULL);
+
+	/* the combine kernel: 0 means none, over 1024 cannot launch */
+	c = good_candidate();
+	c.combine_threads = 0;
+	expect_model_ok(sp, "sm_89", &c);
+	c.combine_threads = 1024;
+	expect_model_ok(sp, "sm_89", &c);
+	c.combine_threads = 2048;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, "2048");
+	free(sp);
+}
+
+static void test_model_grid(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_candidate c = good_candidate();
+
+	/* CUDA grid limits: x up to 2^31 - 1, y and z up to 65535 */
+	c.grid[0] = 2147483647LL;
+	c.grid[1] = 65535;
+	c.grid[2] = 65535;
+	expect_model_ok(sp, "sm_90", &c);
+
+	c = good_candidate();
+	c.grid[0] = 2147483648LL;
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "grid");
+	c = good_candidate();
+	c.grid[1] = 65536;
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "grid");
+	c = good_candidate();
+	c.grid[2] = 65536;
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "grid");
+	for (int k = 0; k < 3; k++) {
+		c = good_candidate();
+		c.grid[k] = 0;
+		expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "grid");
+		c.grid[k] = -1;
+		expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_CONSTRAINT, "grid");
+	}
+	free(sp);
+}
+
+/* The failure that motivates fatune (FACTS.md): 163840 bytes of static
+ * shared memory asked of sm_89. */
+static void test_model_static_smem(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_candidate c = good_candidate();
+	struct ft_trial t;
+
+	c.smem_bytes = 163840;
+	assert_int_equal(model(sp, "sm_89", &c, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_SMEM);
+	assert_string_equal(t.reason, "smem 163840 B > 49152 B static limit of sm_89");
+
+	/* 48 KB is the static limit on every arch, H100 included */
+	for (int i = 0; i < ft_arch_count(); i++) {
+		const char *an = ft_arch_at(i)->name;
+
+		c.smem_bytes = 49152;
+		expect_model_ok(sp, an, &c);
+		c.smem_bytes = 49153;
+		expect_model_reject(sp, an, &c, FT_ST_REJECTED_SMEM, "static limit");
+	}
+	/* FACTS.md's second attempt: 56.75 KB still overflows */
+	c.smem_bytes = 58112;
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_SMEM, "49152 B static limit of sm_90");
+	c.smem_bytes = 0;
+	expect_model_ok(sp, "sm_89", &c);
+	c.smem_bytes = -1;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_CONSTRAINT, "negative");
+	free(sp);
+}
+
+static void test_model_dynamic_smem(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_DYNAMIC);
+	struct ft_candidate c = good_candidate();
+	struct ft_trial t;
+
+	/* sm_89 opts in to 101376 bytes (99 KB) */
+	c.smem_bytes = 100000;
+	expect_model_ok(sp, "sm_89", &c);
+	c.smem_bytes = 101376;
+	expect_model_ok(sp, "sm_89", &c);
+	c.smem_bytes = 101377;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_SMEM, "opt-in limit");
+	/* 100 KB = 102400 B is already past 99 KB */
+	c.smem_bytes = 100 * KB;
+	expect_model_reject(sp, "sm_89", &c, FT_ST_REJECTED_SMEM, "opt-in limit");
+	c.smem_bytes = 120 * KB;
+	assert_int_equal(model(sp, "sm_89", &c, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_SMEM);
+	assert_string_equal(t.reason, "smem 122880 B > 101376 B opt-in limit of sm_89");
+
+	/* what does not fit an L4 fits an A100 and an H100 */
+	c.smem_bytes = 163840;
+	expect_model_reject(sp, "sm_86", &c, FT_ST_REJECTED_SMEM, "101376");
+	expect_model_ok(sp, "sm_80", &c);
+	expect_model_ok(sp, "sm_87", &c);
+	expect_model_ok(sp, "sm_90", &c);
+	c.smem_bytes = 166913;
+	expect_model_reject(sp, "sm_80", &c, FT_ST_REJECTED_SMEM, "166912");
+	c.smem_bytes = 232448;
+	expect_model_ok(sp, "sm_90", &c);
+	expect_model_ok(sp, "sm_100", &c);
+	c.smem_bytes = 232449;
+	expect_model_reject(sp, "sm_90", &c, FT_ST_REJECTED_SMEM, "232448 B opt-in limit of sm_90");
+	free(sp);
+}
+
+/* ---- the compiled check ------------------------------------------------ */
+
+static void clean_res(struct ft_resources res[2], int regs, int smem)
+{
+	res[0] = (struct ft_resources){ regs, smem, 0, 0, 0 };
+	res[1] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+}
+
+/* A trial that passed the model check with `threads` and `smem_model`. */
+static void model_passed(struct ft_trial *t, long long threads, long long smem_model)
+{
+	ft_trial_init(t);
+	t->status = FT_ST_OK;
+	t->threads = threads;
+	t->smem_model = smem_model;
+	t->grid[0] = t->grid[1] = t->grid[2] = 1;
+}
+
+static void test_compiled_clean(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	clean_res(res, 96, 16 * KB);
+	res[1] = (struct ft_resources){ 24, 0, 0, 0, 0 };
+	model_passed(&t, 128, 16 * KB);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 1);
+	/* the main kernel's resources are kept with the trial */
+	assert_int_equal(t.res.regs, 96);
+	assert_int_equal(t.res.smem_static, 16 * KB);
+	assert_int_equal(t.res.spill_stores, 0);
+	free(sp);
+}
+
+static void test_compiled_spills(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	/* the numbers of tests/unit/fixtures/ptxas_spills.log */
+	clean_res(res, 24, 0);
+	res[0].stack_bytes = 576;
+	res[0].spill_stores = 636;
+	res[0].spill_loads = 636;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_SPILLS);
+	assert_non_null(strstr(t.reason, "636"));
+	assert_int_equal(t.res.spill_stores, 636);
+
+	/* loads alone */
+	clean_res(res, 24, 0);
+	res[0].spill_loads = 8;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_SPILLS);
+
+	/* a stack frame is local memory too (trial.h: "uses local memory") */
+	clean_res(res, 24, 0);
+	res[0].stack_bytes = 64;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_SPILLS);
+
+	/* the combine kernel spilling rejects the candidate as well */
+	clean_res(res, 64, 0);
+	res[1] = (struct ft_resources){ 40, 0, 16, 16, 16 };
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_SPILLS);
+	assert_non_null(strstr(t.reason, "combine"));
+	free(sp);
+}
+
+static void test_compiled_registers(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	/* 64 x 1024 = 65536: exactly the register file */
+	clean_res(res, 64, 0);
+	model_passed(&t, 1024, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 1);
+	/* 255 x 512 = 130560 > 65536 */
+	clean_res(res, 255, 0);
+	model_passed(&t, 512, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	assert_non_null(strstr(t.reason, "255"));
+	assert_non_null(strstr(t.reason, "regist"));
+	/* 65 x 1024 */
+	clean_res(res, 65, 0);
+	model_passed(&t, 1024, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	/* threads come in whole warps: 257 threads hold 9 warps, 9 x 32 x 255 > 65536
+	 * although 257 x 255 = 65535 */
+	clean_res(res, 255, 0);
+	model_passed(&t, 257, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	free(sp);
+}
+
+/* Registers are allocated per warp in units of 256, and the hardware checks a
+ * block as if its warps were spread over all 4 sub-partitions (warps rounded
+ * up to a multiple of 4): cuda_occupancy.h, cudaOccMaxBlocksPerSMRegsLimit. A
+ * block over 65536 registers by that count cannot launch
+ * (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), even when regs x threads fits.
+ * Both refusals below were seen on an H200 (driver 580.159.04): cuLaunchKernel
+ * of a 81-register kernel with 768 threads and of a 200-register kernel with
+ * 320 threads returned CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
+static void test_compiled_register_granularity(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	/* 81 registers round up to 88 per thread: 88 x 32 x 24 warps = 67584 */
+	clean_res(res, 81, 0);
+	model_passed(&t, 768, 0);
+	if (ft_feasible_compiled(sp, arch("sm_90"), res, &t) != 0)
+		fail_msg("81 registers x 768 threads accepted: 24 warps x 2816 registers = 67584 > "
+			 "65536 (allocation unit 256 per warp), the launch fails");
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+
+	/* 200 registers: 6400 per warp; 10 warps count as 12 = 76800 */
+	clean_res(res, 200, 0);
+	model_passed(&t, 320, 0);
+	if (ft_feasible_compiled(sp, arch("sm_90"), res, &t) != 0)
+		fail_msg("200 registers x 320 threads accepted: the hardware counts 10 warps as 12, "
+			 "12 x 6400 = 76800 > 65536, the launch fails");
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+
+	/* and one that does fit by the same rules: 200 x 256 threads (8 warps) */
+	clean_res(res, 200, 0);
+	model_passed(&t, 256, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 1);
+	free(sp);
+}
+
+static void test_compiled_smem(void **state)
+{
+	struct ft_space *st = new_space(FT_SMEM_STATIC);
+	struct ft_space *dy = new_space(FT_SMEM_DYNAMIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	/* static: what ptxas reports is what counts, whatever the model said */
+	clean_res(res, 32, 52 * KB);
+	model_passed(&t, 128, 16 * KB);
+	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_SMEM);
+	assert_non_null(strstr(t.reason, "53248"));
+	assert_non_null(strstr(t.reason, "49152"));
+	clean_res(res, 32, 48 * KB);
+	model_passed(&t, 128, 60 * KB);
+	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 1);
+
+	/* dynamic: the kernel's own static smem adds to the launch's bytes */
+	clean_res(res, 32, 4 * KB);
+	model_passed(&t, 128, 99 * KB);
+	assert_int_equal(ft_feasible_compiled(dy, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_SMEM);
+	assert_non_null(strstr(t.reason, "105472"));
+	assert_non_null(strstr(t.reason, "opt-in"));
+	clean_res(res, 32, 1 * KB);
+	model_passed(&t, 128, 98 * KB);
+	assert_int_equal(ft_feasible_compiled(dy, arch("sm_89"), res, &t), 1);
+	clean_res(res, 32, 1 * KB);
+	model_passed(&t, 128, 98 * KB + 1);
+	assert_int_equal(ft_feasible_compiled(dy, arch("sm_89"), res, &t), 0);
+	/* the same total fits an H100 */
+	clean_res(res, 32, 4 * KB);
+	model_passed(&t, 128, 99 * KB);
+	assert_int_equal(ft_feasible_compiled(dy, arch("sm_90"), res, &t), 1);
+	free(st);
+	free(dy);
+}
+
+/* ---- blocks per SM ------------------------------------------------------ */
+
+static void test_blocks_per_sm(void **state)
+{
+	const struct ft_arch *h100 = arch("sm_90"), *l4 = arch("sm_89"), *a100 = arch("sm_80");
+	struct ft_resources r = { 64, 0, 0, 0, 0 };
+
+	/* nothing but threads: 2048 / 128 = 16 blocks on an H100, 1536 / 128 = 12 on an L4 */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 128, NULL), 16);
+	assert_int_equal(ft_blocks_per_sm(l4, 0, 128, NULL), 12);
+	/* tiny blocks hit the per-SM block count: 32 on sm_90, 24 on sm_89 */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 32, NULL), 32);
+	assert_int_equal(ft_blocks_per_sm(l4, 0, 32, NULL), 24);
+	/* partial warps take whole warps: 33 threads are 64 */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 33, NULL), 32);
+	assert_int_equal(ft_blocks_per_sm(l4, 0, 100, NULL), 1536 / 128);
+	/* FACTS.md: 48 KB blocks, 2 per SM on sm_86/89: (48 + 1) KB x 2 <= 100 KB */
+	assert_int_equal(ft_blocks_per_sm(l4, 48 * KB, 128, NULL), 2);
+	assert_int_equal(ft_blocks_per_sm(arch("sm_86"), 48 * KB, 128, NULL), 2);
+	/* 228 KB / (48 + 1) KB = 4 on an H100, 164 / 49 = 3 on an A100 */
+	assert_int_equal(ft_blocks_per_sm(h100, 48 * KB, 128, NULL), 4);
+	assert_int_equal(ft_blocks_per_sm(a100, 48 * KB, 128, NULL), 3);
+	/* one block at the opt-in limit fills the SM, one byte more does not fit */
+	assert_int_equal(ft_blocks_per_sm(h100, 232448, 128, NULL), 1);
+	assert_int_equal(ft_blocks_per_sm(h100, 232449, 128, NULL), 0);
+	assert_int_equal(ft_blocks_per_sm(l4, 101376, 128, NULL), 1);
+	assert_int_equal(ft_blocks_per_sm(l4, 101377, 128, NULL), 0);
+	/* registers: 64 x 256 threads = 16384 -> 4 blocks */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 256, &r), 4);
+	/* res == NULL or unknown registers: threads decide (2048 / 256) */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 256, NULL), 8);
+	r.regs = -1;
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 256, &r), 8);
+	/* 255 registers x 1024 threads do not fit at all */
+	r.regs = 255;
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 1024, &r), 0);
+	/* the smallest of the three limits wins: smem 3, threads 8, regs 2 */
+	r.regs = 128;
+	assert_int_equal(ft_blocks_per_sm(h100, 70 * KB, 256, &r), 2);
+	/* no threads: cannot run */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 0, NULL), 0);
+}
+
+static void test_blocks_per_sm_unlaunchable(void **state)
+{
+	/* feasibility.h: "0 if it cannot run". 2048 threads fit an H100's SM but
+	 * not one block (1024 threads at most) */
+	if (ft_blocks_per_sm(arch("sm_90"), 0, 2048, NULL) != 0)
+		fail_msg("ft_blocks_per_sm gives %d blocks of 2048 threads: a block has at most 1024",
+			 ft_blocks_per_sm(arch("sm_90"), 0, 2048, NULL));
+	assert_int_equal(ft_blocks_per_sm(arch("sm_80"), 0, 1025, NULL), 0);
+}
+
+/* The occupancy rules of cuda_occupancy.h that ft_blocks_per_sm approximates:
+ * registers per warp round up to 256, shared memory per block to 128 bytes.
+ * The sm_90 figures are what cuOccupancyMaxActiveBlocksPerMultiprocessor
+ * returned on an H200 (driver 580.159.04) for kernels with exactly these
+ * register counts and dynamic shared memory sizes. */
+static void test_blocks_per_sm_register_granularity(void **state)
+{
+	const struct ft_arch *h100 = arch("sm_90");
+	struct ft_resources r = { 33, 0, 0, 0, 0 };
+
+	/* 33 registers: 1280 per warp; 16384 per sub-partition holds 12 warps, 48
+	 * per SM, 6 blocks of 8 warps (33 x 256 = 8448 would give 7) */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 256, &r), 6);
+	/* 10 warps: 48 / 10 = 4 (33 x 320 = 10560 would give 6) */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 320, &r), 4);
+	/* 81 registers: 2816 per warp, 5 warps per sub-partition, 20 per SM -> 5
+	 * blocks of 4 warps (81 x 128 = 10368 would give 6) */
+	r.regs = 81;
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 128, &r), 5);
+	/* 81 registers x 768 threads cannot launch (see the compiled check) */
+	assert_int_equal(ft_blocks_per_sm(h100, 0, 768, &r), 0);
+}
+
+static void test_blocks_per_sm_smem_granularity(void **state)
+{
+	const struct ft_arch *h100 = arch("sm_90"), *l4 = arch("sm_89");
+
+	/* shared memory: 45670 B take 45696 B; + 1024 reserved = 46720 -> 4 per
+	 * 228 KB SM (45670 + 1024 = 46694 would give 5) */
+	assert_int_equal(ft_blocks_per_sm(h100, 45670, 128, NULL), 4);
+	assert_int_equal(ft_blocks_per_sm(h100, 45570, 128, NULL), 4);
+	/* a multiple of 128 is not rounded: 45568 + 1024 = 46592 -> 5 */
+	assert_int_equal(ft_blocks_per_sm(h100, 45568, 128, NULL), 5);
+	/* 33100 B take 33152 B: 3 x (33152 + 1024) > 100 KB -> 2 on an L4 */
+	assert_int_equal(ft_blocks_per_sm(l4, 33100, 128, NULL), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model_accepts_and_fills_trial),
+		cmocka_unit_test(test_model_constraint),
+		cmocka_unit_test(test_model_threads),
+		cmocka_unit_test(test_model_grid),
+		cmocka_unit_test(test_model_static_smem),
+		cmocka_unit_test(test_model_dynamic_smem),
+		cmocka_unit_test(test_compiled_clean),
+		cmocka_unit_test(test_compiled_spills),
+		cmocka_unit_test(test_compiled_registers),
+		cmocka_unit_test(test_compiled_register_granularity),
+		cmocka_unit_test(test_compiled_smem),
+		cmocka_unit_test(test_blocks_per_sm),
+		cmocka_unit_test(test_blocks_per_sm_unlaunchable),
+		cmocka_unit_test(test_blocks_per_sm_register_granularity),
+		cmocka_unit_test(test_blocks_per_sm_smem_granularity),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
