@@ -229,7 +229,11 @@ static void *compile_thread(void *arg)
 			q_push(&r->done_q, it);
 			continue;
 		}
-		compile_one(r, it);
+		/* replay: the recording already holds each candidate's compile verdict */
+		if (r->cfg->replay)
+			it->t.status = FT_ST_COMPILED;
+		else
+			compile_one(r, it);
 		if (it->t.status == FT_ST_COMPILED && (r->cfg->worker || r->cfg->replay))
 			q_push(&r->eval_q, it);
 		else

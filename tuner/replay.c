@@ -64,9 +64,10 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 			snprintf(r->device, sizeof(r->device), "%s", v);
 	}
 	(void)types;
-	if (!status || ft_status_parse(status, &x.status) ||
-	    !(x.status == FT_ST_OK || x.status == FT_ST_WRONG_RESULT || x.status == FT_ST_CRASHED ||
-	      x.status == FT_ST_TIMEOUT))
+	/* model rejections are recomputed by the pipeline; compiled means never timed */
+	if (!status || ft_status_parse(status, &x.status) || x.status == FT_ST_COMPILED ||
+	    x.status == FT_ST_REJECTED_CONSTRAINT ||
+	    (x.status == FT_ST_REJECTED_SMEM && !strstr(x.reason, "compiled")))
 		return 0;
 	if (tpl && r->template_name && strcmp(tpl, r->template_name))
 		return 0;

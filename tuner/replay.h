@@ -1,7 +1,7 @@
 /* replay.h - recorded trials standing in for the GPU.
  *
- * `fatune search --replay DB` runs the whole pipeline (enumeration, feasibility,
- * compile, strategy, budget) but takes each candidate's verdict and times from
+ * `fatune search --replay DB` runs the pipeline (enumeration, model check,
+ * strategy, budget) but takes each candidate's compile verdict, check and times from
  * the trials recorded in DB for the same arch, shape, dtype, causal flag and
  * template, instead of a GPU. It tests strategies with no GPU (in CI) and
  * measures how many evaluations each needs to come near the exhaustive optimum.
