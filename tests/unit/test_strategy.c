@@ -1,0 +1,374 @@
+/* test_strategy.c - candidate orderings (strategy.c): the seeded random
+ * shuffle, exhaustive order, and the model's ranking by predicted time, on
+ * trials whose launch geometry is set by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strategy.h"
+
+#define KB 1024
+#define H100_SMS 132	/* SMs of an H100 SXM / H200, as in FACTS.md */
+
+static struct ft_space *new_space(void)
+{
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+
+	assert_non_null(sp);
+	snprintf(sp->name, sizeof(sp->name), "unit");
+	sp->nparams = 3;
+	snprintf(sp->params[0].name, FT_NAME_MAX, "BLOCK_M");
+	sp->params[0].kind = FT_PARAM_COMPILE;
+	snprintf(sp->params[1].name, FT_NAME_MAX, "NUM_WARPS");
+	sp->params[1].kind = FT_PARAM_COMPILE;
+	snprintf(sp->params[2].name, FT_NAME_MAX, "NUM_SPLITS");
+	sp->params[2].kind = FT_PARAM_LAUNCH;
+	for (int i = 0; i < 3; i++)
+		sp->params[i].nvalues = 1;
+	return sp;
+}
+
+static const struct ft_shape mission = { 1, 8, 512, 64, 0, FT_FP16 };
+
+/* A trial with the given geometry; index i is kept in values[0] and config. */
+static void make_trial(struct ft_trial *t, int i, long long threads, long long grid_x,
+		       long long grid_y, long long smem, long long splits)
+{
+	ft_trial_init(t);
+	snprintf(t->config, sizeof(t->config), "T%d", i);
+	t->values[0] = i;
+	t->values[1] = threads / 32;
+	t->values[2] = splits;
+	t->threads = threads;
+	t->grid[0] = grid_x;
+	t->grid[1] = grid_y;
+	t->grid[2] = 1;
+	t->smem_model = smem;
+	t->status = FT_ST_COMPILED;
+}
+
+static struct ft_trial *make_many(int n)
+{
+	struct ft_trial *ts = calloc((size_t)n, sizeof(*ts));
+
+	assert_non_null(ts);
+	for (int i = 0; i < n; i++)
+		make_trial(&ts[i], i, 32 * (1 + i % 8), 1 + i, 8, (i % 5) * 8 * KB, 1);
+	return ts;
+}
+
+static void pointers(struct ft_trial *ts, int n, struct ft_trial **p)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = &ts[i];
+}
+
+static void order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,
+		  struct ft_trial **p, int n)
+{
+	ft_strategy_order(s, seed, sp, ft_arch_find("sm_90", NULL), &mission, H100_SMS, p, n);
+}
+
+/* p[0..n) holds each of ts[0..n) exactly once. */
+static void assert_permutation(struct ft_trial *ts, struct ft_trial **p, int n)
+{
+	char *seen = calloc((size_t)n, 1);
+
+	assert_non_null(seen);
+	for (int i = 0; i < n; i++) {
+		long long k = p[i] - ts;
+
+		assert_true(k >= 0 && k < n);
+		if (seen[k])
+			fail_msg("trial %lld appears twice", k);
+		seen[k] = 1;
+	}
+	free(seen);
+}
+
+static int same_order(struct ft_trial **a, struct ft_trial **b, int n)
+{
+	return !memcmp(a, b, (size_t)n * sizeof(*a));
+}
+
+/* ---- random -------------------------------------------------------------- */
+
+static void test_random_is_seeded_permutation(void **state)
+{
+	enum { N = 100, SEEDS = 8 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[SEEDS][N], *again[N], *ident[N];
+
+	pointers(ts, N, ident);
+	for (int s = 0; s < SEEDS; s++) {
+		pointers(ts, N, p[s]);
+		order(FT_STRATEGY_RANDOM, (unsigned long long)s * 7919 + 1, sp, p[s], N);
+		assert_permutation(ts, p[s], N);
+		/* the chance that 100 shuffled items stay in place is 1/100! */
+		assert_false(same_order(p[s], ident, N));
+
+		/* the same seed gives the same order */
+		pointers(ts, N, again);
+		order(FT_STRATEGY_RANDOM, (unsigned long long)s * 7919 + 1, sp, again, N);
+		assert_true(same_order(p[s], again, N));
+	}
+	/* other seeds give other orders */
+	for (int s = 0; s < SEEDS; s++)
+		for (int r = s + 1; r < SEEDS; r++)
+			assert_false(same_order(p[s], p[r], N));
+	/* seed 0 is a seed like any other */
+	pointers(ts, N, again);
+	order(FT_STRATEGY_RANDOM, 0, sp, again, N);
+	assert_permutation(ts, again, N);
+	assert_false(same_order(again, ident, N));
+	free(ts);
+	free(sp);
+}
+
+/* Every ordering of 4 trials is about equally likely over many seeds. With
+ * 24000 shuffles each of the 24 orders is expected 1000 times (standard
+ * deviation about 31); 800..1200 is more than 6 deviations wide, so only a
+ * biased shuffle (e.g. swapping with any index, not just 0..i) fails. */
+static void test_random_is_unbiased(void **state)
+{
+	enum { N = 4, RUNS = 24000 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	int count[256] = { 0 };
+
+	for (int s = 0; s < RUNS; s++) {
+		struct ft_trial *p[N];
+		int code = 0;
+
+		pointers(ts, N, p);
+		order(FT_STRATEGY_RANDOM, (unsigned long long)s, sp, p, N);
+		for (int i = 0; i < N; i++)
+			code = code * 4 + (int)(p[i] - ts);
+		count[code]++;
+	}
+	{
+		int distinct = 0;
+
+		for (int c = 0; c < 256; c++) {
+			if (!count[c])
+				continue;
+			distinct++;
+			if (count[c] < 800 || count[c] > 1200)
+				fail_msg("order %d came %d times in %d shuffles, expected about 1000", c,
+					 count[c], RUNS);
+		}
+		assert_int_equal(distinct, 24);
+	}
+	free(ts);
+	free(sp);
+}
+
+static void test_small_lists(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(2);
+	struct ft_trial *p[2];
+	enum ft_strategy all[] = { FT_STRATEGY_EXHAUSTIVE, FT_STRATEGY_RANDOM, FT_STRATEGY_MODEL };
+
+	for (int s = 0; s < 3; s++) {
+		order(all[s], 5, sp, p, 0);
+		pointers(ts, 1, p);
+		order(all[s], 5, sp, p, 1);
+		assert_ptr_equal(p[0], &ts[0]);
+		pointers(ts, 2, p);
+		order(all[s], 5, sp, p, 2);
+		assert_permutation(ts, p, 2);
+	}
+	free(ts);
+	free(sp);
+}
+
+/* ---- exhaustive ---------------------------------------------------------- */
+
+static void test_exhaustive_keeps_order(void **state)
+{
+	enum { N = 50 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[N], *ident[N];
+
+	pointers(ts, N, ident);
+	for (unsigned long long seed = 0; seed < 5; seed++) {
+		pointers(ts, N, p);
+		order(FT_STRATEGY_EXHAUSTIVE, seed, sp, p, N);
+		assert_true(same_order(p, ident, N));
+	}
+	/* a list that arrives in another order stays in that order */
+	for (int i = 0; i < N; i++)
+		p[i] = &ts[N - 1 - i];
+	order(FT_STRATEGY_EXHAUSTIVE, 1, sp, p, N);
+	for (int i = 0; i < N; i++)
+		assert_ptr_equal(p[i], &ts[N - 1 - i]);
+	free(ts);
+	free(sp);
+}
+
+/* ---- model --------------------------------------------------------------- */
+
+static double predict(const struct ft_space *sp, const struct ft_trial *t)
+{
+	return ft_strategy_predict(sp, ft_arch_find("sm_90", NULL), &mission, H100_SMS, t);
+}
+
+static void test_model_sorts_by_prediction(void **state)
+{
+	enum { N = 40 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = calloc(N, sizeof(*ts));
+	struct ft_trial *p[N];
+	int distinct = 0;
+
+	assert_non_null(ts);
+	/* a spread of geometries: block sizes 64..512 threads, 1..264 blocks,
+	 * 0..96 KB of shared memory, with and without splits */
+	for (int i = 0; i < N; i++)
+		make_trial(&ts[i], i, 64 << (i % 4), 1 + (i * 37) % 33, 1 + i % 8, (i % 7) * 16 * KB,
+			   1 + (i % 3 == 0) * (i % 4));
+	/* hand them over worst-predicted first, so sorting has work to do */
+	pointers(ts, N, p);
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++)
+			if (predict(sp, p[j]) > predict(sp, p[i])) {
+				struct ft_trial *tmp = p[i];
+				p[i] = p[j];
+				p[j] = tmp;
+			}
+	order(FT_STRATEGY_MODEL, 0, sp, p, N);
+	assert_permutation(ts, p, N);
+	for (int i = 1; i < N; i++) {
+		double a = predict(sp, p[i - 1]), b = predict(sp, p[i]);
+
+		if (a > b)
+			fail_msg("position %d predicts %g after %g", i, b, a);
+		distinct += a < b;
+	}
+	/* the geometries differ enough that the model tells them apart */
+	assert_true(distinct >= 5);
+	free(ts);
+	free(sp);
+}
+
+static void test_model_ties_keep_enumeration_order(void **state)
+{
+	enum { N = 12 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = calloc(N, sizeof(*ts));
+	struct ft_trial *p[N];
+
+	assert_non_null(ts);
+	/* identical geometry: the same prediction for all */
+	for (int i = 0; i < N; i++)
+		make_trial(&ts[i], i, 128, 16, 8, 16 * KB, 1);
+	pointers(ts, N, p);
+	order(FT_STRATEGY_MODEL, 99, sp, p, N);
+	for (int i = 0; i < N; i++)
+		assert_ptr_equal(p[i], &ts[i]);
+	free(ts);
+	free(sp);
+}
+
+static void test_model_unrunnable_last(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial ts[3];
+	struct ft_trial *p[3];
+
+	/* more shared memory than an SM has: cannot run, predicted infinitely slow */
+	make_trial(&ts[0], 0, 128, 16, 8, 240 * KB, 1);
+	make_trial(&ts[1], 1, 128, 16, 8, 16 * KB, 1);
+	make_trial(&ts[2], 2, 128, 0, 8, 16 * KB, 1);
+	assert_true(isinf(predict(sp, &ts[0])));
+	assert_true(isinf(predict(sp, &ts[2])));
+	assert_true(isfinite(predict(sp, &ts[1])) && predict(sp, &ts[1]) > 0);
+	pointers(ts, 3, p);
+	order(FT_STRATEGY_MODEL, 0, sp, p, 3);
+	assert_ptr_equal(p[0], &ts[1]);
+	/* an unknown SM count still predicts */
+	assert_true(isfinite(ft_strategy_predict(sp, ft_arch_find("sm_90", NULL), &mission, 0, &ts[1])));
+	free(sp);
+}
+
+/* A second wave costs: 133 blocks that fit one per SM take two rounds on 132
+ * SMs, 132 blocks one (the same total work). */
+static void test_model_penalises_a_partial_wave(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial one_wave, two_waves;
+
+	/* 200 KB of shared memory: one block per SM */
+	make_trial(&one_wave, 0, 256, 132, 1, 200 * KB, 1);
+	make_trial(&two_waves, 1, 256, 133, 1, 200 * KB, 1);
+	assert_true(predict(sp, &one_wave) < predict(sp, &two_waves));
+	free(sp);
+}
+
+/* A split adds a combine pass: the same geometry with 4 splits predicts
+ * slower than with none. */
+static void test_model_split_costs(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial plain, split;
+
+	make_trial(&plain, 0, 128, 64, 8, 16 * KB, 1);
+	make_trial(&split, 1, 128, 64, 8, 16 * KB, 4);
+	assert_true(predict(sp, &plain) < predict(sp, &split));
+	free(sp);
+}
+
+/* FACTS.md: the mission shape 1x8x512x64 with 128-row tiles gives only 32
+ * blocks on a 132-SM GPU; smaller tiles are what fill it. With the same
+ * threads and shared memory per block, 128 blocks of a quarter of the work
+ * each finish in about a quarter of the time of 32 blocks (one wave each, no
+ * SM runs more than one block), so the model must rank them first. */
+static void test_model_prefers_filling_the_gpu(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial big_tiles, small_tiles;
+	struct ft_trial *p[2];
+
+	make_trial(&big_tiles, 0, 128, 512 / 128, 8, 16 * KB, 1);	/* 32 blocks */
+	make_trial(&small_tiles, 1, 128, 512 / 32, 8, 16 * KB, 1);	/* 128 blocks */
+	if (!(predict(sp, &small_tiles) < predict(sp, &big_tiles)))
+		fail_msg("32 blocks on 132 SMs predict %g, 128 blocks %g: a grid that leaves 100 SMs "
+			 "idle must predict slower (strategy.c: the time is scaled by resident/sms, "
+			 "not by the blocks each busy SM runs)",
+			 predict(sp, &big_tiles), predict(sp, &small_tiles));
+	p[0] = &big_tiles;
+	p[1] = &small_tiles;
+	order(FT_STRATEGY_MODEL, 0, sp, p, 2);
+	assert_ptr_equal(p[0], &small_tiles);
+	free(sp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_is_seeded_permutation),
+		cmocka_unit_test(test_random_is_unbiased),
+		cmocka_unit_test(test_small_lists),
+		cmocka_unit_test(test_exhaustive_keeps_order),
+		cmocka_unit_test(test_model_sorts_by_prediction),
+		cmocka_unit_test(test_model_ties_keep_enumeration_order),
+		cmocka_unit_test(test_model_unrunnable_last),
+		cmocka_unit_test(test_model_penalises_a_partial_wave),
+		cmocka_unit_test(test_model_split_costs),
+		cmocka_unit_test(test_model_prefers_filling_the_gpu),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
