@@ -1,0 +1,267 @@
+/* test_pipeline.c - what the pipeline hands to NVRTC (ft_pipeline_compile_req
+ * in pipeline.c) and the strategy names it parses.
+ *
+ * The compile request decides the CUBIN cache key, so these tests also check
+ * the promise of cache.h: launch-time parameters and B, H, S never change the
+ * key, compile-time parameters and the shape's D, causal flag and dtype do.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "pipeline.h"
+
+/* BLOCK_M (compile), NUM_SPLITS (launch), NUM_WARPS (compile), in that order:
+ * a launch-time parameter between two compile-time ones. */
+static struct ft_space *new_space(int with_combine)
+{
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+
+	assert_non_null(sp);
+	snprintf(sp->name, sizeof(sp->name), "unit");
+	snprintf(sp->template_path, sizeof(sp->template_path), "/templates/attention.cu");
+	snprintf(sp->kernel, sizeof(sp->kernel), "attn");
+	if (with_combine)
+		snprintf(sp->combine_kernel, sizeof(sp->combine_kernel), "attn_combine");
+	sp->smem_kind = FT_SMEM_DYNAMIC;
+	sp->nparams = 3;
+	snprintf(sp->params[0].name, FT_NAME_MAX, "BLOCK_M");
+	sp->params[0].kind = FT_PARAM_COMPILE;
+	snprintf(sp->params[1].name, FT_NAME_MAX, "NUM_SPLITS");
+	sp->params[1].kind = FT_PARAM_LAUNCH;
+	snprintf(sp->params[2].name, FT_NAME_MAX, "NUM_WARPS");
+	sp->params[2].kind = FT_PARAM_COMPILE;
+	for (int i = 0; i < 3; i++)
+		sp->params[i].nvalues = 1;
+	return sp;
+}
+
+static void trial_of(struct ft_trial *t, long long block_m, long long splits, long long warps,
+		     long long smem)
+{
+	ft_trial_init(t);
+	t->values[0] = block_m;
+	t->values[1] = splits;
+	t->values[2] = warps;
+	t->smem_model = smem;
+	t->threads = warps * 32;
+}
+
+/* The value of define `name` in req; fails when it is absent or repeated. */
+static long long define(const struct ft_compile_req *req, const char *name)
+{
+	int found = -1;
+
+	for (int i = 0; i < req->ndefines; i++) {
+		assert_non_null(req->define_names[i]);
+		if (!strcmp(req->define_names[i], name)) {
+			if (found >= 0)
+				fail_msg("define %s given twice", name);
+			found = i;
+		}
+	}
+	if (found < 0)
+		fail_msg("define %s missing", name);
+	return req->define_values[found];
+}
+
+static int has_define(const struct ft_compile_req *req, const char *name)
+{
+	for (int i = 0; i < req->ndefines; i++)
+		if (!strcmp(req->define_names[i], name))
+			return 1;
+	return 0;
+}
+
+static void test_compile_req_defines(void **state)
+{
+	struct ft_space *sp = new_space(1);
+	const struct ft_arch *a = ft_arch_find("sm_90", NULL);
+	struct ft_shape shape = { 2, 4, 1024, 128, 1, FT_BF16 };
+	struct ft_compile_req req;
+	struct ft_trial t;
+
+	trial_of(&t, 64, 4, 8, 40960);
+	memset(&req, 0x5a, sizeof(req)); /* garbage the call must overwrite */
+	ft_pipeline_compile_req(sp, a, &shape, &t, &req);
+
+	assert_string_equal(req.source_path, "/templates/attention.cu");
+	assert_string_equal(req.arch, "sm_90");
+	/* compile-time parameters, in the space's order, with the trial's values */
+	assert_true(define(&req, "BLOCK_M") == 64);
+	assert_true(define(&req, "NUM_WARPS") == 8);
+	assert_string_equal(req.define_names[0], "BLOCK_M");
+	assert_string_equal(req.define_names[1], "NUM_WARPS");
+	/* the shape and the model's shared memory */
+	assert_true(define(&req, "HEAD_DIM") == 128);
+	assert_true(define(&req, "IS_CAUSAL") == 1);
+	assert_true(define(&req, "FATUNE_BF16") == 1);
+	assert_true(define(&req, "FATUNE_SMEM_BYTES") == 40960);
+	/* nothing else: no launch-time parameter, no B, H or S */
+	assert_false(has_define(&req, "NUM_SPLITS"));
+	assert_int_equal(req.ndefines, 6);
+	/* both entry points */
+	assert_string_equal(req.kernels[0], "attn");
+	assert_non_null(req.kernels[1]);
+	assert_string_equal(req.kernels[1], "attn_combine");
+	free(sp);
+}
+
+static void test_compile_req_fp16_no_combine(void **state)
+{
+	struct ft_space *sp = new_space(0);
+	const struct ft_arch *a = ft_arch_find("sm_89", NULL);
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16 };
+	struct ft_compile_req req;
+	struct ft_trial t;
+
+	trial_of(&t, 128, 1, 4, 16384);
+	ft_pipeline_compile_req(sp, a, &shape, &t, &req);
+	assert_string_equal(req.arch, "sm_89");
+	assert_true(define(&req, "BLOCK_M") == 128);
+	assert_true(define(&req, "NUM_WARPS") == 4);
+	assert_true(define(&req, "HEAD_DIM") == 64);
+	assert_true(define(&req, "IS_CAUSAL") == 0);
+	assert_true(define(&req, "FATUNE_BF16") == 0);
+	assert_true(define(&req, "FATUNE_SMEM_BYTES") == 16384);
+	assert_string_equal(req.kernels[0], "attn");
+	assert_null(req.kernels[1]);
+	free(sp);
+}
+
+static void key_for(const struct ft_space *sp, const char *arch, const struct ft_shape *shape,
+		    const struct ft_trial *t, char key[17])
+{
+	struct ft_compile_req req;
+
+	ft_pipeline_compile_req(sp, ft_arch_find(arch, NULL), shape, t, &req);
+	ft_compile_key(&req, "00112233445566ff", key);
+}
+
+static void test_compile_key_follows_compile_time_only(void **state)
+{
+	struct ft_space *sp = new_space(1);
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16 };
+	struct ft_shape other;
+	struct ft_trial t, u;
+	char k0[17], k[17];
+
+	trial_of(&t, 64, 1, 4, 16384);
+	key_for(sp, "sm_90", &shape, &t, k0);
+
+	/* a launch-time parameter: the same CUBIN */
+	trial_of(&u, 64, 8, 4, 16384);
+	key_for(sp, "sm_90", &shape, &u, k);
+	assert_string_equal(k, k0);
+	/* another B, H or S: the same CUBIN (a re-tune compiles nothing) */
+	other = shape;
+	other.b = 4;
+	other.h = 16;
+	other.s = 4096;
+	key_for(sp, "sm_90", &other, &t, k);
+	assert_string_equal(k, k0);
+
+	/* a compile-time parameter */
+	trial_of(&u, 128, 1, 4, 16384);
+	key_for(sp, "sm_90", &shape, &u, k);
+	assert_string_not_equal(k, k0);
+	trial_of(&u, 64, 1, 8, 16384);
+	key_for(sp, "sm_90", &shape, &u, k);
+	assert_string_not_equal(k, k0);
+	/* the shared memory the template sizes itself with */
+	trial_of(&u, 64, 1, 4, 32768);
+	key_for(sp, "sm_90", &shape, &u, k);
+	assert_string_not_equal(k, k0);
+	/* head dim, causal, dtype */
+	other = shape;
+	other.d = 128;
+	key_for(sp, "sm_90", &other, &t, k);
+	assert_string_not_equal(k, k0);
+	other = shape;
+	other.causal = 1;
+	key_for(sp, "sm_90", &other, &t, k);
+	assert_string_not_equal(k, k0);
+	other = shape;
+	other.dtype = FT_BF16;
+	key_for(sp, "sm_90", &other, &t, k);
+	assert_string_not_equal(k, k0);
+	/* the arch */
+	key_for(sp, "sm_89", &shape, &t, k);
+	assert_string_not_equal(k, k0);
+	free(sp);
+}
+
+/* Every compile-time parameter a space may have (FT_MAX_PARAMS) still fits
+ * the request next to the four fixed defines. */
+static void test_compile_req_many_params(void **state)
+{
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_shape shape = { 1, 8, 512, 64, 1, FT_FP16 };
+	struct ft_compile_req req;
+	struct ft_trial t;
+
+	assert_non_null(sp);
+	snprintf(sp->template_path, sizeof(sp->template_path), "/t.cu");
+	snprintf(sp->kernel, sizeof(sp->kernel), "k");
+	sp->nparams = FT_MAX_PARAMS;
+	ft_trial_init(&t);
+	for (int i = 0; i < FT_MAX_PARAMS; i++) {
+		snprintf(sp->params[i].name, FT_NAME_MAX, "P%d", i);
+		sp->params[i].kind = FT_PARAM_COMPILE;
+		sp->params[i].nvalues = 1;
+		t.values[i] = 100 + i;
+	}
+	t.smem_model = 0;
+	ft_pipeline_compile_req(sp, ft_arch_find("sm_80", NULL), &shape, &t, &req);
+	assert_int_equal(req.ndefines, FT_MAX_PARAMS + 4);
+	assert_true(req.ndefines <= FT_MAX_DEFINES);
+	for (int i = 0; i < FT_MAX_PARAMS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "P%d", i);
+		assert_true(define(&req, name) == 100 + i);
+	}
+	assert_true(define(&req, "IS_CAUSAL") == 1);
+	free(sp);
+}
+
+static void test_strategy_names(void **state)
+{
+	enum ft_strategy s;
+	struct ft_err err;
+	const enum ft_strategy all[] = { FT_STRATEGY_EXHAUSTIVE, FT_STRATEGY_RANDOM,
+					 FT_STRATEGY_MODEL };
+
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ft_strategy_parse(ft_strategy_name(all[i]), &s, &err), 0);
+		assert_int_equal(s, all[i]);
+	}
+	assert_string_equal(ft_strategy_name(FT_STRATEGY_MODEL), "model");
+	assert_string_equal(ft_strategy_name(FT_STRATEGY_RANDOM), "random");
+	assert_string_equal(ft_strategy_name(FT_STRATEGY_EXHAUSTIVE), "exhaustive");
+	ft_err_clear(&err);
+	assert_int_equal(ft_strategy_parse("greedy", &s, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "'greedy'"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compile_req_defines),
+		cmocka_unit_test(test_compile_req_fp16_no_combine),
+		cmocka_unit_test(test_compile_key_follows_compile_time_only),
+		cmocka_unit_test(test_compile_req_many_params),
+		cmocka_unit_test(test_strategy_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
