@@ -204,6 +204,46 @@ static void test_template_hash_of_content(void **state)
 	assert_string_equal(h, h0);
 }
 
+/* Headers NVRTC finds in kernel_templates/ of the data dir ($FATUNE_SOURCE_DIR)
+ * are part of the hash, unless one of the same name sits next to the
+ * includer, which NVRTC would take instead (nvrtc.h, cache.c). */
+static void test_template_hash_follows_kernel_templates(void **state)
+{
+	struct fx *fx = *state;
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char *saved = src ? strdup(src) : NULL;
+	char kt[256], h0[17], h[17];
+
+	snprintf(kt, sizeof(kt), "%s/kernel_templates", fx->dir);
+	assert_int_equal(mkdir(kt, 0755), 0);
+	write_file(kt, "fatune_abi.h", "#define FATUNE_ABI_VERSION 1\n");
+	assert_int_equal(setenv("FATUNE_SOURCE_DIR", fx->dir, 1), 0);
+	write_file(fx->tpl, "user.cu", "#include \"fatune_abi.h\"\nint x;\n");
+	hash_of(fx, "user.cu", h0);
+
+	/* a changed ABI header gives a new hash */
+	write_file(kt, "fatune_abi.h", "#define FATUNE_ABI_VERSION 2\n");
+	hash_of(fx, "user.cu", h);
+	assert_string_not_equal(h, h0);
+
+	/* with a local copy, the local copy counts and the shared one does not */
+	write_file(fx->tpl, "fatune_abi.h", "#define FATUNE_ABI_VERSION 9\n");
+	hash_of(fx, "user.cu", h0);
+	write_file(kt, "fatune_abi.h", "#define FATUNE_ABI_VERSION 3\n");
+	hash_of(fx, "user.cu", h);
+	assert_string_equal(h, h0);
+	write_file(fx->tpl, "fatune_abi.h", "#define FATUNE_ABI_VERSION 10\n");
+	hash_of(fx, "user.cu", h);
+	assert_string_not_equal(h, h0);
+
+	if (saved) {
+		setenv("FATUNE_SOURCE_DIR", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("FATUNE_SOURCE_DIR");
+	}
+}
+
 /* ---- hashes and keys ---------------------------------------------------- */
 
 static void test_hash_hex(void **state)
@@ -580,6 +620,7 @@ int main(void)
 		T(test_template_hash_follows_includes),
 		T(test_template_hash_cycle_and_missing),
 		T(test_template_hash_of_content),
+		T(test_template_hash_follows_kernel_templates),
 		T(test_hash_hex),
 		T(test_compile_key),
 		T(test_store_lookup_roundtrip),

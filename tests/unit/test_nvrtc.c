@@ -13,10 +13,12 @@
 #include <cmocka.h>
 
 #include <ctype.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nvrtc.h"
 
@@ -399,6 +401,105 @@ static void test_compile_virtual_arch_gives_no_cubin(void **state)
 	ft_compile_out_release(&out);
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fail_msg("cannot write '%s'", path);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Compiles dir/name for sm_89 with no defines; returns out.ok (log in *log). */
+static int compile_ok(const char *dir, const char *name, char **log)
+{
+	struct ft_compile_req req = { 0 };
+	struct ft_compile_out out;
+	struct ft_err err;
+	char path[512];
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	req.source_path = path;
+	req.arch = "sm_89";
+	req.kernels[0] = "abi_k";
+	ft_err_clear(&err);
+	if (ft_compile(&req, &out, &err))
+		fail_msg("ft_compile('%s'): %s", path, err.msg);
+	ok = out.ok;
+	*log = strdup(out.log);
+	ft_compile_out_release(&out);
+	return ok;
+}
+
+/* nvrtc.h: kernel_templates/ of the data dir ($FATUNE_SOURCE_DIR) is on the
+ * include path, so a template anywhere can include fatune_abi.h; a header
+ * next to the template comes first. */
+static void test_compile_abi_header_on_include_path(void **state)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char *saved = strdup(src);
+	char root[64] = "/tmp/fatune-test-nvrtc.XXXXXX";
+	char tpl[128], kt[128], path[256], *log;
+
+	assert_non_null(saved);
+	assert_non_null(mkdtemp(root));
+	snprintf(tpl, sizeof(tpl), "%s/tpl", root);
+	snprintf(kt, sizeof(kt), "%s/kernel_templates", root);
+	assert_int_equal(mkdir(tpl, 0755), 0);
+	assert_int_equal(mkdir(kt, 0755), 0);
+
+	/* the real ABI header, from a template outside the source tree */
+	snprintf(path, sizeof(path), "%s/abi_user.cu", tpl);
+	write_text(path, "#include \"fatune_abi.h\"\n"
+			 "static_assert(FATUNE_ABI_VERSION >= 1, \"the ABI header was found\");\n"
+			 "extern \"C\" __global__ void abi_k(struct fatune_attn_params p)\n"
+			 "{ ((float *)p.o)[threadIdx.x] = p.scale * p.num_splits; }\n");
+	if (!compile_ok(tpl, "abi_user.cu", &log))
+		fail_msg("a template outside the tree cannot include fatune_abi.h:\n%s", log);
+	free(log);
+
+	/* another data dir: its kernel_templates/ is the one searched */
+	snprintf(path, sizeof(path), "%s/fatune_abi.h", kt);
+	write_text(path, "#define FATUNE_ABI_VERSION 77\n");
+	snprintf(path, sizeof(path), "%s/abi_version.cu", tpl);
+	write_text(path, "#define WANT 77\n#include \"fatune_abi.h\"\n"
+			 "static_assert(FATUNE_ABI_VERSION == WANT, \"which fatune_abi.h\");\n"
+			 "extern \"C\" __global__ void abi_k(int *o) { o[0] = FATUNE_ABI_VERSION; }\n");
+	assert_int_equal(setenv("FATUNE_SOURCE_DIR", root, 1), 0);
+	if (!compile_ok(tpl, "abi_version.cu", &log))
+		fail_msg("$FATUNE_SOURCE_DIR/kernel_templates was not searched:\n%s", log);
+	free(log);
+	/* the check has teeth: another version is refused */
+	write_text(path, "#define WANT 78\n#include \"fatune_abi.h\"\n"
+			 "static_assert(FATUNE_ABI_VERSION == WANT, \"which fatune_abi.h\");\n"
+			 "extern \"C\" __global__ void abi_k(int *o) { o[0] = FATUNE_ABI_VERSION; }\n");
+	assert_int_equal(compile_ok(tpl, "abi_version.cu", &log), 0);
+	assert_non_null(strstr(log, "which fatune_abi.h"));
+	free(log);
+
+	/* a header of the same name next to the template wins */
+	snprintf(path, sizeof(path), "%s/fatune_abi.h", tpl);
+	write_text(path, "#define FATUNE_ABI_VERSION 5\n");
+	snprintf(path, sizeof(path), "%s/abi_version.cu", tpl);
+	write_text(path, "#define WANT 5\n#include \"fatune_abi.h\"\n"
+			 "static_assert(FATUNE_ABI_VERSION == WANT, \"which fatune_abi.h\");\n"
+			 "extern \"C\" __global__ void abi_k(int *o) { o[0] = FATUNE_ABI_VERSION; }\n");
+	if (!compile_ok(tpl, "abi_version.cu", &log))
+		fail_msg("the header next to the template was not the one included:\n%s", log);
+	free(log);
+
+	assert_int_equal(setenv("FATUNE_SOURCE_DIR", saved, 1), 0);
+	free(saved);
+	assert_int_equal(nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 struct job {
 	long long tile;
 	int rc, ok, smem;
@@ -498,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_compile_missing_file),
 		cmocka_unit_test(test_compile_too_many_defines),
 		cmocka_unit_test(test_compile_virtual_arch_gives_no_cubin),
+		cmocka_unit_test(test_compile_abi_header_on_include_path),
 		cmocka_unit_test(test_compile_concurrent),
 		cmocka_unit_test(test_version_and_options),
 	};
