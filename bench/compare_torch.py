@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""compare_torch.py - fatune's stored best attention kernel against torch SDPA.
+
+For each requested shape (or every stored one with --all) this reads fatune's
+best config from the tuning DB (table `best`, opened read-only), loads its CUBIN
+from fatune's cache, and in one process, on the same random inputs, times it
+and torch's SDPA flash, cuDNN and efficient backends with fatune's method
+(median over R samples; one sample = CUDA events around one replay of a CUDA
+graph of K back-to-back calls, divided by K). It checks that every output
+agrees with an fp64 reference (relative L2) and prints the ratios and TFLOP/s
+(4*B*H*S*S*D flops, halved when causal). Only ratios from one run compare.
+
+  python3 bench/compare_torch.py --shape 1x8x512x64 --causal --db fatune.db
+  python3 bench/compare_torch.py --all --json out.json
+
+--list prints the DB rows and CUBIN paths it would use, without a GPU.
+Exit codes: 0 ok, 1 a wrong result or a failed launch, 2 usage / nothing to compare.
+"""
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+
+TEMPLATE = "attention"
+# relative L2 error vs fp64 that a correct kernel stays under (FACTS.md: fp16
+# lands near 3e-4, bf16 near 2e-3); the same bounds fatune verifies with
+TOLERANCE = {"fp16": 2e-3, "bf16": 1e-2}
+BACKENDS = ("flash", "cudnn", "efficient")
+
+
+def cache_dir():
+    if os.environ.get("FATUNE_CACHE_DIR"):
+        return os.environ["FATUNE_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fatune")
+
+
+def parse_shape(text):
+    try:
+        b, h, s, d = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shape '{text}' is not BxHxSxD (e.g. 1x8x512x64)")
+    if min(b, h, s, d) < 1:
+        raise argparse.ArgumentTypeError(f"shape '{text}': every dimension must be >= 1")
+    return b, h, s, d
+
+
+def parse_config(text):
+    out = {}
+    for part in text.split(","):
+        k, sep, v = part.partition("=")
+        if not sep:
+            raise ValueError(f"config '{text}': item '{part}' is not NAME=VALUE")
+        out[k.strip()] = int(v)
+    return out
+
+
+def open_db(path):
+    if not os.path.exists(path):
+        sys.exit(f"compare_torch: no tuning database at '{path}': run `fatune search` first, "
+                 f"or pass --db / set FATUNE_DB")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    cols = {r[1] for r in db.execute("PRAGMA table_info(best)")}
+    if not cols:
+        sys.exit(f"compare_torch: '{path}' has no 'best' table: is it a fatune database?")
+    return db, cols
+
+
+def best_rows(db, cols, arch, device, shapes, causal, dtype, everything):
+    """The stored best rows to compare, newest first per key, preferring this device."""
+    q = f"SELECT * FROM best WHERE template_name = ? AND arch = ?"
+    args = [TEMPLATE, arch]
+    if not everything:
+        q += " AND dtype = ? AND causal = ?"
+        args += [dtype, int(causal)]
+    order = " ORDER BY (device = ?) DESC" + (", updated_at DESC" if "updated_at" in cols else "")
+    rows = db.execute(q + order, args + [device]).fetchall()
+    picked, seen = [], set()
+    for r in rows:
+        key = (r["b"], r["h"], r["s"], r["d"], r["dtype"], r["causal"])
+        if key in seen:
+            continue
+        if not everything and (r["b"], r["h"], r["s"], r["d"]) not in shapes:
+            continue
+        seen.add(key)
+        picked.append(r)
+    return picked
+
+
+def geometry(row, cols):
+    """Launch geometry stored with the best config."""
+    values = parse_config(row["config"])
+    smem = row["smem_bytes"] if "smem_bytes" in cols else row["smem_model"]
+    g = dict(threads=row["threads"], grid=[row["grid_x"], row["grid_y"], row["grid_z"]],
+             smem=smem or 0, num_splits=values.get("NUM_SPLITS", 1),
+             combine_threads=row["combine_threads"] or 0,
+             combine_grid=[row["combine_grid_x"] or 0, row["combine_grid_y"] or 0,
+                           row["combine_grid_z"] or 0])
+    return g
+
+
+def flops(b, h, s, d, causal):
+    f = 4.0 * b * h * s * s * d
+    return f / 2 if causal else f
+
+
+def quick_time(torch, fn, n=3):
+    fn()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(n):
+        fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1000.0 / n
+
+
+def compare_one(torch, fk, row, cols, budget_us, cache):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    b, h, s, d, causal, dtype = row["b"], row["h"], row["s"], row["d"], row["causal"], row["dtype"]
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    res = dict(shape=f"{b}x{h}x{s}x{d}", causal=causal, dtype=dtype, config=row["config"],
+               gflop=flops(b, h, s, d, causal) / 1e9)
+    q, k, v = (torch.randn((b, h, s, d), device="cuda", dtype=dt) for _ in range(3))
+    ref = fk.reference(q, k, v, causal)
+    tol = TOLERANCE[dtype]
+
+    cubin = os.path.join(cache, "cubin", f"{row['compile_key']}.cubin")
+    fat = dict(name="fatune")
+    try:
+        if not row["compile_key"] or not os.path.exists(cubin):
+            raise FileNotFoundError(f"CUBIN '{cubin}' is not in fatune's cache: re-run "
+                                    f"`fatune search` or set FATUNE_CACHE_DIR")
+        mod = fk.Module(cubin)
+        att = fk.Attention(mod, geometry(row, cols), b, h, s, d)
+        o = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=dt)
+        att.poison_partials()
+        att(q, k, v, o)
+        torch.cuda.synchronize()
+        fat["rel_l2"], fat["nonfinite"] = fk.rel_l2(o, ref)
+        kk, rr = fk.plan_timing(quick_time(torch, lambda: att(q, k, v, o)), budget_us)
+        fat.update(fk.time_graph(lambda: att(q, k, v, o), kk, rr))
+        fat["ok"] = fat["nonfinite"] == 0 and fat["rel_l2"] <= tol
+    except (fk.CudaError, OSError, RuntimeError) as e:
+        fat.update(ok=False, error=str(e))
+    res["fatune"] = fat
+
+    kinds = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+             "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    for name in BACKENDS:
+        p = dict(name=name)
+        try:
+            with sdpa_kernel([kinds[name]]):
+                def fn():
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                out = fn()
+                torch.cuda.synchronize()
+                p["rel_l2"], p["nonfinite"] = fk.rel_l2(out, ref)
+                kk, rr = fk.plan_timing(quick_time(torch, fn), budget_us)
+                p.update(fk.time_graph(fn, kk, rr))
+        except RuntimeError as e:  # backend not available for this shape/dtype/GPU
+            p["error"] = str(e).strip().splitlines()[0][:100] if str(e).strip() else "unavailable"
+        res[name] = p
+    return res
+
+
+def cell(p):
+    if "median" in p:
+        return f"{p['median']:9.2f}"
+    return f"{'n/a':>9s}"
+
+
+def print_table(results):
+    print(f"{'shape':>15s} {'c':>1s} {'dtype':>5s} {'fatune':>9s} {'flash':>9s} {'cudnn':>9s} "
+          f"{'effic':>9s} {'/flash':>6s} {'/cudnn':>6s} {'/effic':>6s} {'TFLOP/s':>7s} "
+          f"{'rel_l2':>8s}  config")
+    for r in results:
+        f = r["fatune"]
+        ours = f.get("median")
+
+        def ratio(name):
+            p = r[name]
+            return f"{ours / p['median']:6.2f}" if ours and "median" in p else f"{'n/a':>6s}"
+        tflops = f"{r['gflop'] * 1e3 / ours:7.1f}" if ours else f"{'-':>7s}"
+        err = f"{f['rel_l2']:8.1e}" if "rel_l2" in f else f"{'-':>8s}"
+        print(f"{r['shape']:>15s} {r['causal']:1d} {r['dtype']:>5s} {cell(f)} {cell(r['flash'])} "
+              f"{cell(r['cudnn'])} {cell(r['efficient'])} {ratio('flash')} {ratio('cudnn')} "
+              f"{ratio('efficient')} {tflops} {err}  {r['config']}")
+    for r in results:
+        for name in ("fatune",) + BACKENDS:
+            p = r[name]
+            if "error" in p:
+                print(f"  {r['shape']} causal={r['causal']} {name}: n/a: {p['error']}")
+            elif name == "fatune" and not p.get("ok"):
+                print(f"  {r['shape']} causal={r['causal']} fatune: WRONG (rel_l2 "
+                      f"{p['rel_l2']:.2e}, {p['nonfinite']} non-finite)")
+            elif name != "fatune" and p.get("rel_l2", 0) > TOLERANCE[r["dtype"]]:
+                print(f"  {r['shape']} causal={r['causal']} {name}: rel_l2 {p['rel_l2']:.2e}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="fatune's stored best attention vs torch SDPA")
+    ap.add_argument("--shape", action="append", type=parse_shape, default=[],
+                    help="BxHxSxD; repeatable")
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--dtype", choices=("fp16", "bf16"), default="fp16")
+    ap.add_argument("--all", action="store_true", help="every stored best row for this GPU's arch")
+    ap.add_argument("--db", default=os.environ.get("FATUNE_DB", "fatune.db"))
+    ap.add_argument("--arch", help="sm_XX to read rows for (default: the GPU's)")
+    ap.add_argument("--device", default=None, help="device name to prefer among rows")
+    ap.add_argument("--budget-us", type=float, default=20000.0,
+                    help="about this many microseconds timed per kernel (sets K and R)")
+    ap.add_argument("--json", nargs="?", const="-", help="write results as JSON (to a file, or - )")
+    ap.add_argument("--list", action="store_true", help="print the rows and CUBINs, no GPU")
+    args = ap.parse_args()
+    if not args.all and not args.shape:
+        ap.error("give --shape BxHxSxD (repeatable) or --all")
+
+    db, cols = open_db(args.db)
+    cache = cache_dir()
+    if args.list:
+        arch = args.arch or "sm_90"
+        rows = best_rows(db, cols, arch, args.device or "", set(args.shape), args.causal, args.dtype,
+                         args.all)
+        for r in rows:
+            cubin = os.path.join(cache, "cubin", f"{r['compile_key']}.cubin")
+            print(f"{r['b']}x{r['h']}x{r['s']}x{r['d']} causal={r['causal']} {r['dtype']} "
+                  f"{r['config']} {geometry(r, cols)} {cubin} "
+                  f"{'(present)' if os.path.exists(cubin) else '(MISSING)'}")
+        return 0 if rows else 2
+
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ftkernel as fk
+
+    if not torch.cuda.is_available():
+        sys.exit("compare_torch: torch sees no CUDA device")
+    major, minor = torch.cuda.get_device_capability()
+    arch = args.arch or f"sm_{major}{minor}"
+    device = args.device or torch.cuda.get_device_name()
+    rows = best_rows(db, cols, arch, device, set(args.shape), args.causal, args.dtype, args.all)
+    found = {(r["b"], r["h"], r["s"], r["d"]) for r in rows}
+    for s in args.shape:
+        if s not in found:
+            print(f"compare_torch: no stored best for {'x'.join(map(str, s))} "
+                  f"{'causal ' if args.causal else ''}{args.dtype} on {arch}: "
+                  f"run `fatune search --shape {'x'.join(map(str, s))}` first", file=sys.stderr)
+    if not rows:
+        return 2
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))  # fresh inputs every run
+    results = [compare_one(torch, fk, r, cols, args.budget_us, cache) for r in rows]
+    print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method")
+    print_table(results)
+    if args.json:
+        text = json.dumps(dict(device=device, arch=arch, torch=torch.__version__, results=results),
+                          indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w") as f:
+                f.write(text + "\n")
+    return 0 if all(r["fatune"].get("ok") for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
