@@ -30,11 +30,13 @@
  * left inside BEGIN), and then a clear error after 30 s beats hanging. */
 #define BUSY_TIMEOUT_MS 30000
 
-/* The most columns a query returns (the runs listing has 26). */
+/* The most columns a query returns (the trials listing, the widest, has 27). */
 #define MAX_COLS 48
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 
+/* One connection. Use it from one thread at a time (the cached statements are
+ * shared state); another process or thread opens its own. */
 struct ft_db {
 	sqlite3 *h;
 	char path[FT_PATH_MAX];
@@ -81,8 +83,8 @@ static int db_fail(struct ft_db *db, int rc, struct ft_err *err, const char *wha
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
 		return ft_error(err, FT_EFAIL,
-				"tuning database '%s' stayed locked for %d s (%s: %s): another process holds a write transaction open; end it or pass --db",
-				db->path, BUSY_TIMEOUT_MS / 1000, what, msg);
+				"tuning database '%s' is locked by another process (%s: %s, after waiting up to %d s): end the process holding it or pass --db",
+				db->path, what, msg, BUSY_TIMEOUT_MS / 1000);
 	case SQLITE_FULL:
 		return ft_error(err, FT_EFAIL, "%s on tuning database '%s' failed: %s: free some disk space",
 				what, db->path, msg);
@@ -353,6 +355,46 @@ fail:
 	return -1;
 }
 
+/* Puts the file in WAL mode, which lets readers (query, export) run while a
+ * search writes; the mode is stored in the file, so later opens find it set
+ * and this costs nothing. Switching needs the file to itself for a moment,
+ * and SQLite answers SQLITE_BUSY at once (without the busy handler) when it
+ * sees others about to lock it, which happens when several searches create
+ * one new file together: so it retries, backing off from 1 to 64 ms, for up
+ * to the busy timeout. NORMAL sync is safe in WAL mode: a crashed process
+ * loses nothing committed, a power cut at most the last trials, which a
+ * resumed search measures again. */
+static int use_wal(struct ft_db *db, struct ft_err *err)
+{
+	sqlite3_stmt *st;
+	const char *mode;
+	int rc, waited = 0, pause = 1;
+
+	if (prep(db, "PRAGMA journal_mode = WAL", 0, &st, "PRAGMA journal_mode", err))
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_BUSY && waited < BUSY_TIMEOUT_MS) {
+		sqlite3_reset(st);	/* repeats SQLITE_BUSY */
+		waited += sqlite3_sleep(pause);
+		pause = pause < 64 ? pause * 2 : 64;
+	}
+	if (rc != SQLITE_ROW) {
+		db_fail(db, rc, err, "switching to WAL mode");
+		sqlite3_finalize(st);
+		return -1;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	/* "memory" is what an in-memory database (":memory:") reports */
+	if (!mode || (strcmp(mode, "wal") && strcmp(mode, "memory"))) {
+		ft_error(err, FT_EFAIL,
+			 "tuning database '%s' cannot use WAL mode (got '%s'): put it on a local file system or pass --db",
+			 db->path, mode ? mode : "nothing");
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);	/* succeeded: the step returned a row */
+	return 0;
+}
+
 static const char sql_put_trial[] =
 	"INSERT INTO trials (run_id, search_key, config, status, reason, log, compile_key,"
 	" smem_model, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"
@@ -411,35 +453,10 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 	if (exec(db, "PRAGMA foreign_keys = ON", "PRAGMA foreign_keys", err) || inspect(db, &s, err) ||
 	    check_state(db, &s, err))
 		goto fail;
-	/* Only now, with the file known to be new or ours, may anything be written.
-	 * WAL lets readers (query, export) run while a search writes; the mode is
-	 * stored in the file, so later opens find it set. NORMAL sync is safe in
-	 * WAL mode: a crashed process loses nothing committed, and a power cut at
-	 * most the last trials, which a resumed search simply measures again. */
-	{
-		sqlite3_stmt *st;
-
-		if (prep(db, "PRAGMA journal_mode = WAL", 0, &st, "PRAGMA journal_mode", err))
-			goto fail;
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_ROW) {
-			db_fail(db, rc, err, "switching to WAL mode");
-			sqlite3_finalize(st);
-			goto fail;
-		}
-		if (strcmp((const char *)sqlite3_column_text(st, 0), "wal") &&
-		    strcmp((const char *)sqlite3_column_text(st, 0), "memory")) {
-			ft_error(err, FT_EFAIL,
-				 "tuning database '%s' cannot use WAL mode (got '%s'): put it on a local file system or pass --db",
-				 path, (const char *)sqlite3_column_text(st, 0));
-			sqlite3_finalize(st);
-			goto fail;
-		}
-		sqlite3_finalize(st);	/* succeeded: the step returned a row */
-	}
-	if (exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
-		goto fail;
+	/* Only now, with the file known to be new or ours, may anything be written. */
 	if ((is_new(&s) || s.version < ft_db_schema_version()) && upgrade(db, err))
+		goto fail;
+	if (use_wal(db, err) || exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
 		goto fail;
 	if (prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
 	    prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
