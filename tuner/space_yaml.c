@@ -38,6 +38,10 @@
 
 #define TOP "(top level)"
 
+/* The format nests 4 levels (parameters > NAME > values > list); 32 leaves
+ * room for YAML's own structures and still stops deep-nesting attacks early. */
+#define DEPTH_MAX 32
+
 struct loader {
 	const char *path;
 	struct ft_space *sp;
@@ -80,81 +84,25 @@ static const char *type_name(const yaml_node_t *n)
 	}
 }
 
-/* Finds, for a YAML syntax error, the key whose value was being read: replays
- * the events up to the error, keeping the path of mapping keys. */
-static void locate_key(const unsigned char *buf, size_t len, char *out, size_t size)
+/* "parameters.TILE_M": the mapping keys open at depth, or TOP. */
+#define key_path(st, depth, out, size)                                                   \
+	do {                                                                             \
+		size_t n_ = 0;                                                           \
+		(out)[0] = '\0';                                                         \
+		for (int i_ = 0; i_ < (depth) && n_ < (size); i_++)                      \
+			if ((st)[i_].map && (st)[i_].key[0])                             \
+				n_ += (size_t)snprintf((out) + n_, (size) - n_, "%s%s",  \
+						       n_ ? "." : "", (st)[i_].key);     \
+		if (!(out)[0])                                                           \
+			snprintf((out), (size), "%s", TOP);                              \
+	} while (0)
+
+static int yaml_fail(struct loader *L, yaml_parser_t *p, const unsigned char *buf, size_t len,
+		     const char *key)
 {
-	struct {
-		int map;
-		int expect_key;
-		char key[FT_NAME_MAX];
-	} st[32];	/* the format nests 4 deep; deeper levels are not tracked */
-	int depth = 0, tracked;
-	yaml_parser_t p;
-	yaml_event_t ev;
-
-	snprintf(out, size, "%s", TOP);
-	if (!yaml_parser_initialize(&p))
-		return;
-	yaml_parser_set_input_string(&p, buf, len);
-	while (yaml_parser_parse(&p, &ev)) {
-		int done = ev.type == YAML_STREAM_END_EVENT, value_done = 0;
-
-		tracked = depth > 0 && depth <= (int)(sizeof(st) / sizeof(st[0]));
-		switch (ev.type) {
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-			if (depth < (int)(sizeof(st) / sizeof(st[0]))) {
-				st[depth].map = ev.type == YAML_MAPPING_START_EVENT;
-				st[depth].expect_key = 1;
-				st[depth].key[0] = '\0';
-			}
-			depth++;
-			break;
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			depth--;
-			value_done = 1;
-			break;
-		case YAML_SCALAR_EVENT:
-			if (tracked && st[depth - 1].map && st[depth - 1].expect_key) {
-				snprintf(st[depth - 1].key, sizeof(st[depth - 1].key), "%s",
-					 (const char *)ev.data.scalar.value);
-				st[depth - 1].expect_key = 0;
-			} else {
-				value_done = 1;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			value_done = 1;
-			break;
-		default:
-			break;
-		}
-		if (value_done && depth > 0 && depth <= (int)(sizeof(st) / sizeof(st[0])) &&
-		    st[depth - 1].map)
-			st[depth - 1].expect_key = 1;
-		yaml_event_delete(&ev);
-		if (done)
-			break;
-	}
-	/* the path of keys down to the innermost one seen */
-	for (int i = 0, n = 0; i < depth && i < (int)(sizeof(st) / sizeof(st[0])); i++) {
-		if (!st[i].map || !st[i].key[0])
-			continue;
-		n += snprintf(out + (n ? n : 0), size - (size_t)n, "%s%s", n ? "." : "", st[i].key);
-		if ((size_t)n >= size)
-			break;
-	}
-	yaml_parser_delete(&p);
-}
-
-static int yaml_fail(struct loader *L, yaml_parser_t *p, const unsigned char *buf, size_t len)
-{
-	char key[256], ctx[128] = "";
+	char ctx[128] = "";
 	size_t line;
 
-	locate_key(buf, len, key, sizeof(key));
 	if (p->error == YAML_READER_ERROR) {
 		line = 1;
 		for (size_t i = 0; i < p->problem_offset && i < len; i++)
@@ -169,6 +117,84 @@ static int yaml_fail(struct loader *L, yaml_parser_t *p, const unsigned char *bu
 		    "malformed YAML: %s%s: fix the syntax (indent with spaces, 'key: value', "
 		    "lists in [ ])",
 		    p->problem ? p->problem : "cannot parse", ctx);
+}
+
+/* Checks the YAML before it is loaded, event by event: its syntax, and that it
+ * nests at most DEPTH_MAX levels. libyaml's scanner does work proportional to
+ * the flow nesting ([[[[...) for every token, so a 1 MiB file of '[' would take
+ * hours in yaml_parser_load; here it is refused after DEPTH_MAX events. The
+ * path of mapping keys is kept so a syntax error can name the key whose value
+ * was being read. */
+static int prescan(struct loader *L, const unsigned char *buf, size_t len)
+{
+	struct {
+		int map;
+		int expect_key;
+		char key[FT_NAME_MAX];
+	} st[DEPTH_MAX];
+	int depth = 0, ret = -1;
+	yaml_parser_t p;
+	yaml_event_t ev;
+	char path[256];
+
+	if (!yaml_parser_initialize(&p))
+		return ft_error(L->err, FT_EFAIL, "cannot initialise libyaml: out of memory");
+	yaml_parser_set_input_string(&p, buf, len);
+	for (;;) {
+		int value_done = 0, type;
+
+		if (!yaml_parser_parse(&p, &ev)) {
+			key_path(st, depth, path, sizeof(path));
+			yaml_fail(L, &p, buf, len, path);
+			break;
+		}
+		type = ev.type;
+		switch (type) {
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			if (depth == DEPTH_MAX) {
+				key_path(st, depth, path, sizeof(path));
+				fail(L, (int)ev.start_mark.line + 1, path,
+				     "nested more than %d levels deep: a space nests 4", DEPTH_MAX);
+				yaml_event_delete(&ev);
+				goto out;
+			}
+			st[depth].map = type == YAML_MAPPING_START_EVENT;
+			st[depth].expect_key = 1;
+			st[depth].key[0] = '\0';
+			depth++;
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			depth--;
+			value_done = 1;
+			break;
+		case YAML_SCALAR_EVENT:
+			if (depth > 0 && st[depth - 1].map && st[depth - 1].expect_key) {
+				snprintf(st[depth - 1].key, sizeof(st[depth - 1].key), "%s",
+					 (const char *)ev.data.scalar.value);
+				st[depth - 1].expect_key = 0;
+			} else {
+				value_done = 1;
+			}
+			break;
+		case YAML_ALIAS_EVENT:
+			value_done = 1;
+			break;
+		default:
+			break;
+		}
+		if (value_done && depth > 0 && st[depth - 1].map)
+			st[depth - 1].expect_key = 1;
+		yaml_event_delete(&ev);
+		if (type == YAML_STREAM_END_EVENT) {
+			ret = 0;
+			break;
+		}
+	}
+out:
+	yaml_parser_delete(&p);
+	return ret;
 }
 
 /* ---- node access ------------------------------------------------------------------ */
@@ -466,11 +492,14 @@ static int param_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_no
 	struct param_form *f = arg;
 	const char *name = (const char *)k->data.scalar.value, *s;
 
-	if (!strcmp(name, "values")) {
-		f->values = v;
-		return values_list(L, v, key, f->p);
-	}
-	if (!strcmp(name, "range")) {
+	if (!strcmp(name, "values") || !strcmp(name, "range")) {
+		if (f->values || f->range)
+			return fail(L, line_of(k), key,
+				    "both values and range: give only one of them");
+		if (!strcmp(name, "values")) {
+			f->values = v;
+			return values_list(L, v, key, f->p);
+		}
 		f->range = v;
 		return range(L, v, key, f->p);
 	}
@@ -524,9 +553,6 @@ static int parameters_pair(struct loader *L, const char *key, yaml_node_t *k, ya
 		if (!f.values && !f.range)
 			return fail(L, line_of(k), key,
 				    "missing values: give 'values: [..]' or 'range: [from, to]'");
-		if (f.values && f.range)
-			return fail(L, line_of(f.range), key,
-				    "both values and range: give only one of them");
 	} else {
 		return fail(L, line_of(v), key,
 			    "expected a list of integers or a mapping with values/range and kind, "
@@ -845,13 +871,17 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->hash = XXH64(buf, len, 0);
 	snprintf(sp->hash_hex, sizeof(sp->hash_hex), "%016llx", (unsigned long long)sp->hash);
 
+	if (prescan(&L, buf, len)) {
+		free(buf);
+		return -1;
+	}
 	if (!yaml_parser_initialize(&parser)) {
 		free(buf);
 		return ft_error(err, FT_EFAIL, "cannot initialise libyaml: out of memory");
 	}
 	yaml_parser_set_input_string(&parser, buf, len);
 	if (!yaml_parser_load(&parser, &L.doc)) {
-		yaml_fail(&L, &parser, buf, len);
+		yaml_fail(&L, &parser, buf, len, TOP);
 		goto out;
 	}
 	have_doc = 1;
@@ -869,7 +899,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 		goto out;
 	}
 	if (!yaml_parser_load(&parser, &extra)) {
-		yaml_fail(&L, &parser, buf, len);
+		yaml_fail(&L, &parser, buf, len, TOP);
 		goto out;
 	}
 	if (yaml_document_get_root_node(&extra)) {
