@@ -1,0 +1,479 @@
+/* test_enumerate.c - candidates: order, counts, constraints, formulas, fixed configs, speed.
+ *
+ * Expected values are computed here in C from the same definitions (mixed-
+ * radix order with the first parameter slowest, the formulas written out), so
+ * the engine is checked against an independent oracle rather than itself.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "space.h"
+
+static char srcdir[FT_PATH_MAX];
+static char tmpdir[64];
+
+static const struct ft_shape shape = { 2, 8, 512, 64, 0, FT_FP16 };
+
+static const struct ft_arch *arch(const char *name)
+{
+	const struct ft_arch *a = ft_arch_find(name, NULL);
+
+	assert_non_null(a);
+	return a;
+}
+
+/* Writes a space file into the scratch dir (with template k.cu) and loads it. */
+static void load_text(struct ft_space *sp, const char *name, const char *body)
+{
+	char path[128];
+	struct ft_err err = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(body, 1, strlen(body), f), strlen(body));
+	assert_int_equal(fclose(f), 0);
+	if (ft_space_load(sp, path, &err))
+		fail_msg("%s", err.msg);
+}
+
+static int setup_group(void **state)
+{
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	strcpy(tmpdir, "/tmp/fatune-enum-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/k.cu", tmpdir);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("/* empty */\n", f);
+	return fclose(f);
+}
+
+static int teardown_group(void **state)
+{
+	char cmd[96];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd);
+}
+
+static long long ceil_div(long long a, long long b)
+{
+	return (a + b - 1) / b;	/* positive operands only, here */
+}
+
+/* ---- the motivating fixture ------------------------------------------------------ */
+
+static void test_order_and_formulas(void **state)
+{
+	static struct ft_space sp;
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	char path[FT_PATH_MAX];
+	long long n = 0;
+	int rc, seen_h100 = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/spaces/static_smem.yaml", srcdir);
+	if (ft_space_load(&sp, path, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), 0);
+	assert_int_equal(ft_enum_total(e), 3 * 4 * 2);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+		/* mixed radix, first parameter slowest */
+		long long nw = sp.params[0].values[n / 8];
+		long long tm = sp.params[1].values[n / 2 % 4];
+		long long kpw = sp.params[2].values[n % 2];
+		long long kv = kpw * nw;
+
+		assert_int_equal(c.index, n);
+		assert_int_equal(c.values[0], nw);
+		assert_int_equal(c.values[1], tm);
+		assert_int_equal(c.values[2], kpw);
+		assert_int_equal(c.failed_constraint, -1);	/* D = 64, <= 1024 threads */
+		assert_int_equal(c.smem_bytes, 2 * 64 * (tm + 2 * kv) + 4 * tm * kv);
+		assert_int_equal(c.threads, nw * 32);
+		assert_int_equal(c.grid[0], ceil_div(512, tm));
+		assert_int_equal(c.grid[1], 8);
+		assert_int_equal(c.grid[2], 2);
+		assert_int_equal(c.combine_threads, 0);
+		if (nw == 12 && tm == 128 && kpw == 16) {
+			assert_int_equal(c.smem_bytes, 0x28000);	/* the H100 config: 160 KB */
+			seen_h100 = 1;
+		}
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 24);
+	assert_true(seen_h100);
+	/* the end is sticky */
+	assert_int_equal(ft_enum_next(e, &c, &err), 0);
+	ft_enum_close(e);
+
+	/* D = 80 breaks the first constraint for every candidate: formulas are 0 */
+	{
+		struct ft_shape d80 = shape;
+		d80.d = 80;
+		assert_int_equal(ft_enum_open(&e, &sp, &d80, arch("sm_89"), NULL, &err), 0);
+		n = 0;
+		while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+			assert_int_equal(c.failed_constraint, 0);
+			assert_int_equal(c.smem_bytes, 0);
+			n++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(n, 24);
+		ft_enum_close(e);
+	}
+}
+
+/* ---- constraints, context, combine --------------------------------------------- */
+
+static void test_constraints(void **state)
+{
+	static struct ft_space sp;
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	int rc, counts[4] = { 0 };
+
+	(void)state;
+	load_text(&sp, "constraints.yaml",
+		  "fatune_space: 1\n"
+		  "name: constraints\n"
+		  "template: {file: k.cu, kernel: k, combine_kernel: kc, shared_memory: dynamic}\n"
+		  "parameters:\n"
+		  "  X: [0, 1, 2, 3, 4]\n"
+		  "  Y: {range: [1, 4]}\n"
+		  "  SPLITS: {values: [1, 2], kind: launch}\n"
+		  "constraints:\n"
+		  "  x_nonzero: X != 0\n"
+		  "  guarded_division: S / X >= 200\n"	/* would be NULL for X = 0 */
+		  "  y_divides: Y % 2 == 0 OR Y == 1\n"
+		  "smem_bytes: ceil_div(S, X) * Y + SMEM_OPTIN + CC + DTYPE_BYTES + CAUSAL\n"
+		  "launch:\n"
+		  "  threads: iif(Y > 1, 64, 32) * B\n"
+		  "  grid: [ceil_div(S, X * Y) * SPLITS, H, B]\n"
+		  "  combine_threads: 128\n"
+		  "  combine_grid: [ceil_div(S, 128), H * SPLITS, THREADS_PER_SM]\n");
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_90"), NULL, &err), 0);
+	assert_int_equal(ft_enum_total(e), 5 * 4 * 2);
+	for (long long n = 0; (rc = ft_enum_next(e, &c, &err)) == 1; n++) {
+		long long x = n / 8, y = n / 2 % 4 + 1, splits = n % 2 + 1;
+		int failed = x == 0 ? 0 : 512 / x < 200 ? 1 : !(y % 2 == 0 || y == 1) ? 2 : -1;
+
+		assert_int_equal(c.index, n);
+		assert_int_equal(c.values[0], x);
+		assert_int_equal(c.values[1], y);
+		assert_int_equal(c.values[2], splits);
+		assert_int_equal(c.failed_constraint, failed);
+		counts[failed + 1]++;
+		if (failed >= 0) {
+			assert_int_equal(c.smem_bytes, 0);
+			assert_int_equal(c.grid[0], 0);
+			continue;
+		}
+		assert_int_equal(c.smem_bytes, ceil_div(512, x) * y + 232448 + 90 + 2 + 0);
+		assert_int_equal(c.threads, (y > 1 ? 64 : 32) * 2);
+		assert_int_equal(c.grid[0], ceil_div(512, x * y) * splits);
+		assert_int_equal(c.combine_threads, 128);
+		assert_int_equal(c.combine_grid[0], 4);
+		assert_int_equal(c.combine_grid[1], 8 * splits);
+		assert_int_equal(c.combine_grid[2], 2048);
+	}
+	assert_int_equal(rc, 0);
+	/* X=0: 8; X=3,4 (512/X < 200): 16; Y=3 of the rest: 4; passing: X=1,2 x Y=1,2,4 x 2 */
+	assert_int_equal(counts[1], 8);
+	assert_int_equal(counts[2], 16);
+	assert_int_equal(counts[3], 4);
+	assert_int_equal(counts[0], 12);
+	ft_enum_close(e);
+}
+
+/* ---- errors while enumerating ----------------------------------------------------- */
+
+static void test_runtime_errors(void **state)
+{
+	static struct ft_space sp;
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	int rc, n = 0;
+	char want[256];
+
+	(void)state;
+	/* TILE = 16 makes the grid divide by zero: the third candidate */
+	load_text(&sp, "divzero.yaml",
+		  "fatune_space: 1\n"
+		  "name: divzero\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+		  "parameters:\n"
+		  "  TILE: [64, 32, 16]\n"
+		  "  W: [1]\n"
+		  "constraints:\n"
+		  "  fine: TILE > 0\n"
+		  "smem_bytes: 0\n"
+		  "launch:\n"
+		  "  threads: 32\n"
+		  "  grid: [S / (TILE - 16), H, ceil_div(B, TILE - 16)]\n");
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), 0);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1)
+		n++;
+	assert_int_equal(rc, -1);
+	assert_int_equal(n, 2);
+	assert_int_equal(err.status, FT_EINPUT);
+	/* the first failing expression of the candidate, by key and line */
+	snprintf(want, sizeof(want), "%s/divzero.yaml:12: key 'launch.grid[0]': ", tmpdir);
+	if (strncmp(err.msg, want, strlen(want)) || !strstr(err.msg, "candidate 2 (TILE=16,W=1)"))
+		fail_msg("message: %s", err.msg);
+	/* after an error, no more candidates */
+	assert_int_equal(ft_enum_next(e, &c, &err), -1);
+	ft_enum_close(e);
+
+	/* ceil_div by zero, alone: named too */
+	load_text(&sp, "ceil0.yaml",
+		  "fatune_space: 1\n"
+		  "name: ceil0\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+		  "parameters:\n"
+		  "  TILE: [16, 32]\n"
+		  "smem_bytes: 0\n"
+		  "launch:\n"
+		  "  threads: 32\n"
+		  "  grid: [1, ceil_div(H, TILE - 16), B]\n");
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), 0);
+	assert_int_equal(ft_enum_next(e, &c, &err), -1);
+	if (!strstr(err.msg, ":9: key 'launch.grid[1]': ") ||
+	    !strstr(err.msg, "ceil_div(8, 0): division by zero") || !strstr(err.msg, "candidate 0"))
+		fail_msg("message: %s", err.msg);
+	ft_enum_close(e);
+
+	/* a constraint that is NULL (not guarded by an earlier one) is an error */
+	load_text(&sp, "nullc.yaml",
+		  "fatune_space: 1\n"
+		  "name: nullc\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+		  "parameters:\n"
+		  "  X: [1, 0]\n"
+		  "constraints:\n"
+		  "  big: S % X == 0\n"
+		  "smem_bytes: 0\n"
+		  "launch:\n"
+		  "  threads: 32\n"
+		  "  grid: [1, 1, 1]\n");
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), 0);
+	assert_int_equal(ft_enum_next(e, &c, &err), 1);
+	assert_int_equal(ft_enum_next(e, &c, &err), -1);
+	if (!strstr(err.msg, ":7: key 'constraints.big': ") || !strstr(err.msg, "NULL") ||
+	    !strstr(err.msg, "candidate 1 (X=0)"))
+		fail_msg("message: %s", err.msg);
+	ft_enum_close(e);
+
+	/* a bad expression is found by open, with its key and line */
+	load_text(&sp, "badexpr.yaml",
+		  "fatune_space: 1\n"
+		  "name: badexpr\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+		  "parameters:\n"
+		  "  X: [1]\n"
+		  "smem_bytes: 0\n"
+		  "launch:\n"
+		  "  threads: abs(X, 2)\n"
+		  "  grid: [1, 1, 1]\n");
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), -1);
+	assert_null(e);
+	if (!strstr(err.msg, ":8: key 'launch.threads': bad expression 'abs(X, 2)'"))
+		fail_msg("message: %s", err.msg);
+}
+
+/* ---- fixed configs --------------------------------------------------------------- */
+
+static void test_fixed(void **state)
+{
+	static struct ft_space sp;
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	char path[FT_PATH_MAX];
+	long long fixed[FT_MAX_PARAMS];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/spaces/static_smem.yaml", srcdir);
+	if (ft_space_load(&sp, path, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(ft_config_parse(&sp, "NUM_WARPS_PER_BLOCK=8,TILE_M=32,KEYS_PER_WARP=16",
+					 fixed, &err),
+			 0);
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), fixed, &err), 0);
+	assert_int_equal(ft_enum_total(e), 1);
+	assert_int_equal(ft_enum_next(e, &c, &err), 1);
+	/* its place in the full enumeration: 8 is value 1, 32 value 1, 16 value 1 */
+	assert_int_equal(c.index, 1 * 8 + 1 * 2 + 1);
+	assert_int_equal(c.values[0], 8);
+	assert_int_equal(c.values[1], 32);
+	assert_int_equal(c.values[2], 16);
+	assert_int_equal(c.smem_bytes, 2 * 64 * (32 + 2 * 128) + 4 * 32 * 128);
+	assert_int_equal(c.threads, 256);
+	assert_int_equal(ft_enum_next(e, &c, &err), 0);
+	ft_enum_close(e);
+
+	/* a value outside the lists is refused */
+	fixed[1] = 48;
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), fixed, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "key 'parameters.TILE_M': 48 is not one of its values"));
+}
+
+/* ---- laziness and speed ---------------------------------------------------------- */
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* A space of 64^6 = 6.9e10 candidates opens and yields its first thousand
+ * at once: nothing proportional to its size happens up front. */
+static void test_lazy(void **state)
+{
+	static struct ft_space sp;
+	static char body[8192];
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	size_t n;
+	double t0;
+
+	(void)state;
+	n = (size_t)snprintf(body, sizeof(body),
+			     "fatune_space: 1\nname: huge\n"
+			     "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+			     "parameters:\n");
+	for (int p = 0; p < 6; p++)
+		n += (size_t)snprintf(body + n, sizeof(body) - n, "  P%d: {range: [1, 64]}\n", p);
+	snprintf(body + n, sizeof(body) - n,
+		 "constraints:\n  c: P0 + P5 > 2\nsmem_bytes: P0 * P5\n"
+		 "launch:\n  threads: 32\n  grid: [P1, P2, P3]\n");
+	load_text(&sp, "huge.yaml", body);
+	t0 = now();
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_89"), NULL, &err), 0);
+	assert_int_equal(ft_enum_total(e), 68719476736LL);
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(ft_enum_next(e, &c, &err), 1);
+		assert_int_equal(c.index, i);
+		assert_int_equal(c.values[5], i % 64 + 1);
+		assert_int_equal(c.values[4], i / 64 % 64 + 1);
+		assert_int_equal(c.failed_constraint, i % 64 == 0 ? 0 : -1);	/* P0 = P5 = 1 */
+	}
+	ft_enum_close(e);
+	/* a sanity bound, generous on purpose: a sort or a materialised join
+	 * of 6.9e10 rows would take hours */
+	assert_true(now() - t0 < 1.0);
+}
+
+/* 100 000 candidates (5 parameters of 10 values), three constraints and five
+ * formulas each, enumerated and filtered in well under a second. */
+static void test_speed_100k(void **state)
+{
+	static struct ft_space sp;
+	static char body[8192];
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	struct ft_enum *e = NULL;
+	long long count = 0, pass = 0, want_pass = 0;
+	size_t n;
+	double t0, dt, cpu0, cpu;
+	int rc;
+
+	(void)state;
+	n = (size_t)snprintf(body, sizeof(body),
+			     "fatune_space: 1\nname: big\n"
+			     "template: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+			     "parameters:\n");
+	for (int p = 0; p < 5; p++)
+		n += (size_t)snprintf(body + n, sizeof(body) - n,
+				      "  P%d: {range: [16, 160, 16]}\n", p);
+	snprintf(body + n, sizeof(body) - n,
+		 "constraints:\n"
+		 "  rows: P0 %% (P1 / 16) == 0\n"
+		 "  pow2: is_pow2(P2) OR P2 == 48\n"
+		 "  fits: DTYPE_BYTES * D * (P0 + 2 * P1 * ceil_div(P3, 64)) <= SMEM_OPTIN\n"
+		 "smem_bytes: DTYPE_BYTES * D * (P0 + 2 * P1 * ceil_div(P3, 64))\n"
+		 "launch:\n  threads: P4 * 2\n  grid: [ceil_div(S, P0), H, B]\n");
+	load_text(&sp, "big.yaml", body);
+	for (long long a = 16; a <= 160; a += 16)
+		for (long long b = 16; b <= 160; b += 16)
+			for (long long d = 16; d <= 160; d += 16)
+				for (long long f = 16; f <= 160; f += 16) {
+					int p2 = d == 16 || d == 32 || d == 64 || d == 128 || d == 48;
+					long long smem = 2 * 64 * (a + 2 * b * ceil_div(f, 64));
+					want_pass += (a % (b / 16) == 0 && p2 && smem <= 232448) * 10;
+				}
+	t0 = now();
+	cpu0 = cpu_now();
+	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_90"), NULL, &err), 0);
+	assert_int_equal(ft_enum_total(e), 100000);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+		count++;
+		pass += c.failed_constraint < 0;
+	}
+	dt = now() - t0;
+	cpu = cpu_now() - cpu0;
+	ft_enum_close(e);
+	assert_int_equal(rc, 0);
+	assert_int_equal(count, 100000);
+	assert_int_equal(pass, want_pass);
+	print_message("100000 candidates enumerated and filtered in %.3f s wall, %.3f s CPU "
+		      "(%lld pass)\n",
+		      dt, cpu, pass);
+	/* a sanity bound, generous on purpose (about 0.3 s on the 2-core dev box) */
+	assert_true(dt < 1.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_and_formulas),
+		cmocka_unit_test(test_constraints),
+		cmocka_unit_test(test_runtime_errors),
+		cmocka_unit_test(test_fixed),
+		cmocka_unit_test(test_lazy),
+		cmocka_unit_test(test_speed_100k),
+	};
+	const char *dir = getenv("FATUNE_SOURCE_DIR");
+
+	if (!dir) {
+		fprintf(stderr, "test_enumerate: set FATUNE_SOURCE_DIR to the repository root\n");
+		return 1;
+	}
+	snprintf(srcdir, sizeof(srcdir), "%s", dir);
+	return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}
