@@ -553,6 +553,13 @@ static int parameters_pair(struct loader *L, const char *key, yaml_node_t *k, ya
 		if (!f.values && !f.range)
 			return fail(L, line_of(k), key,
 				    "missing values: give 'values: [..]' or 'range: [from, to]'");
+		/* the kernel ABI (fatune_abi.h) has one launch-time field, num_splits:
+		 * any other launch parameter would reach the kernel nowhere */
+		if (p->kind == FT_PARAM_LAUNCH && strcmp(p->name, "NUM_SPLITS"))
+			return fail(L, line_of(k), key,
+				    "only NUM_SPLITS can be kind: launch (it fills num_splits of "
+				    "struct fatune_attn_params): make '%s' kind: compile",
+				    p->name);
 	} else {
 		return fail(L, line_of(v), key,
 			    "expected a list of integers or a mapping with values/range and kind, "

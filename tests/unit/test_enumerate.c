@@ -163,7 +163,7 @@ static void test_constraints(void **state)
 		  "parameters:\n"
 		  "  X: [0, 1, 2, 3, 4]\n"
 		  "  Y: {range: [1, 4]}\n"
-		  "  SPLITS: {values: [1, 2], kind: launch}\n"
+		  "  NUM_SPLITS: {values: [1, 2], kind: launch}\n"
 		  "constraints:\n"
 		  "  x_nonzero: X != 0\n"
 		  "  guarded_division: S / X >= 200\n"	/* would be NULL for X = 0 */
@@ -171,9 +171,9 @@ static void test_constraints(void **state)
 		  "smem_bytes: ceil_div(S, X) * Y + SMEM_OPTIN + CC + DTYPE_BYTES + CAUSAL\n"
 		  "launch:\n"
 		  "  threads: iif(Y > 1, 64, 32) * B\n"
-		  "  grid: [ceil_div(S, X * Y) * SPLITS, H, B]\n"
+		  "  grid: [ceil_div(S, X * Y) * NUM_SPLITS, H, B]\n"
 		  "  combine_threads: 128\n"
-		  "  combine_grid: [ceil_div(S, 128), H * SPLITS, THREADS_PER_SM]\n");
+		  "  combine_grid: [ceil_div(S, 128), H * NUM_SPLITS, THREADS_PER_SM]\n");
 	assert_int_equal(ft_enum_open(&e, &sp, &shape, arch("sm_90"), NULL, &err), 0);
 	assert_int_equal(ft_enum_total(e), 5 * 4 * 2);
 	for (long long n = 0; (rc = ft_enum_next(e, &c, &err)) == 1; n++) {

@@ -332,6 +332,7 @@ static void test_bad_generated(void **state)
 		{ "fatune_space: 1\nparameters:\n  X: {range: [1, 3], values: [1]}\n", 3, "parameters.X.values", "only one" },
 		{ "fatune_space: 1\nparameters:\n  X: {kind: launch}\n", 3, "parameters.X", "missing values" },
 		{ "fatune_space: 1\nparameters:\n  X: {values: [1], step: 2}\n", 3, "parameters.X.step", "unknown key" },
+		{ "fatune_space: 1\nparameters:\n  X: {values: [1], kind: launch}\n", 3, "parameters.X", "only NUM_SPLITS" },
 		{ "fatune_space: 1\nparameters:\n  X: [1]\n  x: [2]\n", 4, "parameters.x", "ignore case" },
 		{ "fatune_space: 1\nparameters:\n  CASE: [1]\n", 3, "parameters.CASE", "SQL keyword" },
 		{ "fatune_space: 1\nparameters:\n  S: [1]\n", 3, "parameters.S", "reserved" },
