@@ -3,11 +3,12 @@
  * The file is read whole (at most 1 MiB), hashed, and parsed with libyaml's
  * document API; then the node tree is walked against the format of
  * search_spaces/README.md, key by key, so that every problem is reported as
- * "FILE:LINE: key 'KEY': what is wrong and what to do". The walk only ever
- * looks at the keys it knows, to a fixed depth, so aliases and deep nesting
- * cost nothing beyond libyaml's own parse. Expressions are kept as text; only
- * their characters and parentheses are checked here (ft_expr_precheck): they
- * are compiled by ft_enum_open, against a shape and an arch.
+ * "FILE:LINE: key 'KEY': what is wrong and what to do". An event pass first
+ * checks the syntax and bounds the nesting (see prescan); the walk then only
+ * looks at the keys it knows, to a fixed depth, so aliases cost nothing.
+ * Expressions are kept as text; only their characters and parentheses are
+ * checked here (ft_expr_precheck): they are compiled by ft_enum_open, against
+ * a shape and an arch.
  */
 #include "space.h"
 
@@ -297,7 +298,7 @@ typedef int (*pair_fn)(struct loader *L, const char *key, yaml_node_t *k, yaml_n
 static int mapping(struct loader *L, yaml_node_t *m, const char *where,
 		   const char *const *allowed, int nallowed, pair_fn fn, void *arg)
 {
-	char list[256] = "";
+	char list[256] = "names";
 
 	for (int i = 0, n = 0; i < nallowed; i++)
 		n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%s", i ? ", " : "", allowed[i]);
@@ -307,7 +308,7 @@ static int mapping(struct loader *L, yaml_node_t *m, const char *where,
 	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
 		const char *name;
-		int known = 0;
+		int known = !allowed;	/* NULL: the keys are names, fn checks them */
 		char full[160];
 
 		if (!k || !v)
@@ -315,14 +316,14 @@ static int mapping(struct loader *L, yaml_node_t *m, const char *where,
 		name = scalar(L, k, where, "a key");
 		if (!name)
 			return -1;
-		snprintf(full, sizeof(full), "%s%s%s", strcmp(where, TOP) ? where : "",
-			 strcmp(where, TOP) ? "." : "", name);
+		snprintf(full, sizeof(full), "%s%s%.*s", strcmp(where, TOP) ? where : "",
+			 strcmp(where, TOP) ? "." : "", FT_NAME_MAX, name);
 		for (int i = 0; i < nallowed; i++)
 			known |= !strcmp(name, allowed[i]);
 		if (!known)
 			return fail(L, line_of(k), full, "unknown key: the keys allowed here are %s",
 				    list);
-		for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++) {
+		for (yaml_node_pair_t *q = m->data.mapping.pairs.start; allowed && q < p; q++) {
 			yaml_node_t *qk = node(L, q->key);
 			if (qk && qk->type == YAML_SCALAR_NODE &&
 			    !strcmp((const char *)qk->data.scalar.value, name))
@@ -377,6 +378,7 @@ static int template_pair(struct loader *L, const char *key, yaml_node_t *k, yaml
 				     s[0] == '/' ? "" : "/", s) >= sizeof(sp->template_path))
 			return fail(L, line_of(v), key, "the path is longer than %d characters",
 				    FT_PATH_MAX - 1);
+		errno = 0;
 		if (stat(sp->template_path, &st) || !S_ISREG(st.st_mode) ||
 		    !(f = fopen(sp->template_path, "r")))
 			return fail(L, line_of(v), key,
@@ -527,7 +529,7 @@ static int parameters_pair(struct loader *L, const char *key, yaml_node_t *k, ya
 	struct ft_param *p;
 	struct param_form f = { 0 };
 
-	/* parameters is a free mapping: names were not checked by mapping() */
+	/* parameters is a mapping of names: mapping() left them to us */
 	if ((why = ft_expr_name_problem(name)))
 		return fail(L, line_of(k), key, "parameter name '%s' cannot be used: %s", name, why);
 	for (int i = 0; i < sp->nparams; i++)
@@ -585,6 +587,11 @@ static int constraints_pair(struct loader *L, const char *key, yaml_node_t *k, y
 			return fail(L, line_of(k), key,
 				    "constraint name '%s' may only hold letters, digits, '_' and '-'",
 				    name);
+	for (int i = 0; i < sp->nconstraints; i++)
+		if (!strcmp(sp->constraints[i].name, name))
+			return fail(L, line_of(k), key,
+				    "duplicate constraint (first at line %d): give each name once",
+				    sp->constraints[i].expr.line);
 	if (sp->nconstraints == FT_MAX_CONSTRAINTS)
 		return fail(L, line_of(k), key, "too many constraints: at most %d",
 			    FT_MAX_CONSTRAINTS);
@@ -699,55 +706,13 @@ static int top_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node
 	if (!strcmp(key, "template"))
 		return mapping(L, v, key, template_keys, 4, template_pair, NULL);
 	if (!strcmp(key, "parameters")) {
-		if (v->type != YAML_MAPPING_NODE)
-			return fail(L, line_of(v), key,
-				    "expected a mapping of parameter names to values, found %s",
-				    type_name(v));
-		if (v->data.mapping.pairs.top == v->data.mapping.pairs.start)
+		if (v->type == YAML_MAPPING_NODE &&
+		    v->data.mapping.pairs.top == v->data.mapping.pairs.start)
 			return fail(L, line_of(v), key, "no parameters: give at least one");
-		/* the keys are names, so allowed[] cannot list them: each is checked by
-		 * parameters_pair, duplicates included */
-		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
-		     p++) {
-			yaml_node_t *pk = node(L, p->key), *pv = node(L, p->value);
-			char full[FT_NAME_MAX + 16];
-			const char *name;
-			if (!pk || !pv)
-				return fail(L, line_of(v), key, "broken YAML node");
-			if (!(name = scalar(L, pk, key, "a parameter name")))
-				return -1;
-			snprintf(full, sizeof(full), "parameters.%.*s", FT_NAME_MAX, name);
-			if (parameters_pair(L, full, pk, pv, NULL))
-				return -1;
-		}
-		return 0;
+		return mapping(L, v, key, NULL, 0, parameters_pair, NULL);
 	}
-	if (!strcmp(key, "constraints")) {
-		if (v->type != YAML_MAPPING_NODE)
-			return fail(L, line_of(v), key,
-				    "expected a mapping of constraint names to expressions, found %s",
-				    type_name(v));
-		for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
-		     p++) {
-			yaml_node_t *ck = node(L, p->key), *cv = node(L, p->value);
-			char full[FT_NAME_MAX + 16];
-			const char *name;
-			if (!ck || !cv)
-				return fail(L, line_of(v), key, "broken YAML node");
-			if (!(name = scalar(L, ck, key, "a constraint name")))
-				return -1;
-			snprintf(full, sizeof(full), "constraints.%.*s", FT_NAME_MAX, name);
-			for (int i = 0; i < sp->nconstraints; i++)
-				if (!strcmp(sp->constraints[i].name, name))
-					return fail(L, line_of(ck), full,
-						    "duplicate constraint (first at line %d): give "
-						    "each name once",
-						    sp->constraints[i].expr.line);
-			if (constraints_pair(L, full, ck, cv, NULL))
-				return -1;
-		}
-		return 0;
-	}
+	if (!strcmp(key, "constraints"))
+		return mapping(L, v, key, NULL, 0, constraints_pair, NULL);
 	if (!strcmp(key, "smem_bytes"))
 		return expression(L, v, key, &sp->smem);
 	return mapping(L, v, key, launch_keys, 4, launch_pair, NULL);
@@ -758,49 +723,45 @@ static int top_pair(struct loader *L, const char *key, yaml_node_t *k, yaml_node
 /* Checks what no single key can: required keys and the combine pairing. */
 static int check_required(struct loader *L, yaml_node_t *root)
 {
-	static const char *const required[] = { "fatune_space", "name", "template", "parameters",
-						"smem_bytes", "launch" };
+	static const struct {
+		const char *parent, *key, *full, *what;
+	} need[] = {
+		{ NULL, "fatune_space", "fatune_space", NULL },
+		{ NULL, "name", "name", NULL },
+		{ NULL, "template", "template", NULL },
+		{ NULL, "parameters", "parameters", NULL },
+		{ NULL, "smem_bytes", "smem_bytes", NULL },
+		{ NULL, "launch", "launch", NULL },
+		{ "template", "file", "template.file", "name the template file" },
+		{ "template", "kernel", "template.kernel", "name the extern \"C\" __global__ entry point" },
+		{ "template", "shared_memory", "template.shared_memory",
+		  "say static (__shared__ arrays) or dynamic (extern __shared__)" },
+		{ "launch", "threads", "launch.threads", "threads per block" },
+		{ "launch", "grid", "launch.grid", "the grid [x, y, z]" },
+	};
 	struct ft_space *sp = L->sp;
-	yaml_node_t *t, *launch;
-	int tline = 1, lline = 1;
+	const struct ft_expr_src *extra[2] = { &sp->combine_threads, &sp->combine_grid[0] };
+	const char *extra_key[2] = { "launch.combine_threads", "launch.combine_grid" };
 	long long total = 1;
+	int lline = 1;
 
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-		if (!lookup(L, root, required[i], NULL))
-			return fail(L, line_of(root), required[i],
-				    "missing required key: a space needs fatune_space, name, "
-				    "template, parameters, smem_bytes and launch");
-	t = lookup(L, root, "template", &tline);
-	if (!lookup(L, t, "file", NULL))
-		return fail(L, tline, "template.file", "missing required key: name the template file");
-	if (!lookup(L, t, "kernel", NULL))
-		return fail(L, tline, "template.kernel",
-			    "missing required key: name the extern \"C\" __global__ entry point");
-	if (!lookup(L, t, "shared_memory", NULL))
-		return fail(L, tline, "template.shared_memory",
-			    "missing required key: say static (__shared__ arrays) or dynamic "
-			    "(extern __shared__)");
-	launch = lookup(L, root, "launch", &lline);
-	if (!lookup(L, launch, "threads", NULL))
-		return fail(L, lline, "launch.threads", "missing required key: threads per block");
-	if (!lookup(L, launch, "grid", NULL))
-		return fail(L, lline, "launch.grid", "missing required key: the grid [x, y, z]");
-	if (sp->combine_kernel[0]) {
-		if (!sp->combine_threads.text[0])
-			return fail(L, lline, "launch.combine_threads",
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		int line = line_of(root);
+		yaml_node_t *m = need[i].parent ? lookup(L, root, need[i].parent, &line) : root;
+		if (!lookup(L, m, need[i].key, NULL))
+			return fail(L, line, need[i].full, "missing required key: %s",
+				    need[i].what ? need[i].what
+						 : "a space needs fatune_space, name, template, "
+						   "parameters, smem_bytes and launch");
+	}
+	lookup(L, root, "launch", &lline);
+	for (int i = 0; i < 2; i++) {
+		if (sp->combine_kernel[0] && !extra[i]->text[0])
+			return fail(L, lline, extra_key[i],
 				    "missing: template.combine_kernel is set, so launch needs "
 				    "combine_threads and combine_grid");
-		if (!sp->combine_grid[0].text[0])
-			return fail(L, lline, "launch.combine_grid",
-				    "missing: template.combine_kernel is set, so launch needs "
-				    "combine_threads and combine_grid");
-	} else {
-		if (sp->combine_threads.text[0])
-			return fail(L, sp->combine_threads.line, "launch.combine_threads",
-				    "there is no template.combine_kernel to launch: add one or "
-				    "remove this key");
-		if (sp->combine_grid[0].text[0])
-			return fail(L, sp->combine_grid[0].line, "launch.combine_grid",
+		if (!sp->combine_kernel[0] && extra[i]->text[0])
+			return fail(L, extra[i]->line, extra_key[i],
 				    "there is no template.combine_kernel to launch: add one or "
 				    "remove this key");
 	}
