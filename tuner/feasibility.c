@@ -74,25 +74,37 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	return 1;
 }
 
+/* Occupancy granularity of sm_80..sm_120 (the CUDA occupancy calculator,
+ * cuda_occupancy.h): registers are allocated per warp in units of 256, from 4
+ * sub-partitions of regs_per_sm / 4 each; shared memory per block in units of
+ * 128 bytes, plus the per-block reservation. */
+#define REG_UNIT 256
+#define SUBPARTITIONS 4
+#define SMEM_UNIT 128
+
+/* Warps an SM can hold by registers (0 when regs is unknown: no limit known). */
+static long long warps_by_regs(const struct ft_arch *a, int regs)
+{
+	long long per_warp = ((long long)regs * 32 + REG_UNIT - 1) / REG_UNIT * REG_UNIT;
+	return SUBPARTITIONS * ((a->regs_per_sm / SUBPARTITIONS) / per_warp);
+}
+
 int ft_blocks_per_sm(const struct ft_arch *a, long long smem, long long threads,
 		     const struct ft_resources *res)
 {
-	long long by_smem, by_threads, by_regs = a->blocks_per_sm;
+	long long warps = (threads + 31) / 32, n = a->blocks_per_sm;
+	long long by_smem, by_threads;
 
-	if (threads < 1)
+	if (threads < 1 || threads > a->threads_per_block)
 		return 0;
-	by_smem = a->smem_per_sm / (smem + a->smem_reserved);
-	/* threads are allocated in whole warps */
-	by_threads = a->threads_per_sm / (((threads + 31) / 32) * 32);
-	if (res && res->regs > 0)
-		by_regs = a->regs_per_sm / (res->regs * (((threads + 31) / 32) * 32));
-	long long n = a->blocks_per_sm;
+	by_smem = a->smem_per_sm / ((smem + SMEM_UNIT - 1) / SMEM_UNIT * SMEM_UNIT + a->smem_reserved);
+	by_threads = a->threads_per_sm / (warps * 32);
 	if (by_smem < n)
 		n = by_smem;
 	if (by_threads < n)
 		n = by_threads;
-	if (by_regs < n)
-		n = by_regs;
+	if (res && res->regs > 0 && warps_by_regs(a, res->regs) / warps < n)
+		n = warps_by_regs(a, res->regs) / warps;
 	return (int)(n < 0 ? 0 : n);
 }
 
@@ -110,10 +122,10 @@ int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 	if (total > limit)
 		return reject(t, FT_ST_REJECTED_SMEM, "compiled smem %lld B > %lld B %s of %s", total,
 			      limit, what, a->name);
-	if (res[0].regs > 0 && (long long)res[0].regs * ((t->threads + 31) / 32 * 32) > a->regs_per_sm)
+	if (res[0].regs > 0 && warps_by_regs(a, res[0].regs) < (t->threads + 31) / 32)
 		return reject(t, FT_ST_REJECTED_CONSTRAINT,
-			      "registers: %d per thread x %lld threads > %d per SM of %s", res[0].regs,
-			      t->threads, a->regs_per_sm, a->name);
+			      "registers: %d per thread leave room for %lld warps per SM of %s, the block has %lld",
+			      res[0].regs, warps_by_regs(a, res[0].regs), a->name, (t->threads + 31) / 32);
 	for (int k = 0; k < 2; k++) {
 		const struct ft_resources *r = &res[k];
 		if (r->spill_stores > 0 || r->spill_loads > 0 || r->stack_bytes > 0)

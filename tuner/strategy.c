@@ -26,24 +26,23 @@ double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
 	int bps = ft_blocks_per_sm(a, t->smem_model, t->threads, t->res.regs > 0 ? &t->res : NULL);
 	int sms = sm_count > 0 ? sm_count : DEFAULT_SMS;
 	int split = ft_space_param(sp, "NUM_SPLITS");
-	double resident, waves, per_block, active_warps, latency_hiding, combine = 0;
+	double load, conc, rounds, latency_hiding, combine = 0;
 
 	if (bps < 1 || blocks < 1)
 		return INFINITY;
-	/* blocks that run at once, and how many rounds the grid needs */
-	resident = fmin(blocks, (double)sms * bps);
-	waves = ceil(blocks / ((double)sms * bps));
-	/* the total work is fixed, so one block's share shrinks as blocks grow */
-	per_block = 1.0 / blocks;
+	/* blocks per busy SM (the grid is spread evenly), how many of them run at
+	 * once, and in how many rounds; the total work is fixed, so one block's
+	 * share is 1 / blocks: a grid that leaves SMs idle predicts slower */
+	load = ceil(blocks / sms);
+	conc = fmin(load, bps);
+	rounds = ceil(load / conc);
 	/* an SM needs several warps in flight to hide latency: below 8 active
-	 * warps per SM (a common rule of thumb for tensor-core loops) time grows */
-	active_warps = warps * fmin(bps, ceil(resident / sms));
-	latency_hiding = fmax(1.0, 8.0 / active_warps);
+	 * warps (a rule of thumb for tensor-core loops) time grows */
+	latency_hiding = fmax(1.0, 8.0 / (conc * warps));
 	/* a split costs a second launch and a pass over fp32 partials */
 	if (split >= 0 && t->values[split] > 1)
 		combine = 0.05 * t->values[split] / (shape->s > 0 ? log2(shape->s + 1.0) : 1.0);
-	/* rounds x work per round per SM, normalised to one SM's share */
-	return waves * per_block * (resident / sms) * latency_hiding + combine;
+	return rounds * conc / blocks * latency_hiding + combine;
 }
 
 struct keyed {
