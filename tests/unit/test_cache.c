@@ -465,11 +465,21 @@ static void test_lookup_miss(void **state)
 	snprintf(path, sizeof(path), "%s/cubin/2222222222222222.res", fx->dir);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(ft_cache_lookup("2222222222222222", res), 0);
-	/* and a truncated resources file */
+	/* and resources cut short: only the first kernel's line, then mid-line */
 	fake_out(&o, 100, 3);
 	assert_int_equal(ft_cache_store("3333333333333333", &o, &err), 0);
 	ft_compile_out_release(&o);
 	snprintf(path, sizeof(path), "%s/cubin/3333333333333333.res", fx->dir);
+	{
+		FILE *f = fopen(path, "r");
+		char line[256];
+
+		assert_non_null(f);
+		assert_non_null(fgets(line, sizeof(line), f));
+		fclose(f);
+		assert_int_equal(truncate(path, (off_t)strlen(line)), 0);
+	}
+	assert_int_equal(ft_cache_lookup("3333333333333333", res), 0);
 	assert_int_equal(truncate(path, 5), 0);
 	assert_int_equal(ft_cache_lookup("3333333333333333", res), 0);
 }

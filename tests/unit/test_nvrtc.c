@@ -150,6 +150,28 @@ static void test_ptxas_two_kernels(void **state)
 	swapped[n1 + n2] = '\0';
 	check_two_kernels(swapped);
 	free(swapped);
+
+	/* a report cut short after the first entry's heading: the next entry's
+	 * figures are not the first one's */
+	{
+		const char *head = strstr(log, "ptxas info    : Compiling entry function 'attn_combine'");
+		const char *eol;
+		char *cut_log;
+		struct ft_resources r;
+
+		assert_non_null(head);
+		eol = strchr(head, '\n');
+		assert_non_null(eol);
+		cut_log = malloc((size_t)(eol + 1 - head) + n2 + 1);
+		assert_non_null(cut_log);
+		memcpy(cut_log, head, (size_t)(eol + 1 - head));
+		memcpy(cut_log + (eol + 1 - head), second, n2 + 1);
+		ft_parse_ptxas_log(cut_log, "attn_combine", &r);
+		assert_unknown(&r);
+		ft_parse_ptxas_log(cut_log, "attn", &r);
+		assert_res(&r, 28, 2048 * 4, 64, 0, 0);
+		free(cut_log);
+	}
 	free(log);
 }
 
