@@ -57,8 +57,9 @@ const struct ft_arch *ft_arch_find(const char *name, struct ft_err *err)
 	else if (!strncmp(name, "compute_", 8))
 		digits = name + 8;
 	cc = strtol(digits, &end, 10);
-	/* "sm_90a" names the same limits as sm_90 */
-	if (end != digits && (*end == '\0' || (end[0] == 'a' && end[1] == '\0'))) {
+	/* plain digits without a leading zero; "sm_90a" names the same limits as sm_90 */
+	if (digits[0] >= '1' && digits[0] <= '9' && end != digits &&
+	    (*end == '\0' || (end[0] == 'a' && end[1] == '\0'))) {
 		const struct ft_arch *a = ft_arch_for_cc((int)cc);
 		if (a)
 			return a;

@@ -213,8 +213,11 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 		goto out;
 	}
 	free(out->log);
+	out->log = NULL;
 	if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || !(out->log = malloc(size + 1)) ||
 	    nvrtcGetProgramLog(prog, out->log) != NVRTC_SUCCESS) {
+		free(out->log);
+		out->log = NULL; /* the cleanup below gives back an empty log */
 		ft_error(err, FT_EFAIL, "cannot read the NVRTC log of '%s'", req->source_path);
 		goto out;
 	}

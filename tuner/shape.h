@@ -24,7 +24,8 @@ int ft_shape_parse(const char *text, struct ft_shape *out, struct ft_err *err);
 /* "1x8x512x64" into buf (>= 64 bytes); returns buf. */
 char *ft_shape_format(const struct ft_shape *s, char *buf, size_t size);
 
-/* "fp16" / "bf16"; parse returns -1 with FT_EINPUT for anything else. */
+/* "fp16" / "bf16" (parse also takes float16, half, bfloat16); -1 with
+ * FT_EINPUT for anything else. */
 const char *ft_dtype_name(enum ft_dtype t);
 int ft_dtype_parse(const char *text, enum ft_dtype *out, struct ft_err *err);
 
