@@ -35,8 +35,19 @@ struct queue {
 	int closed;
 };
 
+/* A CUBIN being compiled, and the candidates waiting for it: launch-time
+ * parameters (NUM_SPLITS) give several candidates one CUBIN, and they must
+ * not be compiled twice by two threads at once. */
+struct inflight {
+	char key[17];
+	struct item *parked;
+	struct inflight *next;
+};
+
 struct run {
 	const struct ft_pipeline_cfg *cfg;
+	pthread_mutex_t inflight_m;
+	struct inflight *inflight;
 	struct ft_pipeline_stats *st;
 	struct queue compile_q, eval_q, done_q;
 	atomic_int live_compilers;
@@ -218,10 +229,69 @@ static void compile_one(struct run *r, struct item *it)
 		it->t.status = FT_ST_COMPILED;
 }
 
+/* Sends a compiled (or failed) item on: to the GPU thread or back to main. */
+static void route(struct run *r, struct item *it)
+{
+	if (it->t.status == FT_ST_COMPILED && (r->cfg->worker || r->cfg->replay))
+		q_push(&r->eval_q, it);
+	else
+		q_push(&r->done_q, it);
+}
+
+/* Claims the item's compile key: returns 1 when this thread must compile it, 0 when
+ * another thread already is (the item is parked behind that compile). */
+static int claim(struct run *r, struct item *it, struct inflight **mine)
+{
+	struct ft_compile_req req;
+	struct inflight *f;
+
+	ft_pipeline_compile_req(r->cfg->sp, r->cfg->arch, r->cfg->shape, &it->t, &req);
+	ft_compile_key(&req, r->cfg->template_hash, it->t.compile_key);
+	pthread_mutex_lock(&r->inflight_m);
+	for (f = r->inflight; f; f = f->next)
+		if (!strcmp(f->key, it->t.compile_key)) {
+			it->next = f->parked;
+			f->parked = it;
+			pthread_mutex_unlock(&r->inflight_m);
+			return 0;
+		}
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		memcpy(f->key, it->t.compile_key, sizeof(f->key));
+		f->next = r->inflight;
+		r->inflight = f;
+	}
+	*mine = f;
+	pthread_mutex_unlock(&r->inflight_m);
+	return 1;
+}
+
+/* Ends a claim; returns the items parked behind it (now cache hits). */
+static struct item *release(struct run *r, struct inflight *mine)
+{
+	struct item *parked = NULL;
+
+	if (!mine)
+		return NULL;
+	pthread_mutex_lock(&r->inflight_m);
+	for (struct inflight **p = &r->inflight; *p; p = &(*p)->next)
+		if (*p == mine) {
+			*p = mine->next;
+			break;
+		}
+	pthread_mutex_unlock(&r->inflight_m);
+	parked = mine->parked;
+	free(mine);
+	return parked;
+}
+
 static void *compile_thread(void *arg)
 {
 	struct run *r = arg;
-	struct item *it;
+	struct item *it, *parked, *next;
+	struct inflight *mine;
+	char reason[sizeof(it->t.reason)];
+	int failed;
 
 	while ((it = q_pop(&r->compile_q, 1))) {
 		if (should_drop(r)) {
@@ -230,14 +300,31 @@ static void *compile_thread(void *arg)
 			continue;
 		}
 		/* replay: the recording already holds each candidate's compile verdict */
-		if (r->cfg->replay)
+		if (r->cfg->replay) {
 			it->t.status = FT_ST_COMPILED;
-		else
-			compile_one(r, it);
-		if (it->t.status == FT_ST_COMPILED && (r->cfg->worker || r->cfg->replay))
-			q_push(&r->eval_q, it);
-		else
-			q_push(&r->done_q, it);
+			route(r, it);
+			continue;
+		}
+		mine = NULL;
+		if (!claim(r, it, &mine))
+			continue;
+		compile_one(r, it);
+		/* copied before routing: once queued, the item belongs to another thread */
+		failed = it->t.status == FT_ST_COMPILE_FAILED;
+		memcpy(reason, it->t.reason, sizeof(reason));
+		route(r, it);
+		for (parked = release(r, mine); parked; parked = next) {
+			next = parked->next;
+			if (failed) {
+				/* the same source and options fail the same way */
+				parked->t.status = FT_ST_COMPILE_FAILED;
+				memcpy(parked->t.reason, reason, sizeof(reason));
+				parked->t.compile_key[0] = '\0';
+			} else {
+				compile_one(r, parked); /* a cache hit now */
+			}
+			route(r, parked);
+		}
 	}
 	if (atomic_fetch_sub(&r->live_compilers, 1) == 1)
 		q_close(&r->eval_q);
@@ -360,6 +447,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_init(&r.eval_q);
 	q_init(&r.done_q);
 	pthread_mutex_init(&r.stat_m, NULL);
+	pthread_mutex_init(&r.inflight_m, NULL);
 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
 		goto out_nothreads;
@@ -485,6 +573,7 @@ out_nothreads:
 	q_destroy(&r.eval_q);
 	q_destroy(&r.done_q);
 	pthread_mutex_destroy(&r.stat_m);
+	pthread_mutex_destroy(&r.inflight_m);
 	return ret;
 }
 
