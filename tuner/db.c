@@ -772,7 +772,7 @@ int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const ch
 {
 	sqlite3_stmt *sel = NULL, *up = NULL, *ex = NULL;
 	struct binder b;
-	long long trial_id, n = 0;
+	long long trial_id = -1, n = 0;
 	int rc;
 
 	if (!key->arch || !key->device || !key->template_name || !search_key)

@@ -7,6 +7,9 @@
  * prepared statements only (values are bound, never formatted into SQL), and
  * BEGIN IMMEDIATE around every write, so several searches may share one file.
  *
+ * A connection (struct ft_db) is for one thread at a time: it keeps prepared
+ * statements. fatune's pipeline stores from its main thread only.
+ *
  * Refusals (FT_EFAIL unless noted, nothing is ever overwritten):
  *   - a file that is not an SQLite database, or is corrupt ("... is corrupt or
  *     not a database: move it away or pass --db");
@@ -111,6 +114,8 @@ int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_be
 
 enum ft_query_what { FT_Q_BEST, FT_Q_TRIALS, FT_Q_RUNS };
 
+/* Set dtype, causal, run_id and limit to -1 for "any": a zero-initialised
+ * filter means fp16, non-causal, run 0 and no rows. */
 struct ft_query_filter {
 	const char *arch;		/* NULL: any */
 	const char *device;		/* NULL: any */

@@ -25,7 +25,8 @@ int ft_printer_row(void *printer, int ncols, const char *const *names,
 		   const char *const *values, const int *types);
 
 /* Writes what is buffered and the closing text (JSON's "]"; an empty JSON
- * array when there were no rows), frees the printer; returns the row count. */
+ * array when there were no rows; a table with no rows prints nothing), frees
+ * the printer; returns the row count, or -1 after a write or memory error. */
 long long ft_printer_finish(struct ft_printer *p);
 
 #endif
