@@ -199,11 +199,11 @@ static void test_shape_flags(void **state)
 	free(h);
 }
 
-static int count(const char *s, const char *sub)
+static int count(const char *text, const char *sub)
 {
 	int n = 0;
 
-	for (s = strstr(s, sub); s; s = strstr(s + 1, sub))
+	for (const char *p = strstr(text, sub); p; p = strstr(p + 1, sub))
 		n++;
 	return n;
 }
