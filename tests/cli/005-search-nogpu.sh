@@ -30,11 +30,11 @@ run query --format json; expect_rc 0
 run export --arch sm_89 --shape 1x8x512x64
 expect_bad_input "run 'fatune search --arch sm_89 --shape 1x8x512x64"
 # the same search again: everything is already done
-n1=$(sqlite3 "$FATUNE_DB" "SELECT count(*) FROM trials")
+n1=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials")
 run search --arch sm_89 --shape 1x8x512x64 --quiet
 expect_rc 0
 expect_out "already done, skipped"
-n2=$(sqlite3 "$FATUNE_DB" "SELECT count(*) FROM trials")
+n2=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials")
 [ "$n1" -eq "$n2" ] || fail "resume stored $((n2 - n1)) trials again"
-[ "$(sqlite3 "$FATUNE_DB" "SELECT count(*) FROM runs WHERE outcome='done'")" -eq 2 ] || fail "runs not recorded"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM runs WHERE outcome='done'")" -eq 2 ] || fail "runs not recorded"
 echo "ok ($n1 trials)"

@@ -2,7 +2,7 @@
 . "$FT_TEST_LIB"
 # make a database with fatune itself, then put a best row in by hand (as a GPU search would)
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
-sqlite3 "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
   compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err, smem_bytes,
   threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
   updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 1, 8, 512, 64, 'fp16', 0,
@@ -16,7 +16,7 @@ run export --arch sm_89 --shape 1x8x512x64 --style c
 expect_rc 0
 diff -u "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config_c.h" "$T/out" || fail "C-style header differs from the golden file"
 # a second device of the same arch: export must ask which
-sqlite3 "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
   fatune_version, updated_at) SELECT arch, 'NVIDIA RTX 4090', template_name, b, h, s, d, dtype, causal,
   config, fatune_version, updated_at FROM best"
 run export --arch sm_89 --shape 1x8x512x64 -o "$T/other.h"

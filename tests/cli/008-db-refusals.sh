@@ -7,10 +7,10 @@ run search --arch sm_89 --shape 1x8x512x64 --db "$T/garbage.db" --space "$TESTSP
 expect_rc 1; expect_err "corrupt or not a database"
 cmp -s "$T/garbage.db" "$T/garbage.orig" || fail "the corrupt file was modified"
 
-sqlite3 "$T/foreign.db" "CREATE TABLE t(x); PRAGMA application_id=1234;"
+sql "$T/foreign.db" "CREATE TABLE t(x); PRAGMA application_id=1234;"
 run query --db "$T/foreign.db"; expect_rc 1; expect_err "another application"
 
-sqlite3 "$T/newer.db" "PRAGMA application_id=1180783726; PRAGMA user_version=99; CREATE TABLE runs(id);"
+sql "$T/newer.db" "PRAGMA application_id=1180783726; PRAGMA user_version=99; CREATE TABLE runs(id);"
 cp "$T/newer.db" "$T/newer.orig"
 run query --db "$T/newer.db"; expect_rc 1; expect_err "newer fatune \(schema 99"
 run search --arch sm_89 --shape 1x8x512x64 --db "$T/newer.db" --space "$TESTSPACES/fault.yaml"

@@ -28,6 +28,21 @@ expect_bad_input() {
 	[ "$(wc -l <"$T/err")" -eq 1 ] || { cat "$T/err" >&2; fail "bad input should give exactly one line on stderr"; }
 	[ -z "${1:-}" ] || expect_err "$1"
 }
+# sql DB QUERY: the sqlite3 shell where there is one, else python3's sqlite3 (the GPU machine has no shell)
+sql() {
+	if command -v sqlite3 >/dev/null 2>&1; then
+		sqlite3 "$1" "$2"
+	else
+		python3 -c 'import sqlite3, sys
+con, q = sqlite3.connect(sys.argv[1]), sys.argv[2]
+if ";" in q.strip().rstrip(";"):
+    con.executescript(q)
+else:
+    for row in con.execute(q):
+        print("|".join("" if v is None else str(v) for v in row))
+con.commit()' "$1" "$2"
+	fi
+}
 # gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
 gpu_or_skip() {
 	if ! "$FATUNE" devices >/dev/null 2>&1; then

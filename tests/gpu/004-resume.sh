@@ -2,7 +2,7 @@
 # running it again skips what was finished and completes.
 . "$FT_TEST_LIB"
 gpu_or_skip
-count() { sqlite3 "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status='ok'" 2>/dev/null || echo 0; }
+count() { sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status='ok'" 2>/dev/null || echo 0; }
 "$FATUNE" search --shape 1x8x256x64 --quiet >"$T/first.out" 2>&1 &
 pid=$!
 for i in $(seq 1 600); do
@@ -18,6 +18,6 @@ run search --shape 1x8x256x64
 cat "$T/out" "$T/err"
 expect_rc 0 "resumed search"
 expect_out "already done, skipped"
-dups=$(sqlite3 "$FATUNE_DB" "SELECT count(*) FROM (SELECT config FROM trials WHERE status='ok' GROUP BY config HAVING count(*) > 1)")
+dups=$(sql "$FATUNE_DB" "SELECT count(*) FROM (SELECT config FROM trials WHERE status='ok' GROUP BY config HAVING count(*) > 1)")
 [ "$dups" -eq 0 ] || fail "$dups configs were timed twice after resume"
 echo "ok ($before ok trials survived the kill)"
