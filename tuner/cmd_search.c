@@ -183,7 +183,7 @@ int cmd_search(int argc, char **argv)
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o), FT_SPACE_OPTION(&o), FT_DB_OPTION(&o),
 		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
-		FT_OPT_STR_("strategy", 0, &strategy, "NAME", "exhaustive (default), random or model"),
+		FT_OPT_STR_("strategy", 0, &strategy, "NAME", "exhaustive (default), random, model or guided"),
 		FT_OPT_STR_("budget", 0, &budget, "N|Ns", "stop after N candidates or N seconds"),
 		FT_OPT_INT_("seed", 0, &seed, "N", "seed for inputs and the random strategy (default 1234)", 0, 9e18),
 		FT_OPT_STR_("timing", 0, &timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),

@@ -56,6 +56,7 @@ struct run {
 	atomic_llong compiled, cache_hits, evaluated;
 	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
 	pthread_mutex_t stat_m;
+	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
 	struct ft_err fatal;		/* first fatal error (under stat_m) */
 };
 
@@ -400,6 +401,8 @@ static void *eval_thread(void *arg)
 /* Hands one finished item to emit (or drops it) and frees it. */
 static void finish(struct run *r, struct item *it)
 {
+	if (!it->dropped)
+		ft_guide_observe(r->guide, &it->t);
 	if (!it->dropped && !atomic_load(&r->stop) && r->cfg->emit(r->cfg->ctx, &it->t)) {
 		atomic_store(&r->stop, 1);
 		pthread_mutex_lock(&r->stat_m);
@@ -526,6 +529,36 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 			ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape,
 					  cfg->sm_count, ts, nheld);
 			take = cfg->budget_evals >= 0 && cfg->budget_evals < nheld ? cfg->budget_evals : nheld;
+			if (cfg->strategy == FT_STRATEGY_GUIDED)
+				r.guide = ft_guide_new(cfg->sp, ts, nheld, cfg->seed);
+		}
+		if (ts && r.guide) {
+			/* feedback: keep a few candidates in flight (enough to overlap
+			 * compiling with the GPU), choose each next one from the results */
+			long long window = nthreads + 2, pick = 0;
+			struct item **by_rank = malloc((nheld ? nheld : 1) * sizeof(*by_rank));
+			if (!by_rank)
+				rc = ft_error(err, FT_EFAIL, "out of memory");
+			for (long long i = 0; i < nheld; i++)
+				if (!by_rank)
+					free(held[i]);
+			for (long long i = 0; by_rank && i < nheld; i++)
+				by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+			while (by_rank && sent < take && pick >= 0 && !interrupted) {
+				while (sent - received < window && sent < take &&
+				       (pick = ft_guide_next(r.guide)) >= 0) {
+					q_push(&r.compile_q, by_rank[pick]);
+					by_rank[pick] = NULL;
+					sent++;
+				}
+				if (sent > received)
+					drain(&r, &received, 1);
+			}
+			for (long long i = 0; by_rank && i < nheld; i++)
+				free(by_rank[i]);
+			free(by_rank);
+			free(ts);
+		} else if (ts) {
 			/* ts[i] points into held items; map back by container */
 			for (long long i = 0; i < nheld; i++) {
 				struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
@@ -568,6 +601,7 @@ out:
 out_nothreads:
 	st->wall_ms = now_ms() - r.t0;
 	free(held);
+	ft_guide_free(r.guide);
 	ft_enum_close(e);
 	q_destroy(&r.compile_q);
 	q_destroy(&r.eval_q);
@@ -579,17 +613,21 @@ out_nothreads:
 
 int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
 {
-	static const char *const names[] = { "exhaustive", "random", "model" };
+	static const char *const names[] = { "exhaustive", "random", "model", "guided" };
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (!strcmp(text, names[i])) {
 			*out = (enum ft_strategy)i;
 			return 0;
 		}
-	return ft_error(err, FT_EINPUT, "bad strategy '%s': use exhaustive, random or model", text);
+	return ft_error(err, FT_EINPUT, "bad strategy '%s': use exhaustive, random, model or guided",
+			text);
 }
 
 const char *ft_strategy_name(enum ft_strategy s)
 {
-	return s == FT_STRATEGY_RANDOM ? "random" : s == FT_STRATEGY_MODEL ? "model" : "exhaustive";
+	return s == FT_STRATEGY_RANDOM ? "random"
+	       : s == FT_STRATEGY_MODEL ? "model"
+	       : s == FT_STRATEGY_GUIDED ? "guided"
+					 : "exhaustive";
 }

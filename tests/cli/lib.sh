@@ -43,6 +43,14 @@ else:
 con.commit()' "$1" "$2"
 	fi
 }
+# sql_load DB FILE: runs an SQL script file
+sql_load() {
+	if command -v sqlite3 >/dev/null 2>&1; then
+		sqlite3 "$1" <"$2"
+	else
+		python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())' "$1" "$2"
+	fi
+}
 # gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
 gpu_or_skip() {
 	if ! "$FATUNE" devices >/dev/null 2>&1; then
