@@ -222,16 +222,6 @@ static int progress(void *arg)
 
 /* ---- setup ------------------------------------------------------------------ */
 
-static int is_ident(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
-			return 0;
-	return 1;
-}
-
 static int sql_fail(struct ft_expr *x, int status, const char *what, struct ft_err *err)
 {
 	return ft_error(err, status, "expression engine: %s: %s (sqlite %s)", what,
@@ -327,7 +317,7 @@ int ft_expr_add_table(struct ft_expr *x, const char *const *names, int ncols,
 				"expression engine: table %d with %d columns is beyond the engine's limits",
 				t, ncols);
 	for (int c = 0; c < ncols; c++) {
-		if (!is_ident(names[c]) || strlen(names[c]) >= FT_NAME_MAX)
+		if (!ft_is_ident(names[c]) || strlen(names[c]) >= FT_NAME_MAX)
 			return ft_error(err, FT_EFAIL, "expression engine: bad column name '%s'",
 					names[c]);
 		for (int k = 0; k < x->total_cols + c; k++)
@@ -712,7 +702,7 @@ const char *ft_expr_name_problem(const char *name)
 
 	if (!len)
 		return "the name is empty";
-	if (!is_ident(name))
+	if (!ft_is_ident(name))
 		return "it is not a C identifier (letters, digits and _, not starting with a digit)";
 	if (len >= FT_NAME_MAX)
 		return "it is longer than 63 characters";

@@ -140,3 +140,13 @@ int ft_config_parse(const struct ft_space *sp, const char *text, long long *valu
 					text, sp->params[i].name, names);
 	return 0;
 }
+
+int ft_is_ident(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}

@@ -88,6 +88,9 @@ struct ft_space {
  * Expressions are only checked for syntax by ft_enum_open. */
 int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
 
+/* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
+int ft_is_ident(const char *s);
+
 /* Index of the parameter called name, or -1. */
 int ft_space_param(const struct ft_space *sp, const char *name);
 

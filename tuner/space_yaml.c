@@ -240,16 +240,6 @@ static int integer(struct loader *L, yaml_node_t *n, const char *key, long long 
 	return 0;
 }
 
-static int is_ident(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
-			return 0;
-	return 1;
-}
-
 /* A name of [A-Za-z0-9_-]+ (ident: a C identifier) copied into out. */
 static int name_value(struct loader *L, yaml_node_t *n, const char *key, int ident, char *out)
 {
@@ -262,7 +252,7 @@ static int name_value(struct loader *L, yaml_node_t *n, const char *key, int ide
 	if (strlen(s) >= FT_NAME_MAX)
 		return fail(L, line_of(n), key, "'%.40s...' is longer than %d characters", s,
 			    FT_NAME_MAX - 1);
-	if (ident && !is_ident(s))
+	if (ident && !ft_is_ident(s))
 		return fail(L, line_of(n), key,
 			    "'%s' is not a C identifier: use letters, digits and _ (not first)", s);
 	for (const char *p = s; !ident && *p; p++)
