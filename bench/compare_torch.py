@@ -6,7 +6,7 @@ best config from the tuning DB (table `best`, opened read-only), loads its CUBIN
 from fatune's cache, and in one process, on the same random inputs, times it
 and torch's SDPA flash, cuDNN and efficient backends with fatune's method
 (median over R samples; one sample = CUDA events around one replay of a CUDA
-graph of K back-to-back calls, divided by K). It checks that every output
+graph of K back-to-back calls, divided by K; docs/timing.md). It checks that every output
 agrees with an fp64 reference (relative L2) and prints the ratios and TFLOP/s
 (4*B*H*S*S*D flops, halved when causal). Only ratios from one run compare.
 
@@ -118,7 +118,7 @@ def quick_time(torch, fn, n=3):
     return a.elapsed_time(b) * 1000.0 / n
 
 
-def compare_one(torch, fk, row, cols, budget_us, cache):
+def compare_one(torch, fk, row, cols, cache):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -143,7 +143,7 @@ def compare_one(torch, fk, row, cols, budget_us, cache):
         att(q, k, v, o)
         torch.cuda.synchronize()
         fat["rel_l2"], fat["nonfinite"] = fk.rel_l2(o, ref)
-        kk, rr = fk.plan_timing(quick_time(torch, lambda: att(q, k, v, o)), budget_us)
+        kk, rr = fk.plan_timing(quick_time(torch, lambda: att(q, k, v, o)))
         fat.update(fk.time_graph(lambda: att(q, k, v, o), kk, rr))
         fat["ok"] = fat["nonfinite"] == 0 and fat["rel_l2"] <= tol
     except (fk.CudaError, OSError, RuntimeError) as e:
@@ -161,7 +161,7 @@ def compare_one(torch, fk, row, cols, budget_us, cache):
                 out = fn()
                 torch.cuda.synchronize()
                 p["rel_l2"], p["nonfinite"] = fk.rel_l2(out, ref)
-                kk, rr = fk.plan_timing(quick_time(torch, fn), budget_us)
+                kk, rr = fk.plan_timing(quick_time(torch, fn))
                 p.update(fk.time_graph(fn, kk, rr))
         except RuntimeError as e:  # backend not available for this shape/dtype/GPU
             p["error"] = str(e).strip().splitlines()[0][:100] if str(e).strip() else "unavailable"
@@ -213,8 +213,6 @@ def main():
     ap.add_argument("--db", default=os.environ.get("FATUNE_DB", "fatune.db"))
     ap.add_argument("--arch", help="sm_XX to read rows for (default: the GPU's)")
     ap.add_argument("--device", default=None, help="device name to prefer among rows")
-    ap.add_argument("--budget-us", type=float, default=20000.0,
-                    help="about this many microseconds timed per kernel (sets K and R)")
     ap.add_argument("--json", nargs="?", const="-", help="write results as JSON (to a file, or - )")
     ap.add_argument("--list", action="store_true", help="print the rows and CUBINs, no GPU")
     args = ap.parse_args()
@@ -253,7 +251,7 @@ def main():
     if not rows:
         return 2
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))  # fresh inputs every run
-    results = [compare_one(torch, fk, r, cols, args.budget_us, cache) for r in rows]
+    results = [compare_one(torch, fk, r, cols, cache) for r in rows]
     print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method")
     print_table(results)
     if args.json:

@@ -8,9 +8,10 @@ torch.cuda.CUDAGraph can capture the launches. The parameter block is packed
 exactly like struct fatune_attn_params (kernel_templates/fatune_abi.h).
 
 Every CUresult is checked; a failure raises CudaError naming the call.
-Also holds the timing method the bench scripts share with fatune: the median
-over R samples, each one CUDA-event pair around a single replay of a CUDA
-graph of K back-to-back calls, divided by K.
+Also holds the timing method the bench scripts share with fatune (docs/timing.md):
+the median over R = 30 samples, each one CUDA-event pair around a single replay
+of a CUDA graph of K back-to-back calls (K such that a sample lasts ~1 ms),
+divided by K, after >= 20 ms of warm-up replays.
 """
 
 import ctypes
@@ -171,9 +172,11 @@ class Attention:
             self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p)
 
 
-def time_graph(fn, calls, samples, warmup=3):
-    """fatune's timing method: median (and min, p90) microseconds per call over
-    `samples` replays of one CUDA graph holding `calls` back-to-back calls of fn."""
+def time_graph(fn, calls, samples, warmup=3, warmup_ms=20.0):
+    """fatune's timing method (docs/timing.md): median (and min, p90) microseconds
+    per call over `samples` replays of one CUDA graph holding `calls`
+    back-to-back calls of fn, after at least `warmup` replays and warmup_ms of
+    GPU time (an idle GPU needs a few ms of load to reach its boost clock)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -185,10 +188,15 @@ def time_graph(fn, calls, samples, warmup=3):
     with torch.cuda.graph(graph):
         for _ in range(calls):
             fn()
-    for _ in range(warmup):
-        graph.replay()
-    torch.cuda.synchronize()
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    done, spent = 0, 0.0
+    while done < warmup or spent < warmup_ms:
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        spent += start.elapsed_time(stop)
+        done += 1
     ts = []
     for _ in range(samples):
         start.record()
@@ -198,15 +206,16 @@ def time_graph(fn, calls, samples, warmup=3):
         ts.append(start.elapsed_time(stop) * 1000.0 / calls)
     del graph
     ts.sort()
-    return {"median": statistics.median(ts), "min": ts[0], "p90": ts[int(0.9 * (len(ts) - 1))]}
+    p90 = ts[min(len(ts) - 1, -(-9 * len(ts) // 10) - 1)]  # nearest rank: ceil(0.9 R)-th smallest
+    return {"median": statistics.median(ts), "min": ts[0], "p90": p90}
 
 
-def plan_timing(one_call_us, budget_us=20000.0, max_calls=20, max_samples=25):
-    """K and R for a call of about one_call_us: about budget_us of timed work,
-    K <= max_calls (launch overhead amortised over up to 20 calls), R >= 5."""
-    k = max(1, min(max_calls, int(2000.0 / max(one_call_us, 1.0))))
-    r = max(5, min(max_samples, int(budget_us / max(one_call_us * k, 1.0))))
-    return k, r
+def plan_timing(one_call_us, sample_us=1000.0, samples=30):
+    """K and R as fatune picks them: K calls per graph so that one sample lasts
+    about sample_us (1 ms: the events' ~0.5 us resolution spread over K calls),
+    1 <= K <= 1000; R = 30 samples."""
+    k = max(1, min(1000, int(round(sample_us / max(one_call_us, 0.5)))))
+    return k, samples
 
 
 def rel_l2(out, ref):
