@@ -1,16 +1,17 @@
 /* attention.cu - a FlashAttention-2-style forward pass, compiled by NVRTC at run time.
  *
- * One block owns TILE_M query rows of one (batch, head); each of its warps owns 16
- * or 32 of them (one or two m16 tiles: TILE_M / NUM_WARPS_PER_BLOCK) and keeps
- * its scores, row statistics and output in registers, and its Q fragments too
- * unless that would not fit (two m16 tiles of a 128-wide head reload Q from
- * shared memory at each k step instead). Two m16 tiles per warp share every K
- * and V fragment read from shared memory, halving that traffic per mma. The block walks the keys in tiles of TILE_N: K and V tiles arrive in
- * shared memory through cp.async (KV_STAGES buffers deep), S = Q K^T and O += P V
- * run on the tensor cores (mma.sync m16n8k16, fed by ldmatrix; .trans for V), and
- * the softmax is the online one, in exp2 with the scale folded in. P goes from the
- * S accumulators straight into the A operand of the next mma: the m16n8 C
- * fragment of two adjacent key octets is exactly the m16n8k16 A fragment.
+ * One block owns TILE_M query rows of one (batch, head). Each of its warps owns
+ * 16 or 32 of them (one or two m16 tiles: TILE_M / NUM_WARPS_PER_BLOCK) and
+ * keeps its scores, row statistics and output in registers, and its Q fragments
+ * too unless they would not fit (then they are re-read from shared memory at
+ * each k step). Two m16 tiles per warp share every K and V fragment read from
+ * shared memory, halving that traffic per mma. The block walks the keys in
+ * tiles of TILE_N: K and V tiles arrive in shared memory through cp.async
+ * (KV_STAGES buffers deep), S = Q K^T and O += P V run on the tensor cores
+ * (mma.sync m16n8k16, fed by ldmatrix; .trans for V), and the softmax is the
+ * online one, in exp2 with the scale folded in. P goes from the S accumulators
+ * straight into the A operand of the next mma: the m16n8 C fragments of two
+ * adjacent key octets are exactly the m16n8k16 A fragment.
  *
  * Split-KV (p.num_splits > 1, chosen at launch, no recompile): block x of the
  * grid is (row block, split); each split takes an equal share of its row block's
@@ -21,12 +22,13 @@
  *
  * Compile-time parameters (-D): HEAD_DIM (32, 64, 128), IS_CAUSAL, FATUNE_BF16,
  * NUM_WARPS_PER_BLOCK, TILE_M (16 or 32 times NUM_WARPS_PER_BLOCK), TILE_N
- * (multiple of 16), KV_STAGES (1..3) and FATUNE_SMEM_BYTES, the space's smem_bytes formula,
- * which must equal what this file computes (static_assert below).
+ * (multiple of 16), KV_STAGES (1..3) and FATUNE_SMEM_BYTES, the space's
+ * smem_bytes formula, which must equal what this file computes (static_assert).
  *
  * Shared memory is dynamic: [Q: TILE_M rows][K stage 0..][V stage 0..], each
  * row HEAD_DIM 16-bit values, 16-byte chunks XOR-swizzled so that the eight row
  * addresses of every ldmatrix phase and cp.async row land in distinct banks.
+ * Design notes and measurements: docs/kernel.md.
  */
 #include "fatune_abi.h"
 #include "attention_ptx.cuh"
