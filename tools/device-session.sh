@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # device-session.sh - everything one GPU-machine call does, logs under $OUT.
 #
-#   tools/device-session.sh [step ...]     steps: build gpu-tests mission suite compare all
+#   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare all
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -32,8 +32,15 @@ if has mission; then
 		tail -3 "$OUT/mission$c.err"
 	done
 fi
+if has retune; then
+	# a new sequence length with a warm cache: nothing to compile
+	$F search --shape 1x8x512x64 --quiet --json >/dev/null 2>&1
+	/usr/bin/time -f "retune wall %e s" $F search --shape 1x8x1024x64 --quiet --json 2>&1 | tee "$OUT/retune.txt"
+fi
 if has suite; then
-	for s in 1x8x512x64 4x16x2048x64 2x16x4096x64 8x16x1024x128 1x32x8192x128 16x16x256x64 2x8x2048x128; do
+	# the 10 shapes of docs/perf.md, smallest first, each causal and not
+	for s in 1x8x512x64 16x16x256x64 1x8x2048x64 2x8x2048x128 4x16x2048x64 8x16x1024x128 \
+		2x16x4096x64 1x8x8192x64 4x16x2048x128 1x32x8192x128; do
 		for c in "" "--causal"; do
 			$F search --shape $s $c --json --quiet 2>>"$OUT/suite.err" | tee -a "$OUT/suite.json"
 		done
