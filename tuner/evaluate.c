@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fatune_abi.h"
 #include "nvrtc.h"
@@ -62,7 +63,23 @@ struct ft_eval {
 	size_t o_partial_bytes, lse_partial_bytes;
 	ft_devptr flush;			/* L2 flush buffer for cold timing */
 	size_t flush_bytes;
+	double last_timed_ms;			/* monotonic time the last timing ended, 0: never */
 };
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Minimum warm-up: short when the GPU has just been busy timing (see evaluate.h). */
+static double warmup_min_ms(const struct ft_eval *ev)
+{
+	return ev->last_timed_ms > 0 && mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
+		       ? FT_EVAL_WARMUP_HOT_MS
+		       : FT_EVAL_WARMUP_MIN_MS;
+}
 
 /* ---- CPU-side pieces ------------------------------------------------------ */
 
@@ -514,12 +531,12 @@ static int time_cold(struct run *r, double *us, struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
-	double ms, spent = 0;
+	double ms, spent = 0, min_ms = warmup_min_ms(ev);
 
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
 	/* warm-up times flush and call together: both keep the GPU busy */
-	for (int i = 0; i < r->job->warmup || spent < FT_EVAL_WARMUP_MIN_MS; i++) {
+	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
 		if (ft_gpu_timer_start(ev->gpu, err) ||
 		    ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
 		    call(r, err) || ft_gpu_timer_stop(ev->gpu, &ms, err))
@@ -535,6 +552,7 @@ static int time_cold(struct run *r, double *us, struct ft_err *err)
 			return -1;
 		us[i] = ms * 1e3;
 	}
+	ev->last_timed_ms = mono_ms();
 	return 0;
 }
 
@@ -544,7 +562,7 @@ static int time_warm(struct run *r, double single_us, double *us, struct ft_err 
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
 	int k = r->job->launches_per_sample, ret = -1;
-	double ms, spent = 0;
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev);
 
 	if (k <= 0) {
 		double want = single_us > 0 ? ceil(FT_EVAL_SAMPLE_TARGET_US / single_us) : 1;
@@ -559,7 +577,7 @@ static int time_warm(struct run *r, double single_us, double *us, struct ft_err 
 		}
 	if (ft_gpu_capture_end(gpu, &graph, err))
 		return -1;
-	for (int i = 0; i < r->job->warmup || spent < FT_EVAL_WARMUP_MIN_MS; i++) {
+	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
 			goto out;
@@ -573,6 +591,7 @@ static int time_warm(struct run *r, double single_us, double *us, struct ft_err 
 			goto out;
 		us[i] = ms * 1e3 / k;
 	}
+	r->ev->last_timed_ms = mono_ms();
 	ret = 0;
 out:
 	ft_gpu_graph_destroy(gpu, graph);

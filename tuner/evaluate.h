@@ -41,6 +41,14 @@
  * needs some milliseconds of load to reach its boost clock; 20 ms is a few
  * percent of a search's time per candidate. */
 #define FT_EVAL_WARMUP_MIN_MS 20.0
+/* ...unless the GPU finished timing another candidate less than
+ * FT_EVAL_HOT_WINDOW_MS ago: then its clocks are still up (a search's
+ * candidates follow each other within milliseconds) and FT_EVAL_WARMUP_HOT_MS
+ * of warm-up is enough. Checked on an H200: the re-tune of 1x8x1024x64 found
+ * the same best within the run-to-run spread with either warm-up
+ * (docs/perf.md, "Re-tune with a warm cache"). */
+#define FT_EVAL_HOT_WINDOW_MS 100.0
+#define FT_EVAL_WARMUP_HOT_MS 1.0
 /* Bounds on a job's counts: K calls in one graph and R samples. */
 #define FT_EVAL_MAX_LAUNCHES 1000
 #define FT_EVAL_MAX_SAMPLES 10000
