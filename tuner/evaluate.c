@@ -150,16 +150,19 @@ int ft_verdict(double rel_err, long long nonfinite, double tolerance, struct ft_
 
 double ft_fp16_to_double(uint16_t h)
 {
-	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	double v;
+	int e = (h >> 10) & 0x1f;
+	uint32_t m = h & 0x3ff, u;
+	float f;
 
-	if (e == 0)
-		v = ldexp(m, -24); /* subnormal: m * 2^-24 */
+	if (e == 0) /* subnormal: m * 2^-24, exact in float */
+		f = (float)m * 0x1p-24f;
 	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexp(m + 1024, e - 25); /* (1 + m/2^10) * 2^(e-15) */
-	return h & 0x8000 ? -v : v;
+		f = m ? NAN : INFINITY;
+	else { /* re-bias the exponent (15 -> 127), widen the mantissa (10 -> 23 bits): exact */
+		u = (uint32_t)(e - 15 + 127) << 23 | m << 13;
+		memcpy(&f, &u, sizeof(f));
+	}
+	return h & 0x8000 ? -(double)f : (double)f;
 }
 
 double ft_bf16_to_double(uint16_t h)

@@ -124,6 +124,22 @@ static void test_decode(void **state)
 	assert_false(ft_u16_nonfinite(0x7c00, 1)); /* a normal bf16 */
 }
 
+/* Every fp16 bit pattern decodes to the value the format defines: sign,
+ * (1 + m/2^10) * 2^(e-15) for normals, m * 2^-24 for subnormals, inf, NaN. */
+static void test_decode_fp16_exhaustive(void **state)
+{
+	(void)state;
+	for (uint32_t h = 0; h < 65536; h++) {
+		int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+		double want = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+		double got = ft_fp16_to_double((uint16_t)h);
+		if (h & 0x8000)
+			want = -want;
+		if (!(got == want || (isnan(got) && isnan(want))))
+			fail_msg("fp16 0x%04x decodes to %g, not %g", h, got, want);
+	}
+}
+
 static void test_rel_l2(void **state)
 {
 	/* fp16: 1, 2, -0.5 */
@@ -240,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_stats_odd),	 cmocka_unit_test(test_stats_even),
 		cmocka_unit_test(test_stats_thirty),	 cmocka_unit_test(test_stats_edges),
 		cmocka_unit_test(test_verdict),		 cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_fp16_exhaustive),
 		cmocka_unit_test(test_rel_l2),		 cmocka_unit_test(test_attention_hand),
 		cmocka_unit_test(test_attention_properties), cmocka_unit_test(test_job_defaults),
 	};
