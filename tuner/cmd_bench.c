@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "cmd.h"
 #include "db.h"
+#include "format.h"
 #include "pipeline.h"
 #include "target.h"
 
@@ -142,17 +143,20 @@ int cmd_bench(int argc, char **argv)
 	}
 	ft_shape_format(&shape, shape_txt, sizeof(shape_txt));
 	if (json) {
-		printf("{\"arch\":\"%s\",\"device\":\"%s\",\"shape\":\"%s\",\"dtype\":\"%s\",\"causal\":%d,"
-		       "\"config\":\"%s\",\"status\":\"%s\",\"reason\":\"%s\",",
-		       arch->name, dev.lim.name, shape_txt, ft_dtype_name(shape.dtype), shape.causal,
-		       b.t.config, ft_status_name(b.t.status), b.t.status == FT_ST_OK ? "" : "see text output");
+		printf("{\"arch\":\"%s\",\"device\":", arch->name);
+		ft_json_string(stdout, dev.lim.name);
+		printf(",\"shape\":\"%s\",\"dtype\":\"%s\",\"causal\":%d,\"config\":", shape_txt,
+		       ft_dtype_name(shape.dtype), shape.causal);
+		ft_json_string(stdout, b.t.config);
+		printf(",\"status\":\"%s\",\"reason\":", ft_status_name(b.t.status));
+		ft_json_string(stdout, b.t.reason);
 		if (b.t.status == FT_ST_OK)
-			printf("\"t_median_us\":%.4f,\"t_min_us\":%.4f,\"t_p90_us\":%.4f,\"spread\":%.4f,"
+			printf(",\"t_median_us\":%.4f,\"t_min_us\":%.4f,\"t_p90_us\":%.4f,\"spread\":%.4f,"
 			       "\"rel_err\":%.4e,\"samples\":%d,\"launches_per_sample\":%lld}\n",
 			       b.t.t_median_us, b.t.t_min_us, b.t.t_p90_us, b.t.t_spread, b.t.rel_err,
 			       b.t.samples, launches);
 		else
-			printf("\"t_median_us\":null}\n");
+			printf(",\"t_median_us\":null}\n");
 	} else {
 		printf("%s %s %s%s on %s\n  config   %s\n  status   %s%s%s\n", arch->name, shape_txt,
 		       ft_dtype_name(shape.dtype), shape.causal ? " causal" : "", dev.lim.name, b.t.config,

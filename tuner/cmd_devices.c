@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cmd.h"
+#include "format.h"
 
 int cmd_devices(int argc, char **argv)
 {
@@ -34,10 +35,12 @@ int cmd_devices(int argc, char **argv)
 	else if (!a)
 		snprintf(cmp.msg, sizeof(cmp.msg), "no built-in limits for sm_%d", l->cc);
 	if (json) {
-		printf("{\"name\":\"%s\",\"arch\":\"sm_%d\",\"sm_count\":%d,\"driver_version\":%d,"
+		printf("{\"name\":");
+		ft_json_string(stdout, l->name);
+		printf(",\"arch\":\"sm_%d\",\"sm_count\":%d,\"driver_version\":%d,"
 		       "\"smem_static\":%d,\"smem_optin\":%d,\"smem_per_sm\":%d,\"smem_reserved\":%d,"
 		       "\"regs_per_sm\":%d,\"threads_per_block\":%d,\"threads_per_sm\":%d,\"l2_bytes\":%d}\n",
-		       l->name, l->cc, l->sm_count, dev.driver_version, l->smem_static, l->smem_optin,
+		       l->cc, l->sm_count, dev.driver_version, l->smem_static, l->smem_optin,
 		       l->smem_per_sm, l->smem_reserved, l->regs_per_sm, l->threads_per_block,
 		       l->threads_per_sm, l->l2_bytes);
 		return FT_OK;

@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "db.h"
+#include "format.h"
 #include "nvrtc.h"
 #include "pipeline.h"
 #include "progress.h"
@@ -134,8 +135,9 @@ static void print_summary(struct search_ctx *s, const struct ft_pipeline_stats *
 		for (int k = 0; k < 2; k++) {
 			if (isnan(s->top[k].t_median_us))
 				continue;
-			printf(",\"%s\":{\"config\":\"%s\",\"t_median_us\":%.4f,\"rel_err\":%.3e}",
-			       k ? "runner_up" : "best", s->top[k].config, s->top[k].t_median_us,
+			printf(",\"%s\":{\"config\":", k ? "runner_up" : "best");
+			ft_json_string(stdout, s->top[k].config);
+			printf(",\"t_median_us\":%.4f,\"rel_err\":%.3e}", s->top[k].t_median_us,
 			       s->top[k].rel_err);
 		}
 		printf("}\n");
@@ -267,7 +269,7 @@ int cmd_search(int argc, char **argv)
 				fprintf(stderr, "fatune: the GPU here is '%s' (sm_%d), not %s: running the feasibility part for %s only; timing needs an %s device\n",
 					dev.lim.name, dev.lim.cc, arch->name, arch->name, arch->name);
 			else
-				fprintf(stderr, "fatune: no GPU (%s): running the feasibility part (model check and NVRTC compile) for %s; timing needs an %s device\n",
+				fprintf(stderr, "fatune: no GPU here (%s): running the feasibility part (model check and NVRTC compile) for %s; timing needs an %s device\n",
 					dev.why_not, arch->name, arch->name);
 			ft_worker_stop(w);
 			w = NULL;

@@ -289,7 +289,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-static void json_string(FILE *out, const char *s)
+void ft_json_string(FILE *out, const char *s)
 {
 	const unsigned char *q = (const unsigned char *)s;
 
@@ -334,7 +334,7 @@ static void json_row(struct ft_printer *p, int ncols, const char *const *names,
 
 		if (i)
 			fputs(", ", p->out);
-		json_string(p->out, names[i]);
+		ft_json_string(p->out, names[i]);
 		fputs(": ", p->out);
 		if (!v || types[i] == 0)
 			fputs("null", p->out);
@@ -343,7 +343,7 @@ static void json_row(struct ft_printer *p, int ncols, const char *const *names,
 		else if (types[i] == 2 && parse_real(v, &d))
 			isfinite(d) ? fprintf(p->out, "%.15g", d) : fputs("null", p->out);
 		else
-			json_string(p->out, v);	/* text, or a "number" that is not one */
+			ft_json_string(p->out, v);	/* text, or a "number" that is not one */
 	}
 	fputc('}', p->out);
 }

@@ -29,4 +29,8 @@ int ft_printer_row(void *printer, int ncols, const char *const *names,
  * the printer; returns the row count, or -1 after a write or memory error. */
 long long ft_printer_finish(struct ft_printer *p);
 
+/* s as a JSON string literal (quotes included; RFC 8259 escapes, invalid
+ * UTF-8 as U+FFFD), for commands that print their own JSON objects. */
+void ft_json_string(FILE *out, const char *s);
+
 #endif

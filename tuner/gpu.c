@@ -227,7 +227,7 @@ int ft_gpu_open(struct ft_gpu **out, struct ft_device_limits *lim, int *driver_v
 	g->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!g->lib) {
 		why = dlerror();
-		ft_error(err, FT_EFAIL, "no NVIDIA driver (%s)", why ? why : "libcuda.so.1: not found");
+		ft_error(err, FT_EFAIL, "no NVIDIA driver: %s", why ? why : "libcuda.so.1: not found");
 		free(g);
 		return -1;
 	}

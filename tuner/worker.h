@@ -24,7 +24,7 @@
 /* What the worker found when it started. */
 struct ft_device_info {
 	int present;			/* 1: a CUDA device was opened */
-	char why_not[256];		/* when !present: "no NVIDIA driver (libcuda.so.1: ...)" */
+	char why_not[256];		/* when !present: "no NVIDIA driver: libcuda.so.1: ..." */
 	int driver_version;		/* cuDriverGetVersion, e.g. 13000 */
 	struct ft_device_limits lim;	/* device 0 (or $FATUNE_DEVICE) */
 };
