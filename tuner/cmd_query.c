@@ -7,21 +7,33 @@
 #include "format.h"
 #include "target.h"
 
+static int count_row(void *ctx, int ncols, const char *const *names, const char *const *values,
+		     const int *types)
+{
+	(*(long long *)ctx)++;
+	return 0;
+}
+
 int cmd_query(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
-		"query", "fatune query [--trials | --runs] [filters] [--format table|json|csv]",
+		"query", "fatune query [--best | --trials | --runs] [filters] [--format table|json|csv]",
 		"Read the tuning database: the best config per arch, device, shape, dtype, causal flag\n"
-		"and template (default), every trial (--trials), or every search run (--runs).",
-		"Filters combine: --arch, --device, --shape (B, H, S, D), --dtype, --causal, and for\n"
-		"trials --status and --run. Column names are stable; db/README.md documents them."
+		"and template (--best), every trial (--trials), or every search run (--runs).",
+		"Without a mode, query shows the best configs, or the trials when no best config matches\n"
+		"the filters yet (after a search without a GPU, say) and says so on stderr; scripts that\n"
+		"need one shape of output pass the mode. Filters combine: --arch, --device, --shape\n"
+		"(B, H, S, D), --dtype, --causal, and for trials --status and --run. Column names are\n"
+		"stable; db/README.md documents them."
 	};
 	struct ft_target_opts o = { 0 };
 	const char *format = "table", *status = NULL, *device = NULL;
 	long long run = -1, limit = -1;
-	int trials = 0, runs = 0, npos, rc;
+	int best = 0, trials = 0, runs = 0, npos, rc;
+	long long nbest = 0;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o), FT_DB_OPTION(&o),
+		FT_OPT_FLAG_("best", 0, &best, "list best configs (the default when any match)"),
 		FT_OPT_FLAG_("trials", 0, &trials, "list trials instead of best configs"),
 		FT_OPT_FLAG_("runs", 0, &runs, "list search runs instead of best configs"),
 		FT_OPT_STR_("status", 0, &status, "STATUS", "trials with this status (ok, rejected_smem, ...)"),
@@ -41,8 +53,8 @@ int cmd_query(int argc, char **argv)
 
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
-	if (trials && runs) {
-		ft_error(&err, FT_EINPUT, "fatune query: --trials and --runs exclude each other: pick one");
+	if (best + trials + runs > 1) {
+		ft_error(&err, FT_EINPUT, "fatune query: --best, --trials and --runs exclude each other: pick one");
 		return ft_report(&err);
 	}
 	if ((status || run > 0) && !trials) {
@@ -79,6 +91,16 @@ int cmd_query(int argc, char **argv)
 	}
 	if (ft_db_open(&db, ft_db_path(&o), 0, &err))
 		return ft_report(&err);
+	if (!best && !trials && !runs) {
+		if (ft_db_query(db, FT_Q_BEST, &f, count_row, &nbest, &err)) {
+			ft_db_close(db);
+			return ft_report(&err);
+		}
+		if (nbest == 0) {
+			trials = 1;
+			fprintf(stderr, "fatune: no best config matches yet (nothing timed on a GPU): listing the trials; pass --best for best configs only\n");
+		}
+	}
 	pr = ft_printer_new(stdout, fmt);
 	rc = ft_db_query(db, trials ? FT_Q_TRIALS : runs ? FT_Q_RUNS : FT_Q_BEST, &f, ft_printer_row,
 			 pr, &err);

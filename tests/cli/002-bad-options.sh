@@ -28,6 +28,7 @@ run bench $S;                                 expect_bad_input "exactly one of -
 run bench $S --config X=1 --best;             expect_bad_input "exactly one of --config"
 run query --format yaml;                      expect_bad_input "bad format 'yaml'"
 run query --trials --runs;                    expect_bad_input "exclude each other"
+run query --best --trials;                    expect_bad_input "exclude each other"
 run query --status great --trials;            expect_bad_input "bad --status 'great'"
 run query --status ok;                        expect_bad_input "add --trials"
 run export $S;                                expect_bad_input "--arch is required"

@@ -24,9 +24,14 @@ assert st.get("compiled", 0) > 0, "no candidate compiled"
 assert sum(v for k, v in st.items() if k.startswith("rejected")) > 0, "nothing rejected"
 assert "ok" not in st
 PY
-# no timing, so no best config yet: an empty JSON array, and export says what to run
-run query --format json; expect_rc 0
+# no timing, so no best config yet: --best gives an empty JSON array; plain query lists the
+# stored trials instead and says why; export says what to run
+run query --best --format json; expect_rc 0
 [ "$(tr -d ' \n' <"$T/out")" = "[]" ] || fail "a best config appeared without timing"
+run query --arch sm_89 --shape 1x8x512x64 --format json; expect_rc 0
+expect_err "no best config matches yet"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r) > 100 and all(x["arch"]=="sm_89" for x in r), len(r)' "$T/out" ||
+	fail "plain query did not list the stored trials"
 run export --arch sm_89 --shape 1x8x512x64
 expect_bad_input "run 'fatune search --arch sm_89 --shape 1x8x512x64"
 # the same search again: everything is already done
