@@ -2,8 +2,7 @@
  *
  * db.c (open, migrations, writes) and db_query.c (best rows, listings), which
  * share db_internal.h, are the only sqlite3.h users besides expr.c (whose
- * in-memory engine never touches
- * a file). Schema in db/schema.sql, upgrades in db/migrations/NNN_*.sql, both
+ * in-memory engine never touches a file). Schema in db/schema.sql, upgrades in db/migrations/NNN_*.sql, both
  * compiled into the binary; `PRAGMA user_version` is the schema version and
  * `PRAGMA application_id` marks the file as fatune's. WAL mode, a busy timeout,
  * prepared statements only (values are bound, never formatted into SQL), and
