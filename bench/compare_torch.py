@@ -107,17 +107,6 @@ def flops(b, h, s, d, causal):
     return f / 2 if causal else f
 
 
-def quick_time(torch, fn, n=3):
-    fn()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(n):
-        fn()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) * 1000.0 / n
-
-
 def compare_one(torch, fk, row, cols, cache):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -143,7 +132,7 @@ def compare_one(torch, fk, row, cols, cache):
         att(q, k, v, o)
         torch.cuda.synchronize()
         fat["rel_l2"], fat["nonfinite"] = fk.rel_l2(o, ref)
-        kk, rr = fk.plan_timing(quick_time(torch, lambda: att(q, k, v, o)))
+        kk, rr = fk.plan_timing(fk.quick_time(lambda: att(q, k, v, o)))
         fat.update(fk.time_graph(lambda: att(q, k, v, o), kk, rr))
         fat["ok"] = fat["nonfinite"] == 0 and fat["rel_l2"] <= tol
     except (fk.CudaError, OSError, RuntimeError) as e:
@@ -161,7 +150,7 @@ def compare_one(torch, fk, row, cols, cache):
                 out = fn()
                 torch.cuda.synchronize()
                 p["rel_l2"], p["nonfinite"] = fk.rel_l2(out, ref)
-                kk, rr = fk.plan_timing(quick_time(torch, fn))
+                kk, rr = fk.plan_timing(fk.quick_time(fn))
                 p.update(fk.time_graph(fn, kk, rr))
         except RuntimeError as e:  # backend not available for this shape/dtype/GPU
             p["error"] = str(e).strip().splitlines()[0][:100] if str(e).strip() else "unavailable"

@@ -172,6 +172,18 @@ class Attention:
             self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p)
 
 
+def quick_time(fn, n=3):
+    """A rough time of one call in us (after one untimed call): sizes K for time_graph."""
+    fn()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for _ in range(n):
+        fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1000.0 / n
+
+
 def time_graph(fn, calls, samples, warmup=3, warmup_ms=20.0):
     """fatune's timing method (docs/timing.md): median (and min, p90) microseconds
     per call over `samples` replays of one CUDA graph holding `calls`

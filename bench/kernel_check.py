@@ -504,23 +504,12 @@ def time_sdpa(torch, fk, q, k, v, causal, backend):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
             out = fn()
             torch.cuda.synchronize()
-            one = quick_time(torch, fn)
+            one = fk.quick_time(fn)
             kk, rr = fk.plan_timing(one)
             t = fk.time_graph(fn, kk, rr)
             return t, out
     except RuntimeError as ex:
         return {"error": str(ex).splitlines()[0][:120]}, None
-
-
-def quick_time(torch, fn, n=3):
-    fn()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    for _ in range(n):
-        fn()
-    b.record()
-    b.synchronize()
-    return a.elapsed_time(b) * 1000.0 / n
 
 
 def cmd_time(args):
@@ -571,7 +560,7 @@ def cmd_time(args):
                 att(q, k, v, o)
                 torch.cuda.synchronize()
                 err, nonfinite = fk.rel_l2(o, ref)
-                one = quick_time(torch, lambda: att(q, k, v, o))
+                one = fk.quick_time(lambda: att(q, k, v, o))
                 kk, rr = fk.plan_timing(one)
                 t = fk.time_graph(lambda: att(q, k, v, o), kk, rr)
             except Exception as ex:
