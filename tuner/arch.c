@@ -96,3 +96,20 @@ int ft_arch_check_device(const struct ft_arch *a, const struct ft_device_limits 
 #undef CHECK
 	return 0;
 }
+
+void ft_arch_from_device(const struct ft_arch *a, const struct ft_device_limits *d,
+			 struct ft_arch *out)
+{
+	*out = *a;
+#define TAKE(field)            \
+	if (d->field > 0)      \
+		out->field = d->field
+	TAKE(smem_static);
+	TAKE(smem_optin);
+	TAKE(smem_per_sm);
+	TAKE(smem_reserved);
+	TAKE(regs_per_sm);
+	TAKE(threads_per_block);
+	TAKE(threads_per_sm);
+#undef TAKE
+}

@@ -58,4 +58,9 @@ const struct ft_arch *ft_arch_at(int i);
 int ft_arch_check_device(const struct ft_arch *a, const struct ft_device_limits *d,
 			 struct ft_err *err);
 
+/* The limits that govern a device: a's entry with every figure the driver
+ * reported (d's non-zero fields) in its place. out->name stays a's. */
+void ft_arch_from_device(const struct ft_arch *a, const struct ft_device_limits *d,
+			 struct ft_arch *out);
+
 #endif

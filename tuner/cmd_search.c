@@ -202,6 +202,7 @@ int cmd_search(int argc, char **argv)
 	struct ft_shape shape;
 	struct ft_space *sp = NULL;
 	const struct ft_arch *arch = NULL;
+	struct ft_arch dev_arch;
 	struct ft_worker *w = NULL;
 	struct ft_device_info dev = { 0 };
 	struct ft_replay *replay = NULL;
@@ -263,7 +264,10 @@ int cmd_search(int argc, char **argv)
 			device = dev.lim.name;
 			snprintf(drv, sizeof(drv), "%d", dev.driver_version);
 			if (ft_arch_check_device(arch, &dev.lim, &warn))
-				ft_warn("%s; the device's own limits apply when it runs", warn.msg);
+				ft_warn("%s; the device's own limits apply", warn.msg);
+			/* what runs here is bound by what the driver reports */
+			ft_arch_from_device(arch, &dev.lim, &dev_arch);
+			arch = &dev_arch;
 		} else {
 			if (dev.present)
 				fprintf(stderr, "fatune: the GPU here is '%s' (sm_%d), not %s: running the feasibility part for %s only; timing needs an %s device\n",

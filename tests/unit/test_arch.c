@@ -190,6 +190,25 @@ static void test_check_device_agrees(void **state)
 	}
 }
 
+/* The driver's figures replace the table's; unreported (0) ones keep the table's. */
+static void test_from_device(void **state)
+{
+	const struct ft_arch *a = ft_arch_find("sm_90", NULL);
+	struct ft_device_limits d;
+	struct ft_arch out;
+
+	(void)state;
+	limits_of(a, &d);
+	d.smem_optin = 200 * 1024;	/* a part with less opt-in smem than the table */
+	d.threads_per_sm = 0;		/* not reported */
+	ft_arch_from_device(a, &d, &out);
+	assert_int_equal(out.smem_optin, 200 * 1024);
+	assert_int_equal(out.threads_per_sm, a->threads_per_sm);
+	assert_int_equal(out.smem_static, a->smem_static);
+	assert_string_equal(out.name, "sm_90");
+	assert_int_equal(out.cc, 90);
+}
+
 /* Offsets of the compared fields in struct ft_device_limits, in the order the
  * struct declares them: that is the order "first differing" refers to. */
 struct field {
@@ -259,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_table_matches_facts),
 		cmocka_unit_test(test_table_invariants),
 		cmocka_unit_test(test_check_device_agrees),
+		cmocka_unit_test(test_from_device),
 		cmocka_unit_test(test_check_device_names_first_difference),
 	};
 
