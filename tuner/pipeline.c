@@ -518,11 +518,19 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		if (interrupted)
 			break;
 	}
+	if (rc != 0 && !stream) {
+		/* stopped while enumerating (error or interrupt): nothing held was sent */
+		for (long long i = 0; i < nheld; i++)
+			free(held[i]);
+		nheld = 0;
+	}
 	if (rc == 0 && !stream) {
 		struct ft_trial **ts = malloc((nheld ? nheld : 1) * sizeof(*ts));
 		long long take;
 		if (!ts) {
 			rc = ft_error(err, FT_EFAIL, "out of memory");
+			for (long long i = 0; i < nheld; i++)
+				free(held[i]);
 		} else {
 			for (long long i = 0; i < nheld; i++)
 				ts[i] = &held[i]->t;
