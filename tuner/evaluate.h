@@ -7,10 +7,10 @@
  * around CUDA-graph launches (docs/timing.md). A CUDA error makes the job
  * `crashed` and tells the worker to exit, since the context may be lost.
  *
- * The CPU-side pieces (statistics, the tolerance decision, fp16/bf16 decoding,
- * an fp64 attention) are exposed for the unit tests and the self-test. This
- * header also holds the worker side of the pipe protocol (ft_worker_serve,
- * implemented in worker.c), so tests can run fake workers over the real code.
+ * The CPU-side arithmetic (statistics, the tolerance decision, fp16/bf16
+ * decoding, an fp64 attention) is in verify.h. This header also holds the
+ * worker side of the pipe protocol (ft_worker_serve, implemented in worker.c),
+ * so tests can run fake workers over the real code.
  */
 #ifndef FT_EVALUATE_H
 #define FT_EVALUATE_H
@@ -21,6 +21,7 @@
 
 #include "err.h"
 #include "gpu.h"
+#include "verify.h"
 #include "worker.h"
 
 /* ---- defaults for struct ft_job (callers may use or override them) -------- */
@@ -84,44 +85,6 @@ void ft_eval_close(struct ft_eval *ev);
  * reference on several shapes; one line per case on out. Returns 0 if all
  * pass, 1 if any fails, 77 when there is no GPU. */
 int ft_eval_selftest(FILE *out, const char *reference_path);
-
-/* ---- CPU-side pieces ---------------------------------------------------------- */
-
-/* "Not measured": every NaN field NAN, status ok, reason "". */
-void ft_job_result_init(struct ft_job_result *r);
-
-struct ft_stats {
-	double median;	/* middle value; the mean of the two middle values when n is even */
-	double min;
-	double p90;	/* nearest rank: the ceil(0.9 n)-th smallest */
-	double spread;	/* (p90 - min) / median */
-};
-
-/* Statistics of x[0..n-1] (sorted in place). -1 when n < 1 or a value is not
- * finite. */
-int ft_stats_compute(double *x, int n, struct ft_stats *out);
-
-/* The verdict of a verification: FT_ST_WRONG_RESULT when nonfinite > 0 or when
- * rel_err is not <= tolerance (so NaN never passes), with a reason quoting the
- * numbers; else FT_ST_OK. Sets res->status, res->reason, res->rel_err and
- * res->nonfinite. Returns 1 when ok. */
-int ft_verdict(double rel_err, long long nonfinite, double tolerance, struct ft_job_result *res);
-
-/* Decoding of the 16-bit formats (exact). */
-double ft_fp16_to_double(uint16_t h);
-double ft_bf16_to_double(uint16_t h);
-/* 1 when the pattern is NaN or infinite in its format. */
-int ft_u16_nonfinite(uint16_t h, int bf16);
-
-/* Relative L2 error ||o - ref|| / ||ref|| of n 16-bit outputs against ref,
- * summed in fp64 over the finite outputs only; *nonfinite counts the others.
- * When ||ref|| is 0 the absolute error ||o|| is returned. */
-double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite);
-
-/* fp64 attention on [B, H, S, D] arrays: out = softmax(q k^T / sqrt(D)) v, top-
- * left causal when causal. For tests and the self-test (O(B H S^2 D)). */
-void ft_attention_cpu(const double *q, const double *k, const double *v, int b, int h, int s,
-		      int d, int causal, double *out);
 
 /* ---- the worker side of the protocol (worker.c) ------------------------------- */
 
