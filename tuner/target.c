@@ -4,13 +4,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 
 const char *ft_data_dir(void)
 {
 	const char *d = getenv("FATUNE_SOURCE_DIR");
-	return d && *d ? d : FATUNE_SOURCE_DIR;
+	struct stat st;
+
+	if (d && *d)
+		return d;
+	/* the build tree's sources while they exist, else the installed copy */
+	if (!stat(FATUNE_SOURCE_DIR "/search_spaces", &st) && S_ISDIR(st.st_mode))
+		return FATUNE_SOURCE_DIR;
+	return FATUNE_INSTALL_DATADIR;
 }
 
 void ft_default_space(char *path, size_t size)

@@ -36,7 +36,8 @@ struct ft_target_opts {
 	FT_OPT_STR_("db", 0, &(t)->db, "PATH", "tuning database (default: $FATUNE_DB or ./fatune.db)")
 
 /* The directory holding search_spaces/ and kernel_templates/:
- * $FATUNE_SOURCE_DIR, else the source tree fatune was built from. */
+ * $FATUNE_SOURCE_DIR, else the source tree fatune was built from (while it
+ * exists), else where `cmake --install` put them (<prefix>/share/fatune). */
 const char *ft_data_dir(void);
 
 /* Fills path with the default space file. */
