@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "cmd.h"
 #include "db.h"
+#include "evaluate.h"
 #include "format.h"
 #include "pipeline.h"
 #include "target.h"
@@ -125,10 +126,9 @@ int cmd_bench(int argc, char **argv)
 	cfg.worker = w;
 	cfg.sm_count = dev.lim.sm_count;
 	cfg.timeout_ms = (int)(timeout_s * 1000);
+	ft_job_timing_defaults(&cfg.job);
 	cfg.job.seed = (unsigned long long)seed;
-	cfg.job.tolerance = shape.dtype == FT_BF16 ? 1e-2 : 2e-3; /* as in search */
-	cfg.job.timing = 1;
-	cfg.job.warmup = 3;
+	cfg.job.tolerance = ft_tolerance(shape.dtype);
 	cfg.job.samples = (int)samples;
 	cfg.job.launches_per_sample = (int)launches;
 	cfg.job.cold = !strcmp(timing, "cold");

@@ -48,7 +48,6 @@ struct run {
 	const struct ft_pipeline_cfg *cfg;
 	pthread_mutex_t inflight_m;
 	struct inflight *inflight;
-	struct ft_pipeline_stats *st;
 	struct queue compile_q, eval_q, done_q;
 	atomic_int live_compilers;
 	atomic_int stop;		/* emit asked to stop, or a fatal error */
@@ -441,7 +440,6 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	memset(st, 0, sizeof(*st));
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
-	r.st = st;
 	r.t0 = now_ms();
 	r.first_compile_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;

@@ -140,6 +140,14 @@ static void test_decode_fp16_exhaustive(void **state)
 	}
 }
 
+/* search and bench share these thresholds; a change must be deliberate */
+static void test_tolerance(void **state)
+{
+	(void)state;
+	assert_true(ft_tolerance(FT_FP16) == 2e-3);
+	assert_true(ft_tolerance(FT_BF16) == 1e-2);
+}
+
 static void test_rel_l2(void **state)
 {
 	/* fp16: 1, 2, -0.5 */
@@ -243,7 +251,7 @@ int main(void)
 		cmocka_unit_test(test_stats_odd),	 cmocka_unit_test(test_stats_even),
 		cmocka_unit_test(test_stats_thirty),	 cmocka_unit_test(test_stats_edges),
 		cmocka_unit_test(test_verdict),		 cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_decode_fp16_exhaustive),
+		cmocka_unit_test(test_decode_fp16_exhaustive), cmocka_unit_test(test_tolerance),
 		cmocka_unit_test(test_rel_l2),		 cmocka_unit_test(test_attention_hand),
 		cmocka_unit_test(test_attention_properties),
 	};
