@@ -1,6 +1,6 @@
 /* space.h - a search space: the template, its parameters, constraints and formulas.
  *
- * Loaded from YAML (space_yaml.c is the only libyaml user; the format is
+ * Loaded from YAML (space_yaml.c, over yaml_doc.c's libyaml layer; the format is
  * documented in search_spaces/README.md). Expressions are kept as text with the
  * line they came from; enumerate.c evaluates them in a locked-down SQLite
  * engine (expr.c), so a space file can compute but never touch files or run
