@@ -2,16 +2,18 @@
  *
  * Compiled by the worker with NVRTC for the device it runs on (evaluate.c) and
  * checked against an fp64 CPU attention by `fatune __worker --selftest`. Plain
- * CUDA C++ with no includes, so it compiles wherever NVRTC does.
+ * CUDA C++ with no toolkit includes, so it compiles wherever NVRTC does.
  *
  *   fatune_ref_fill       fp16/bf16 tensor of values uniform in [-1, 1], never 0,
  *                         a pure function of (seed, tensor id, element index)
  *   fatune_ref_attention  softmax(Q K^T * scale) V in fp32 arithmetic for any
- *                         D <= 256, any S, causal (top-left) or not; fp32 output
+ *                         D <= 256, any S_q and S_kv, grouped-query heads, any
+ *                         strides, causal (bottom-right) or not; fp32 output
  *
- * Tensors are contiguous [B, H, S, D] (kernel_templates/fatune_abi.h). The
- * reference is simple rather than fast: it runs once per (shape, seed).
+ * The tensors travel in an ABI v2 params struct (kernel_templates/fatune_abi.h).
+ * The reference is simple rather than fast: it runs once per (shape, seed).
  */
+#include "fatune_abi.h"
 
 typedef unsigned short ft_u16;
 typedef unsigned int ft_u32;
@@ -85,44 +87,54 @@ extern "C" __global__ void fatune_ref_fill(ft_u16 *x, long long n, ft_u64 seed, 
 	}
 }
 
-/* One block per query row (grid-stride over the B*H*S rows). Online softmax
- * over key chunks: m is the running max, l the running sum of exp(s - m), acc
- * the running sum of exp(s - m) * v; expf (not __expf) keeps the error near
- * one ulp. A row with no keys (impossible for top-left causal with equal query
- * and key lengths) would write 0, not NaN: l stays 0 and is replaced by 1. */
+/* One block per query row (grid-stride over the B*H*S_q rows), over the
+ * tensors of an ABI v2 params struct: any strides, H_kv KV heads (query head
+ * h reads KV head h / (H / H_kv)), S_kv keys, bottom-right causal masking
+ * (query i sees keys 0 .. i + causal_offset). p.o is the fp32 output, laid
+ * out with O's strides. Online softmax over key chunks: m is the running
+ * max, l the running sum of exp(s - m), acc the running sum of exp(s - m) * v;
+ * expf (not __expf) keeps the error near one ulp. A row with no keys (S_q >
+ * S_kv, causal) writes 0, not NaN: l stays 0 and is replaced by 1. */
 extern "C" __global__ void __launch_bounds__(REF_THREADS)
-fatune_ref_attention(const ft_u16 *q, const ft_u16 *k, const ft_u16 *v, float *o, int b, int h,
-		     int s, int d, int causal, int bf16, float scale)
+fatune_ref_attention(const fatune_attn_params_v2 p, int causal, int bf16)
 {
 	__shared__ float qs[REF_MAX_D];
 	__shared__ float ps[REF_CHUNK];
-	const long long rows = (long long)b * h * s;
-	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const long long rows = (long long)p.b * p.h * p.s_q;
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, d = p.d;
+	const int group = p.h / p.h_kv;
+	const ft_u16 *q = (const ft_u16 *)p.q, *k = (const ft_u16 *)p.k, *v = (const ft_u16 *)p.v;
+	float *o = (float *)p.o;
 
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-		const long long bh = row / s;
-		const int i = (int)(row % s);
-		const int nk = causal ? i + 1 : s;
-		const ft_u16 *kb = k + bh * s * d, *vb = v + bh * s * d;
+		const int i = (int)(row % p.s_q);
+		const int hq = (int)(row / p.s_q % p.h);
+		const int bi = (int)(row / p.s_q / p.h);
+		const int hk = hq / group;
+		const long long qo = bi * p.q_stride_b + hq * p.q_stride_h + i * p.q_stride_s;
+		const long long oo = bi * p.o_stride_b + hq * p.o_stride_h + i * p.o_stride_s;
+		const ft_u16 *kb = k + bi * p.k_stride_b + hk * p.k_stride_h;
+		const ft_u16 *vb = v + bi * p.v_stride_b + hk * p.v_stride_h;
+		const int nk = causal ? max(0, min(p.s_kv, i + p.causal_offset + 1)) : p.s_kv;
 		float m = -__int_as_float(0x7f800000), l = 0.0f, acc[2] = { 0.0f, 0.0f };
 
 		__syncthreads(); /* the previous row is done with qs */
 		for (int t = threadIdx.x; t < d; t += REF_THREADS)
-			qs[t] = ref_load(q, row * d + t, bf16);
+			qs[t] = ref_load(q, qo + t, bf16);
 		__syncthreads();
 		for (int j0 = 0; j0 < nk; j0 += REF_CHUNK) {
 			const int nc = min(REF_CHUNK, nk - j0);
 			float cm = m, corr;
 
 			for (int jj = warp; jj < nc; jj += REF_WARPS) {
-				const long long kr = (long long)(j0 + jj) * d;
+				const long long kr = (long long)(j0 + jj) * p.k_stride_s;
 				float dot = 0.0f;
 				for (int t = lane; t < d; t += 32)
 					dot += qs[t] * ref_load(kb, kr + t, bf16);
 				for (int off = 16; off > 0; off >>= 1)
 					dot += __shfl_xor_sync(0xffffffffu, dot, off);
 				if (lane == 0)
-					ps[jj] = dot * scale;
+					ps[jj] = dot * p.scale;
 			}
 			__syncthreads();
 			for (int jj = 0; jj < nc; jj++)
@@ -132,13 +144,13 @@ fatune_ref_attention(const ft_u16 *q, const ft_u16 *k, const ft_u16 *v, float *o
 			acc[0] *= corr;
 			acc[1] *= corr;
 			for (int jj = 0; jj < nc; jj++) {
-				const float p = expf(ps[jj] - cm);
-				const long long vr = (long long)(j0 + jj) * d;
-				l += p;
+				const float pj = expf(ps[jj] - cm);
+				const long long vr = (long long)(j0 + jj) * p.v_stride_s;
+				l += pj;
 				for (int u = 0; u < 2; u++) {
 					const int t = threadIdx.x + u * REF_THREADS;
 					if (t < d)
-						acc[u] += p * ref_load(vb, vr + t, bf16);
+						acc[u] += pj * ref_load(vb, vr + t, bf16);
 				}
 			}
 			m = cm;
@@ -147,7 +159,7 @@ fatune_ref_attention(const ft_u16 *q, const ft_u16 *k, const ft_u16 *v, float *o
 		for (int u = 0; u < 2; u++) {
 			const int t = threadIdx.x + u * REF_THREADS;
 			if (t < d)
-				o[row * d + t] = acc[u] / (l > 0.0f ? l : 1.0f);
+				o[oo + t] = acc[u] / (l > 0.0f ? l : 1.0f);
 		}
 	}
 }

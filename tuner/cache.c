@@ -162,6 +162,13 @@ void ft_compile_key(const struct ft_compile_req *req, const char *template_hash,
 	}
 	for (int i = 0; i < 2 && req->kernels[i]; i++)
 		XXH64_update(&st, req->kernels[i], strlen(req->kernels[i]) + 1);
+	/* a space's own options and include directories change the bytes too */
+	for (int i = 0; i < req->noptions; i++)
+		XXH64_update(&st, req->options[i], strlen(req->options[i]) + 1);
+	for (int i = 0; i < req->nincludes; i++)
+		XXH64_update(&st, req->includes[i], strlen(req->includes[i]) + 1);
+	snprintf(buf, sizeof(buf), " params=%lld", req->param_bytes);
+	XXH64_update(&st, buf, strlen(buf));
 	snprintf(key, 17, "%016llx", (unsigned long long)XXH64_digest(&st));
 }
 

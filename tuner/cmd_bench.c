@@ -67,7 +67,7 @@ int cmd_bench(int argc, char **argv)
 	struct ft_pipeline_stats st;
 	struct bench_ctx b = { 0 };
 	long long values[FT_MAX_PARAMS];
-	char tpl_hash[17], shape_txt[64];
+	char tpl_hash[17], shape_txt[FT_SHAPE_TEXT_MAX];
 	const char *cfgtext = config;
 	struct ft_best bestrow;
 	int status;

@@ -42,7 +42,7 @@ int cmd_export(int argc, char **argv)
 	struct ft_best best;
 	struct ft_best_key key;
 	enum ft_export_style es;
-	char tmp[4200], shape_txt[64];
+	char tmp[4200], shape_txt[FT_SHAPE_TEXT_MAX];
 	FILE *f = stdout;
 	int found;
 

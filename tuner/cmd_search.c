@@ -115,7 +115,7 @@ static void print_summary(struct search_ctx *s, const struct ft_pipeline_stats *
 			  const struct ft_arch *a, const struct ft_shape *sh, const char *device,
 			  int timed, int jobs, int json)
 {
-	char shape[64], cmd[512];
+	char shape[FT_SHAPE_TEXT_MAX], cmd[512];
 	const long long *c = s->prog.counts;
 
 	ft_shape_format(sh, shape, sizeof(shape));
@@ -212,7 +212,7 @@ int cmd_search(int argc, char **argv)
 	struct ft_pipeline_stats st = { 0 };
 	struct ft_run run = { 0 };
 	struct ft_best_key bk;
-	char tpl_hash[17], key[17], keytext[1024], shape_txt[64], drv[32] = "";
+	char tpl_hash[17], key[17], keytext[1024], shape_txt[FT_SHAPE_TEXT_MAX], drv[32] = "";
 	const char *device = "";
 	int timed = 0, status = FT_EFAIL;
 	double budget_s = 0;

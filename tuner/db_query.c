@@ -180,7 +180,7 @@ int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_be
 	sqlite3_stmt *st;
 	struct binder b;
 	struct ft_best other;
-	char shape[64], names[256];
+	char shape[FT_SHAPE_TEXT_MAX], names[256];
 	int rc, n = 0, ret = -1, differ_in_device = 0;
 	size_t len = 0;
 

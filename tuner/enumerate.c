@@ -20,8 +20,9 @@
 
 #include "expr.h"
 
-/* smem, threads, grid[3], combine_threads, combine_grid[3] */
-#define MAX_FORMULAS 9
+/* smem, threads, grid[3], combine_threads, combine_grid[3], workspace, the
+ * compile.defines */
+#define MAX_FORMULAS (10 + FT_MAX_SPACE_DEFINES)
 
 struct ft_enum {
 	struct ft_space sp;		/* a copy: the caller's may go away */
@@ -33,6 +34,7 @@ struct ft_enum {
 	long long fixed_index;		/* its position in the full enumeration */
 	int state;			/* 0 running, 1 done, -1 failed */
 	int nformulas;
+	int f_combine, f_workspace, f_defines;	/* where those formulas start, -1: absent */
 	const struct ft_expr_src *formulas[MAX_FORMULAS];
 	const char *formula_text[MAX_FORMULAS];
 	const char *guard_text[FT_MAX_CONSTRAINTS];
@@ -71,11 +73,24 @@ static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
 {
 	static const char *const names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
 	const long long ctx[FT_CONTEXT_COUNT] = {
-		shape->b,	    shape->h,		 shape->s,
-		shape->d,	    shape->causal ? 1 : 0, ft_dtype_size(shape->dtype),
-		arch->smem_static,  arch->smem_optin,	 arch->smem_per_sm,
-		arch->smem_reserved, arch->regs_per_sm,	 arch->threads_per_block,
-		arch->threads_per_sm, arch->cc,
+		shape->b,
+		shape->h,
+		shape->s,
+		shape->d,
+		shape->causal ? 1 : 0,
+		ft_dtype_size(shape->dtype),
+		shape->s_kv ? shape->s_kv : shape->s,
+		shape->h_kv ? shape->h_kv : shape->h,
+		shape->layout,
+		shape->dtype,
+		arch->smem_static,
+		arch->smem_optin,
+		arch->smem_per_sm,
+		arch->smem_reserved,
+		arch->regs_per_sm,
+		arch->threads_per_block,
+		arch->threads_per_sm,
+		arch->cc,
 	};
 	struct ft_space *sp = &e->sp;
 
@@ -143,10 +158,21 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	e->formulas[e->nformulas++] = &sp->threads;
 	for (int i = 0; i < 3; i++)
 		e->formulas[e->nformulas++] = &sp->grid[i];
+	e->f_combine = e->f_workspace = e->f_defines = -1;
 	if (sp->combine_threads.text[0]) {
+		e->f_combine = e->nformulas;
 		e->formulas[e->nformulas++] = &sp->combine_threads;
 		for (int i = 0; i < 3; i++)
 			e->formulas[e->nformulas++] = &sp->combine_grid[i];
+	}
+	if (sp->workspace.text[0]) {
+		e->f_workspace = e->nformulas;
+		e->formulas[e->nformulas++] = &sp->workspace;
+	}
+	if (sp->ndefines) {
+		e->f_defines = e->nformulas;
+		for (int i = 0; i < sp->ndefines; i++)
+			e->formulas[e->nformulas++] = &sp->defines[i];
 	}
 	for (int i = 0; i < e->nformulas; i++) {
 		e->formula_text[i] = e->formulas[i]->text;
@@ -241,11 +267,15 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 	c->threads = f[1];
 	for (int i = 0; i < 3; i++)
 		c->grid[i] = f[2 + i];
-	if (e->nformulas > 5) {
-		c->combine_threads = f[5];
+	if (e->f_combine >= 0) {
+		c->combine_threads = f[e->f_combine];
 		for (int i = 0; i < 3; i++)
-			c->combine_grid[i] = f[6 + i];
+			c->combine_grid[i] = f[e->f_combine + 1 + i];
 	}
+	if (e->f_workspace >= 0)
+		c->workspace_bytes = f[e->f_workspace];
+	for (int i = 0; e->f_defines >= 0 && i < e->sp.ndefines; i++)
+		c->define_values[i] = f[e->f_defines + i];
 	return 1;
 }
 

@@ -40,14 +40,18 @@ enum { TENSOR_Q = 1, TENSOR_K = 2, TENSOR_V = 3 };
 #define FLUSH_FALLBACK_BYTES (64u << 20)
 /* the largest tensor fatune allocates: 2^31 elements (shape.c's bound) */
 #define MAX_ELEMS 2147483648LL
+/* the largest workspace (feasibility.c refuses larger formulas first) */
+#define MAX_WORKSPACE (4LL << 30)
 
 struct inputs {
 	int valid;
 	struct ft_shape shape;
 	unsigned long long seed;
-	size_t n;		/* elements per tensor: B*H*S*D */
-	ft_devptr q, k, v;	/* 16-bit, [B, H, S, D] */
-	ft_devptr ref;		/* fp32 reference output */
+	size_t n;		/* elements of Q and O: B*H*S*D */
+	size_t nkv;		/* elements of K and V: B*H_kv*S_kv*D */
+	long long qs[3], kvs[3];	/* strides (batch, head, row) of Q/O and of K/V */
+	ft_devptr q, k, v;	/* 16-bit, laid out as the shape says */
+	ft_devptr ref;		/* fp32 reference output, laid out as O */
 	ft_devptr o;		/* the candidate's output, 16-bit */
 	float *ref_host;	/* the reference on the host, for verification */
 	uint16_t *o_host;	/* the candidate's output, copied back */
@@ -61,6 +65,8 @@ struct ft_eval {
 	struct inputs in;
 	ft_devptr o_partial, lse_partial;	/* split-KV scratch, grown on demand */
 	size_t o_partial_bytes, lse_partial_bytes;
+	ft_devptr workspace;			/* the kernel's workspace, grown on demand */
+	size_t workspace_bytes;
 	ft_devptr flush;			/* L2 flush buffer for cold timing */
 	size_t flush_bytes;
 	double last_timed_ms;			/* monotonic time the last timing ended, 0: never */
@@ -175,6 +181,7 @@ void ft_eval_close(struct ft_eval *ev)
 	free_inputs(ev);
 	ft_gpu_free(ev->gpu, ev->o_partial);
 	ft_gpu_free(ev->gpu, ev->lse_partial);
+	ft_gpu_free(ev->gpu, ev->workspace);
 	ft_gpu_free(ev->gpu, ev->flush);
 	ft_gpu_module_unload(ev->gpu, ev->ref_mod);
 	free(ev);
@@ -192,18 +199,50 @@ static int fill(struct ft_eval *ev, ft_devptr x, size_t n, unsigned long long se
 	return ft_gpu_launch(ev->gpu, ev->fill, "fatune_ref_fill", grid, block, 0, args, err);
 }
 
+/* The ABI v2 view of the inputs (tensors, sizes, strides, scale); the caller
+ * adds what belongs to one candidate. o is the output to write. */
+static void base_params(const struct ft_eval *ev, ft_devptr o, struct fatune_attn_params_v2 *p)
+{
+	const struct inputs *in = &ev->in;
+	const struct ft_shape *sh = &in->shape;
+
+	memset(p, 0, sizeof(*p));
+	p->q = (const void *)(uintptr_t)in->q;
+	p->k = (const void *)(uintptr_t)in->k;
+	p->v = (const void *)(uintptr_t)in->v;
+	p->o = (void *)(uintptr_t)o;
+	p->q_stride_b = p->o_stride_b = in->qs[0];
+	p->q_stride_h = p->o_stride_h = in->qs[1];
+	p->q_stride_s = p->o_stride_s = in->qs[2];
+	p->k_stride_b = p->v_stride_b = in->kvs[0];
+	p->k_stride_h = p->v_stride_h = in->kvs[1];
+	p->k_stride_s = p->v_stride_s = in->kvs[2];
+	p->b = sh->b;
+	p->h = sh->h;
+	p->h_kv = sh->h_kv;
+	p->s_q = sh->s;
+	p->s_kv = sh->s_kv;
+	p->d = sh->d;
+	p->num_splits = 1;
+	p->causal_offset = sh->s_kv - sh->s;
+	p->scale = (float)(1.0 / sqrt((double)sh->d));
+	p->scale_log2 = (float)(1.4426950408889634 / sqrt((double)sh->d)); /* log2(e)/sqrt(D) */
+	p->layout = sh->layout;
+	p->abi_version = 2;
+}
+
 /* Makes inputs, reference and output buffer for (shape, seed) unless cached. */
 static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned long long seed,
 		       struct ft_err *err)
 {
 	struct inputs *in = &ev->in;
 	size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
+	size_t nkv = (size_t)sh->b * sh->h_kv * sh->s_kv * sh->d;
 	long long rows = (long long)sh->b * sh->h * sh->s;
-	int b = sh->b, h = sh->h, s = sh->s, d = sh->d, causal = sh->causal;
-	int bf16 = sh->dtype == FT_BF16;
-	float scale = (float)(1.0 / sqrt((double)d));
+	int causal = sh->causal, bf16 = sh->dtype == FT_BF16;
 	unsigned grid[3] = { 1, 1, 1 }, block[3] = { REF_THREADS, 1, 1 };
-	void *args[11];
+	struct fatune_attn_params_v2 p;
+	void *args[] = { &p, &causal, &bf16 };
 
 	if (in->valid && in->seed == seed && !memcmp(&in->shape, sh, sizeof(*sh)))
 		return 0;
@@ -213,34 +252,27 @@ static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned l
 	if (!in->ref_host || !in->o_host)
 		return ft_error(err, FT_EFAIL, "out of host memory for %zu reference elements", n);
 	if (ft_gpu_alloc(ev->gpu, n * 2, "Q", &in->q, err) ||
-	    ft_gpu_alloc(ev->gpu, n * 2, "K", &in->k, err) ||
-	    ft_gpu_alloc(ev->gpu, n * 2, "V", &in->v, err) ||
+	    ft_gpu_alloc(ev->gpu, nkv * 2, "K", &in->k, err) ||
+	    ft_gpu_alloc(ev->gpu, nkv * 2, "V", &in->v, err) ||
 	    ft_gpu_alloc(ev->gpu, n * 4, "reference O", &in->ref, err) ||
 	    ft_gpu_alloc(ev->gpu, n * 2, "O", &in->o, err))
 		return -1;
 	if (fill(ev, in->q, n, seed, TENSOR_Q, bf16, err) ||
-	    fill(ev, in->k, n, seed, TENSOR_K, bf16, err) ||
-	    fill(ev, in->v, n, seed, TENSOR_V, bf16, err))
+	    fill(ev, in->k, nkv, seed, TENSOR_K, bf16, err) ||
+	    fill(ev, in->v, nkv, seed, TENSOR_V, bf16, err))
 		return -1;
-	args[0] = &in->q;
-	args[1] = &in->k;
-	args[2] = &in->v;
-	args[3] = &in->ref;
-	args[4] = &b;
-	args[5] = &h;
-	args[6] = &s;
-	args[7] = &d;
-	args[8] = &causal;
-	args[9] = &bf16;
-	args[10] = &scale;
+	in->shape = *sh;
+	in->n = n;
+	in->nkv = nkv;
+	ft_shape_strides(sh, 0, in->qs);
+	ft_shape_strides(sh, 1, in->kvs);
+	base_params(ev, in->ref, &p);
 	grid[0] = (unsigned)(rows < REF_MAX_BLOCKS ? rows : REF_MAX_BLOCKS);
 	if (ft_gpu_launch(ev->gpu, ev->attn, "fatune_ref_attention", grid, block, 0, args, err) ||
 	    ft_gpu_sync(ev->gpu, "the reference attention", err) ||
 	    ft_gpu_download(ev->gpu, in->ref_host, in->ref, n * 4, "the reference output", err))
 		return -1;
-	in->shape = *sh;
 	in->seed = seed;
-	in->n = n;
 	in->valid = 1;
 	return 0;
 }
@@ -252,12 +284,22 @@ static const char *check_job(const struct ft_eval *ev, const struct ft_job *job,
 	const struct ft_shape *sh = &job->shape;
 	const long long max_x = 2147483647LL, max_yz = 65535; /* CUDA grid limits */
 
-	if (sh->b < 1 || sh->h < 1 || sh->s < 1 || sh->d < 1 || sh->d > REF_MAX_D)
-		snprintf(buf, size, "shape %dx%dx%dx%d: sizes must be >= 1 and D <= %d (the reference's limit)",
-			 sh->b, sh->h, sh->s, sh->d, REF_MAX_D);
-	else if ((long long)sh->b * sh->h * sh->s * sh->d > MAX_ELEMS)
+	if (sh->b < 1 || sh->h < 1 || sh->s < 1 || sh->d < 1 || sh->d > REF_MAX_D ||
+	    sh->s_kv < 1 || sh->h_kv < 1 || sh->h % sh->h_kv)
+		snprintf(buf, size, "shape %dx%dx%dx%d (kv %d heads x %d): sizes must be >= 1, H a multiple of kv_heads and D <= %d (the reference's limit)",
+			 sh->b, sh->h, sh->s, sh->d, sh->h_kv, sh->s_kv, REF_MAX_D);
+	else if ((long long)sh->b * sh->h * sh->s * sh->d > MAX_ELEMS ||
+		 (long long)sh->b * sh->h_kv * sh->s_kv * sh->d > MAX_ELEMS)
 		snprintf(buf, size, "shape %dx%dx%dx%d has more than 2^31 elements", sh->b, sh->h,
 			 sh->s, sh->d);
+	else if (job->abi != 1 && job->abi != 2)
+		snprintf(buf, size, "ABI version %d (fatune knows 1 and 2)", job->abi);
+	else if (job->abi == 1 && !ft_shape_is_plain(sh))
+		snprintf(buf, size, "an ABI v1 kernel cannot run S_q != S_kv, H != H_kv or layout bshd");
+	else if (job->workspace_bytes < 0 || job->workspace_bytes > MAX_WORKSPACE ||
+		 (job->workspace_bytes && job->abi < 2))
+		snprintf(buf, size, "workspace of %lld bytes (0..4 GiB, ABI v2 only)",
+			 job->workspace_bytes);
 	else if ((sh->causal != 0 && sh->causal != 1) || (sh->dtype != FT_FP16 && sh->dtype != FT_BF16))
 		snprintf(buf, size, "causal %d / dtype %d out of range", sh->causal, (int)sh->dtype);
 	else if (job->num_splits < 1 || (job->num_splits > 1 && !job->combine_kernel[0]))
@@ -312,15 +354,21 @@ struct run {
 	struct ft_eval *ev;
 	const struct ft_job *job;
 	struct ft_gpu_func *main_fn, *combine_fn;
-	struct fatune_attn_params params;
+	struct fatune_attn_params_v1 p1;	/* what the kernels get, by the job's ABI */
+	struct fatune_attn_params_v2 p2;
 	void *args[1];
 	unsigned grid[3], block[3], cgrid[3], cblock[3];
 	unsigned smem;
 };
 
-/* One call: the main kernel, then the combine kernel when split. */
+/* One call: the workspace zeroed when the space asks, the main kernel, then
+ * the combine kernel when split. */
 static int call(struct run *r, struct ft_err *err)
 {
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO &&
+	    ft_gpu_memset8(r->ev->gpu, r->ev->workspace, 0, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
+		return -1;
 	if (ft_gpu_launch(r->ev->gpu, r->main_fn, r->job->kernel, r->grid, r->block, r->smem,
 			  r->args, err))
 		return -1;
@@ -341,6 +389,11 @@ static int poison(struct run *r, struct ft_err *err)
 	    (ft_gpu_memset32(ev->gpu, ev->o_partial, POISON32, splits * n, "o_partial", err) ||
 	     ft_gpu_memset32(ev->gpu, ev->lse_partial, POISON32, splits * (n / r->job->shape.d),
 			     "lse_partial", err)))
+		return -1;
+	/* 0xff bytes: NaN in fp16, bf16 and fp32 alike */
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_POISON &&
+	    ft_gpu_memset8(ev->gpu, ev->workspace, 0xff, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
 		return -1;
 	return 0;
 }
@@ -459,7 +512,45 @@ static void to_dims(unsigned out[3], const long long in[3])
 		out[i] = (unsigned)in[i];
 }
 
-/* Everything after the module is loaded; 1 means a CUDA error (in err). */
+/* The TMA descriptors the job's plan asks for, into r->p2 (fatune_abi.h:
+ * rank 4 over (D, S, H, B), byte strides, box (cols, rows, 1, 1)). */
+static int encode_tma(struct run *r, struct ft_err *err)
+{
+	const struct inputs *in = &r->ev->in;
+	const struct ft_shape *sh = &in->shape;
+	struct fatune_tma_desc *out[FT_TENSOR_COUNT] = { &r->p2.tma_q, &r->p2.tma_k, &r->p2.tma_v,
+							  &r->p2.tma_o };
+	const ft_devptr base[FT_TENSOR_COUNT] = { in->q, in->k, in->v, in->o };
+	static const char *const names[FT_TENSOR_COUNT] = { "Q", "K", "V", "O" };
+
+	for (int t = 0; t < FT_TENSOR_COUNT; t++) {
+		const struct ft_tma_box *bx = &r->job->plan.tma[t];
+		const int kv = t == FT_TENSOR_K || t == FT_TENSOR_V;
+		const long long *st = kv ? in->kvs : in->qs;
+		unsigned long long dims[4], strides[3];
+		unsigned box[4];
+
+		if (!bx->rows)
+			continue;
+		dims[0] = (unsigned long long)sh->d;
+		dims[1] = (unsigned long long)(kv ? sh->s_kv : sh->s);
+		dims[2] = (unsigned long long)(kv ? sh->h_kv : sh->h);
+		dims[3] = (unsigned long long)sh->b;
+		strides[0] = (unsigned long long)st[2] * 2;
+		strides[1] = (unsigned long long)st[1] * 2;
+		strides[2] = (unsigned long long)st[0] * 2;
+		box[0] = (unsigned)bx->cols;
+		box[1] = (unsigned)bx->rows;
+		box[2] = box[3] = 1;
+		if (ft_gpu_tensor_map(r->ev->gpu, out[t], base[t], sh->dtype == FT_BF16, dims, strides,
+				      box, bx->swizzle, names[t], err))
+			return -1;
+	}
+	return 0;
+}
+
+/* Everything after the module is loaded; 1 means a CUDA error (in err), 2 a
+ * refusal that leaves the context usable (in err). */
 static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
@@ -477,21 +568,33 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	     grow(ev, &ev->lse_partial, &ev->lse_partial_bytes,
 		  (size_t)job->num_splits * (ev->in.n / sh->d) * 4, "lse_partial", err)))
 		return 1;
-	r->params = (struct fatune_attn_params){
-		.q = (const void *)(uintptr_t)ev->in.q,
-		.k = (const void *)(uintptr_t)ev->in.k,
-		.v = (const void *)(uintptr_t)ev->in.v,
-		.o = (void *)(uintptr_t)ev->in.o,
-		.o_partial = r->combine_fn ? (float *)(uintptr_t)ev->o_partial : NULL,
-		.lse_partial = r->combine_fn ? (float *)(uintptr_t)ev->lse_partial : NULL,
-		.b = sh->b,
-		.h = sh->h,
-		.s = sh->s,
-		.num_splits = job->num_splits,
-		.scale = (float)(1.0 / sqrt((double)sh->d)),
-		.scale_log2 = (float)(1.4426950408889634 / sqrt((double)sh->d)), /* log2(e)/sqrt(D) */
-	};
-	r->args[0] = &r->params;
+	if (job->workspace_bytes &&
+	    grow(ev, &ev->workspace, &ev->workspace_bytes, (size_t)job->workspace_bytes,
+		 "the workspace", err))
+		return 1;
+	base_params(ev, ev->in.o, &r->p2);
+	r->p2.num_splits = job->num_splits;
+	if (r->combine_fn) {
+		r->p2.o_partial = (float *)(uintptr_t)ev->o_partial;
+		r->p2.lse_partial = (float *)(uintptr_t)ev->lse_partial;
+	}
+	if (job->workspace_bytes) {
+		r->p2.workspace = (void *)(uintptr_t)ev->workspace;
+		r->p2.workspace_bytes = job->workspace_bytes;
+	}
+	if (job->abi == 2) {
+		if (encode_tma(r, err))
+			return 2;
+		r->args[0] = &r->p2;
+	} else {
+		r->p1 = (struct fatune_attn_params_v1){
+			.q = r->p2.q, .k = r->p2.k, .v = r->p2.v, .o = r->p2.o,
+			.o_partial = r->p2.o_partial, .lse_partial = r->p2.lse_partial,
+			.b = sh->b, .h = sh->h, .s = sh->s, .num_splits = job->num_splits,
+			.scale = r->p2.scale, .scale_log2 = r->p2.scale_log2,
+		};
+		r->args[0] = &r->p1;
+	}
 	to_dims(r->grid, job->grid);
 	to_dims(r->cgrid, job->combine_grid);
 	r->block[0] = (unsigned)job->threads;
@@ -599,30 +702,50 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
  * passes is exact enough to judge candidates. */
 #define SELFTEST_TOL 1e-5
 
+/* b, h, s, d, causal, bf16, then s_kv, h_kv (0: self-attention) and layout:
+ * the last six cover grouped-query heads, decode and chunked prefill (S_q <
+ * S_kv, bottom-right causal), S_q > S_kv (rows with no key) and bshd. */
 static const struct {
-	int b, h, s, d, causal, bf16;
+	int b, h, s, d, causal, bf16, s_kv, h_kv, bshd;
 } selftest_cases[] = {
-	{ 1, 1, 1, 32, 0, 0 },	  { 1, 1, 17, 64, 1, 0 },  { 2, 3, 17, 128, 0, 1 },
-	{ 1, 2, 200, 64, 1, 1 },  { 2, 2, 200, 128, 1, 0 }, { 1, 1, 200, 32, 0, 1 },
-	{ 3, 1, 1, 128, 1, 1 },	  { 1, 4, 17, 32, 0, 0 },  { 1, 2, 33, 256, 1, 0 },
-	{ 2, 1, 50, 96, 0, 1 },	  { 1, 1, 200, 128, 0, 1 }, { 2, 2, 200, 32, 1, 0 },
+	{ 1, 1, 1, 32, 0, 0, 0, 0, 0 },	     { 1, 1, 17, 64, 1, 0, 0, 0, 0 },	 { 2, 3, 17, 128, 0, 1, 0, 0, 0 },
+	{ 1, 2, 200, 64, 1, 1, 0, 0, 0 },     { 2, 2, 200, 128, 1, 0, 0, 0, 0 },	 { 1, 1, 200, 32, 0, 1, 0, 0, 0 },
+	{ 3, 1, 1, 128, 1, 1, 0, 0, 0 },	     { 1, 4, 17, 32, 0, 0, 0, 0, 0 },	 { 1, 2, 33, 256, 1, 0, 0, 0, 0 },
+	{ 2, 1, 50, 96, 0, 1, 0, 0, 0 },	     { 1, 1, 200, 128, 0, 1, 0, 0, 0 },	 { 2, 2, 200, 32, 1, 0, 0, 0, 0 },
+	{ 2, 8, 1, 128, 0, 0, 300, 2, 0 }, { 1, 4, 3, 64, 1, 1, 150, 1, 1 },
+	{ 1, 4, 40, 64, 1, 0, 200, 2, 0 }, { 2, 6, 50, 32, 1, 1, 20, 3, 1 },
+	{ 1, 2, 33, 128, 0, 0, 33, 2, 1 }, { 2, 4, 64, 64, 1, 0, 64, 4, 1 },
 };
 
 /* Runs one case; prints its line. Returns 1 if it passed, 0 if not, -1 on a CUDA error. */
 static int selftest_case(struct ft_eval *ev, int idx, FILE *out, struct ft_err *err)
 {
-	struct ft_shape sh = { selftest_cases[idx].b, selftest_cases[idx].h, selftest_cases[idx].s,
-			       selftest_cases[idx].d, selftest_cases[idx].causal,
-			       selftest_cases[idx].bf16 ? FT_BF16 : FT_FP16 };
+	struct ft_shape sh = {
+		.b = selftest_cases[idx].b,
+		.h = selftest_cases[idx].h,
+		.s = selftest_cases[idx].s,
+		.d = selftest_cases[idx].d,
+		.causal = selftest_cases[idx].causal,
+		.dtype = selftest_cases[idx].bf16 ? FT_BF16 : FT_FP16,
+		.s_kv = selftest_cases[idx].s_kv,
+		.h_kv = selftest_cases[idx].h_kv,
+		.layout = selftest_cases[idx].bshd ? FT_LAYOUT_BSHD : FT_LAYOUT_BHSD,
+	};
 	const int bf16 = selftest_cases[idx].bf16;
 	const unsigned long long seed = 0x5eed0000ull + (unsigned long long)idx;
-	size_t n = (size_t)sh.b * sh.h * sh.s * sh.d;
-	uint16_t *raw = malloc(n * 2 * 4);
-	double *x = malloc(n * sizeof(double) * 4), num = 0, den = 0, rel;
+	size_t n, nkv, all;
+	uint16_t *raw;
+	double *x, num = 0, den = 0, rel;
 	long long zeros = 0, outside = 0, ref_bad = 0;
 	int same_again, ok = 0;
-	char name[64];
+	char name[96], shape[FT_SHAPE_TEXT_MAX];
 
+	ft_shape_norm(&sh);
+	n = (size_t)sh.b * sh.h * sh.s * sh.d;
+	nkv = (size_t)sh.b * sh.h_kv * sh.s_kv * sh.d;
+	all = 2 * n + 2 * nkv;	/* Q, K, V and Q again (raw) or the output (x) */
+	raw = malloc(all * 2);
+	x = malloc(all * sizeof(double));
 	if (!raw || !x) {
 		free(raw);
 		free(x);
@@ -631,33 +754,33 @@ static int selftest_case(struct ft_eval *ev, int idx, FILE *out, struct ft_err *
 	ev->in.valid = 0; /* a fresh (shape, seed) every case */
 	if (make_inputs(ev, &sh, seed, err) ||
 	    ft_gpu_download(ev->gpu, raw, ev->in.q, n * 2, "Q", err) ||
-	    ft_gpu_download(ev->gpu, raw + n, ev->in.k, n * 2, "K", err) ||
-	    ft_gpu_download(ev->gpu, raw + 2 * n, ev->in.v, n * 2, "V", err) ||
+	    ft_gpu_download(ev->gpu, raw + n, ev->in.k, nkv * 2, "K", err) ||
+	    ft_gpu_download(ev->gpu, raw + n + nkv, ev->in.v, nkv * 2, "V", err) ||
 	    /* the same seed must give the same Q */
 	    fill(ev, ev->in.o, n, seed, TENSOR_Q, bf16, err) ||
-	    ft_gpu_download(ev->gpu, raw + 3 * n, ev->in.o, n * 2, "Q again", err)) {
+	    ft_gpu_download(ev->gpu, raw + n + 2 * nkv, ev->in.o, n * 2, "Q again", err)) {
 		free(raw);
 		free(x);
 		return -1;
 	}
-	same_again = !memcmp(raw, raw + 3 * n, n * 2);
-	for (size_t i = 0; i < 3 * n; i++) {
+	same_again = !memcmp(raw, raw + n + 2 * nkv, n * 2);
+	for (size_t i = 0; i < n + 2 * nkv; i++) {
 		x[i] = bf16 ? ft_bf16_to_double(raw[i]) : ft_fp16_to_double(raw[i]);
 		zeros += x[i] == 0;
 		outside += !(x[i] >= -1.0 && x[i] <= 1.0);
 	}
-	ft_attention_cpu(x, x + n, x + 2 * n, sh.b, sh.h, sh.s, sh.d, sh.causal, x + 3 * n);
+	ft_attention_cpu(x, x + n, x + n + nkv, &sh, x + n + 2 * nkv);
 	for (size_t i = 0; i < n; i++) {
-		double r = ev->in.ref_host[i], c = x[3 * n + i];
+		double r = ev->in.ref_host[i], c = x[n + 2 * nkv + i];
 		ref_bad += !isfinite(r);
 		num += (r - c) * (r - c);
 		den += c * c;
 	}
 	rel = den > 0 ? sqrt(num / den) : NAN;
 	ok = same_again && !zeros && !outside && !ref_bad && rel <= SELFTEST_TOL;
-	snprintf(name, sizeof(name), "%dx%dx%dx%d %s %s", sh.b, sh.h, sh.s, sh.d,
+	snprintf(name, sizeof(name), "%s %s %s", ft_shape_format(&sh, shape, sizeof(shape)),
 		 bf16 ? "bf16" : "fp16", sh.causal ? "causal" : "non-causal");
-	fprintf(out, "selftest %-28s rel_err %.2e (limit %.0e)%s%s%s%s  %s\n", name, rel,
+	fprintf(out, "selftest %-48s rel_err %.2e (limit %.0e)%s%s%s%s  %s\n", name, rel,
 		SELFTEST_TOL, same_again ? "" : ", inputs not deterministic",
 		zeros ? ", zero inputs" : "", outside ? ", inputs outside [-1, 1]" : "",
 		ref_bad ? ", non-finite reference" : "", ok ? "ok" : "FAILED");

@@ -131,7 +131,7 @@ int ft_export_header(FILE *out, const struct ft_best *b, enum ft_export_style st
 		     struct ft_err *err)
 {
 	struct entry e[MAX_ENTRIES];
-	char shape[64], s1[FT_CONFIG_MAX + 16], s2[256], s3[256], s4[256], dev[600];
+	char shape[FT_SHAPE_TEXT_MAX], s1[FT_CONFIG_MAX + 16], s2[256], s3[256], s4[256], dev[600];
 	const char *dtype = ft_dtype_name(b->shape.dtype);
 	int n;
 

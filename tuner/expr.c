@@ -375,7 +375,7 @@ int ft_expr_lock(struct ft_expr *x, struct ft_err *err)
 	} limits[] = {
 		{ SQLITE_LIMIT_LENGTH, SQL_MAX },	/* strings and rows: ours are a few integers */
 		{ SQLITE_LIMIT_SQL_LENGTH, SQL_MAX },
-		{ SQLITE_LIMIT_COLUMN, 128 },		/* >= the 14 + 16 + 1 + 41 columns we use */
+		{ SQLITE_LIMIT_COLUMN, 128 },		/* >= the 18 + 16 + 1 + 51 columns we use */
 		{ SQLITE_LIMIT_EXPR_DEPTH, DEPTH_MAX },
 		{ SQLITE_LIMIT_COMPOUND_SELECT, 1 },	/* we never UNION */
 		{ SQLITE_LIMIT_VDBE_OP, 100000 },	/* the largest statement compiles to < 20 000 */
@@ -460,7 +460,7 @@ static int explain(struct ft_expr *x, const char *full, struct ft_err *err)
 	if (!strncmp(msg, "no such column: ", 16))
 		return ft_error(err, FT_EINPUT,
 				"bad expression '%s': unknown name '%s': use a parameter, the shape "
-				"(B H S D CAUSAL DTYPE_BYTES) or an arch limit (SMEM_STATIC "
+				"(B H S D S_KV H_KV CAUSAL DTYPE DTYPE_BYTES LAYOUT) or an arch limit (SMEM_STATIC "
 				"SMEM_OPTIN SMEM_PER_SM SMEM_RESERVED REGS_PER_SM THREADS_PER_BLOCK "
 				"THREADS_PER_SM CC)",
 				text, msg + 16);
@@ -708,8 +708,9 @@ const char *ft_expr_name_problem(const char *name)
 		return "it is longer than 63 characters";
 	for (int i = 0; i < FT_CONTEXT_COUNT; i++)
 		if (!strcasecmp(name, context_names[i]))
-			return "it is a reserved name (the shape and arch limits B H S D CAUSAL "
-			       "DTYPE_BYTES SMEM_* REGS_PER_SM THREADS_PER_* CC; names ignore case)";
+			return "it is a reserved name (the shape and arch limits B H S D S_KV H_KV "
+			       "CAUSAL DTYPE DTYPE_BYTES LAYOUT SMEM_* REGS_PER_SM THREADS_PER_* CC; "
+			       "names ignore case)";
 	for (size_t i = 0; i < sizeof(macro_names) / sizeof(macro_names[0]); i++)
 		if (!strcasecmp(name, macro_names[i]))
 			return "it is a macro fatune passes to every template (HEAD_DIM IS_CAUSAL "

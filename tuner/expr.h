@@ -28,19 +28,20 @@
 /* The names of the context row, in the order enumerate.c fills it: the shape,
  * then the target arch's limits (see space.h). */
 #define FT_CONTEXT_NAMES                                                              \
-	"B", "H", "S", "D", "CAUSAL", "DTYPE_BYTES", "SMEM_STATIC", "SMEM_OPTIN",      \
-		"SMEM_PER_SM", "SMEM_RESERVED", "REGS_PER_SM", "THREADS_PER_BLOCK",    \
-		"THREADS_PER_SM", "CC"
-#define FT_CONTEXT_COUNT 14
+	"B", "H", "S", "D", "CAUSAL", "DTYPE_BYTES", "S_KV", "H_KV", "LAYOUT", "DTYPE",  \
+		"SMEM_STATIC", "SMEM_OPTIN", "SMEM_PER_SM", "SMEM_RESERVED", "REGS_PER_SM", \
+		"THREADS_PER_BLOCK", "THREADS_PER_SM", "CC"
+#define FT_CONTEXT_COUNT 18
 
 /* Most tables one engine holds: 16 parameters (FT_MAX_PARAMS) plus the context
  * row, with room to spare. */
 #define FT_EXPR_MAX_TABLES 24
 
 /* Most expressions one ft_expr_query evaluates per row: 32 constraints
- * (FT_MAX_CONSTRAINTS) and 8 formulas (smem, threads, grid[3],
- * combine_threads, combine_grid[3]) come to 41. */
-#define FT_EXPR_MAX_COLUMNS 48
+ * (FT_MAX_CONSTRAINTS) and 18 formulas (smem, threads, grid[3],
+ * combine_threads, combine_grid[3], workspace, 8 compile.defines) come to 51,
+ * next to the failed-guard column. */
+#define FT_EXPR_MAX_COLUMNS 56
 
 struct ft_expr;
 

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A workspace larger than 4 GiB is a formula gone wrong, not a kernel's need. */
+#define FT_WORKSPACE_MAX (4LL << 30)
+
 /* Grid limits of every arch fatune knows (CUDA programming guide): x < 2^31, y and z <= 65535. */
 #define GRID_X_MAX 2147483647LL
 #define GRID_YZ_MAX 65535LL
@@ -44,6 +47,8 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	t->smem_model = c->smem_bytes;
 	t->threads = c->threads;
 	t->combine_threads = c->combine_threads;
+	t->workspace_bytes = c->workspace_bytes;
+	memcpy(t->define_values, c->define_values, sizeof(t->define_values));
 	for (int i = 0; i < 3; i++) {
 		t->grid[i] = c->grid[i];
 		t->combine_grid[i] = c->combine_grid[i];
@@ -67,6 +72,10 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 			      c->grid[0], c->grid[1], c->grid[2]);
 	if (c->smem_bytes < 0)
 		return reject(t, FT_ST_REJECTED_CONSTRAINT, "smem_bytes is negative (%lld)", c->smem_bytes);
+	if (c->workspace_bytes < 0 || c->workspace_bytes > FT_WORKSPACE_MAX)
+		return reject(t, FT_ST_REJECTED_CONSTRAINT,
+			      "workspace.bytes %lld outside 0..%lld (4 GiB)", c->workspace_bytes,
+			      (long long)FT_WORKSPACE_MAX);
 	limit = smem_limit(sp, a, &what);
 	if (c->smem_bytes > limit)
 		return reject(t, FT_ST_REJECTED_SMEM, "smem %lld B > %lld B %s of %s", c->smem_bytes, limit,
@@ -116,6 +125,16 @@ int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 	long long total;
 
 	t->res = res[0];
+	/* a static kernel's formula must be what ptxas reports, or the model check
+	 * before compiling judged the wrong number (both ways: too small lets
+	 * candidates through that cannot fit, too large rejects ones that can) */
+	if (sp->smem_kind == FT_SMEM_STATIC && res[0].smem_static >= 0 &&
+	    res[0].smem_static != t->smem_model)
+		return reject(t, FT_ST_COMPILE_FAILED,
+			      "the space's smem_bytes formula gives %lld B but ptxas reports %d B of "
+			      "static shared memory: fix smem_bytes in %s (for a static kernel it must "
+			      "be exact, so that candidates are judged before compiling)",
+			      t->smem_model, res[0].smem_static, sp->path);
 	/* a static kernel's smem is what ptxas reports; a dynamic one adds the launch's bytes */
 	total = sp->smem_kind == FT_SMEM_STATIC ? res[0].smem_static
 						 : res[0].smem_static + t->smem_model;

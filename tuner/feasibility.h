@@ -21,7 +21,8 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 
 /* After a successful compile: res[0] main kernel, res[1] combine (may be
  * unknown). Returns 1 when runnable, 0 when rejected (rejected_smem,
- * rejected_constraint for registers, or spills). Sets t->res. */
+ * rejected_constraint for registers, spills, or compile_failed when a static
+ * kernel's smem_bytes formula disagrees with ptxas). Sets t->res. */
 int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 			 const struct ft_resources res[2], struct ft_trial *t);
 

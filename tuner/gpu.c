@@ -33,6 +33,7 @@
 	X(cuModuleUnload, PFN_cuModuleUnload_v2000, 2000)                          \
 	X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000, 2000)                \
 	X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000, 9000)                  \
+	X(cuTensorMapEncodeTiled, PFN_cuTensorMapEncodeTiled_v12000, 12000)        \
 	X(cuMemAlloc, PFN_cuMemAlloc_v3020, 3020)                                  \
 	X(cuMemFree, PFN_cuMemFree_v3020, 3020)                                    \
 	X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, 3020)                        \
@@ -398,6 +399,45 @@ int ft_gpu_func_dynamic_smem(struct ft_gpu *g, struct ft_gpu_func *f, const char
 		 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", obj,
 		 "is smem_bytes over the device's opt-in limit?");
 	return 0;
+}
+
+int ft_gpu_tensor_map(struct ft_gpu *g, void *out, ft_devptr base, int bf16,
+		      const unsigned long long dims[4], const unsigned long long strides[3],
+		      const unsigned box[4], int swizzle, const char *what, struct ft_err *err)
+{
+	CUtensorMapSwizzle sw = swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+				: swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+				: swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+						: CU_TENSOR_MAP_SWIZZLE_NONE;
+	const cuuint32_t elem_strides[4] = { 1, 1, 1, 1 };
+	cuuint64_t d[4], s[3];
+	cuuint32_t b[4];
+	CUresult r;
+	const char *name = NULL, *str = NULL;
+
+	_Static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes (fatune_abi.h)");
+	for (int i = 0; i < 4; i++) {
+		d[i] = dims[i];
+		b[i] = box[i];
+	}
+	for (int i = 0; i < 3; i++)
+		s[i] = strides[i];
+	/* not a launch: a refusal leaves the context intact, so g->failed stays */
+	r = g->cu.cuTensorMapEncodeTiled((CUtensorMap *)out,
+					 bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+					      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+					 4, (void *)(uintptr_t)base, d, s, b, elem_strides,
+					 CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+					 CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+					 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r == CUDA_SUCCESS)
+		return 0;
+	g->cu.cuGetErrorName(r, &name);
+	g->cu.cuGetErrorString(r, &str);
+	return ft_error(err, FT_EFAIL,
+			"cuTensorMapEncodeTiled failed for '%s' (dims %llu x %llu x %llu x %llu, box %u x %u, swizzle %d): %s (%s): is the box over 256 or its row over the swizzle width?",
+			what, dims[0], dims[1], dims[2], dims[3], box[0], box[1], swizzle,
+			name ? name : "?", str ? str : "no description");
 }
 
 int ft_gpu_alloc(struct ft_gpu *g, size_t bytes, const char *what, ft_devptr *out,

@@ -64,6 +64,15 @@ int ft_gpu_function(struct ft_gpu *g, struct ft_gpu_module *m, const char *name,
 int ft_gpu_func_dynamic_smem(struct ft_gpu *g, struct ft_gpu_func *f, const char *name,
 			     long long bytes, struct ft_err *err);
 
+/* Encodes a TMA descriptor (CUtensorMap, 128 bytes) into out for a rank-4
+ * tensor of 16-bit elements at base: dims innermost first, byte strides of
+ * dims 1..3, box in elements, swizzle in bytes (0, 32, 64, 128); interleave
+ * none, L2 promotion 128B, out-of-bound elements read as zero. A refusal is
+ * FT_EFAIL naming what, the dims and the box; the context stays usable. */
+int ft_gpu_tensor_map(struct ft_gpu *g, void *out, ft_devptr base, int bf16,
+		      const unsigned long long dims[4], const unsigned long long strides[3],
+		      const unsigned box[4], int swizzle, const char *what, struct ft_err *err);
+
 /* Memory. ft_gpu_free(g, 0) does nothing. The memsets and the download are
  * ordered on the stream; ft_gpu_download returns once the bytes are on the host. */
 int ft_gpu_alloc(struct ft_gpu *g, size_t bytes, const char *what, ft_devptr *out,

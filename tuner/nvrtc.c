@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "cubin.h"
 #include "target.h"
 
 /* Templates are small; a file over this is not a kernel template. */
@@ -56,21 +57,6 @@ void ft_nvrtc_options(char *buf, size_t size)
 	buf[0] = '\0';
 	for (int i = 0; i < NBASE && n < size; i++)
 		n += snprintf(buf + n, size - n, "%s%s", i ? " " : "", base_options[i]);
-}
-
-/* The CUDA include dir: $CUDA_HOME/include if it exists, else the build's. */
-static const char *cuda_include(char *buf, size_t size)
-{
-	const char *home = getenv("CUDA_HOME");
-	struct stat st;
-
-	if (home && *home) {
-		snprintf(buf, size, "%s/include", home);
-		if (!stat(buf, &st) && S_ISDIR(st.st_mode))
-			return buf;
-	}
-	snprintf(buf, size, "%s", FATUNE_CUDA_INCLUDE);
-	return buf;
 }
 
 static char *read_file(const char *path, struct ft_err *err)
@@ -154,9 +140,49 @@ void ft_parse_ptxas_log(const char *log, const char *name, struct ft_resources *
 	}
 }
 
+/* After a compile: every requested kernel must be an entry point of the
+ * CUBIN taking one parameter of req->param_bytes bytes. */
+static void check_entries(const struct ft_compile_req *req, struct ft_compile_out *out)
+{
+	for (int i = 0; i < 2 && req->kernels[i]; i++) {
+		int nparams = 0;
+		long long bytes = ft_cubin_param_bytes(out->cubin, out->cubin_size, req->kernels[i],
+						       &nparams);
+		char found[300];
+
+		if (bytes == -2) {
+			snprintf(out->problem, sizeof(out->problem),
+				 "NVRTC's output for '%s' is not a CUBIN fatune can read", req->arch);
+		} else if (bytes == -1) {
+			ft_cubin_entries(out->cubin, out->cubin_size, found, sizeof(found));
+			snprintf(out->problem, sizeof(out->problem),
+				 "entry point '%s' is not in the compiled template; it has %s%s: declare "
+				 "the kernel extern \"C\" __global__ (C++ names are mangled) and spell it "
+				 "as the space does",
+				 req->kernels[i], found[0] ? "" : "no entry point", found);
+		} else if (req->param_bytes > 0 && (bytes != req->param_bytes || nparams != 1)) {
+			snprintf(out->problem, sizeof(out->problem),
+				 "kernel '%s' takes %d parameter%s of %lld bytes, but its ABI passes one "
+				 "struct fatune_attn_params of %lld bytes: a template built for another "
+				 "ABI version? declare the version it speaks as template.abi "
+				 "(fatune_abi.h)",
+				 req->kernels[i], nparams, nparams == 1 ? "" : "s", bytes,
+				 req->param_bytes);
+		} else {
+			continue;
+		}
+		out->ok = 0;
+		free(out->cubin);
+		out->cubin = NULL;
+		out->cubin_size = 0;
+		return;
+	}
+}
+
 int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err)
 {
-	const char *opts[NBASE + 5 + FT_MAX_DEFINES];
+	const char *opts[NBASE + 5 + FT_MAX_DEFINES + FT_MAX_COMPILE_OPTIONS + FT_MAX_INCLUDES];
+	char incbuf[FT_MAX_INCLUDES][FT_PATH_MAX + 4];
 	char optbuf[FT_MAX_DEFINES][FT_NAME_MAX + 32];
 	char arch_opt[64], inc_tpl[FT_PATH_MAX + 4], inc_abi[FT_PATH_MAX + 32], inc_cuda[FT_PATH_MAX + 4],
 	     cudainc[FT_PATH_MAX];
@@ -185,7 +211,7 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 	snprintf(base, sizeof(base), "%s", req->source_path);
 	snprintf(arch_opt, sizeof(arch_opt), "-arch=%s", req->arch);
 	snprintf(inc_tpl, sizeof(inc_tpl), "-I%s", dirname(dir));
-	snprintf(inc_cuda, sizeof(inc_cuda), "-I%s", cuda_include(cudainc, sizeof(cudainc)));
+	snprintf(inc_cuda, sizeof(inc_cuda), "-I%s", ft_cuda_include(cudainc, sizeof(cudainc)));
 	opts[nopt++] = arch_opt;
 	for (int i = 0; i < NBASE; i++)
 		opts[nopt++] = base_options[i];
@@ -194,11 +220,17 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 	opts[nopt++] = inc_tpl;
 	opts[nopt++] = inc_abi;
 	opts[nopt++] = inc_cuda;
+	for (int i = 0; i < req->nincludes && i < FT_MAX_INCLUDES; i++) {
+		snprintf(incbuf[i], sizeof(incbuf[i]), "-I%s", req->includes[i]);
+		opts[nopt++] = incbuf[i];
+	}
 	for (int i = 0; i < req->ndefines; i++) {
 		snprintf(optbuf[i], sizeof(optbuf[i]), "-D%s=%lld", req->define_names[i],
 			 req->define_values[i]);
 		opts[nopt++] = optbuf[i];
 	}
+	for (int i = 0; i < req->noptions && i < FT_MAX_COMPILE_OPTIONS; i++)
+		opts[nopt++] = req->options[i];
 
 	rc = nvrtcCreateProgram(&prog, src, basename(base), 0, NULL, NULL);
 	if (rc != NVRTC_SUCCESS) {
@@ -234,6 +266,16 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 		out->ok = 1;
 		for (int i = 0; i < 2 && req->kernels[i]; i++)
 			ft_parse_ptxas_log(out->log, req->kernels[i], &out->res[i]);
+		check_entries(req, out);
+	} else {
+		for (int i = 0; i < 2 && req->kernels[i]; i++)
+			ft_parse_ptxas_log(out->log, req->kernels[i], &out->res[i]);
+		if (!strstr(out->log, "error"))
+			snprintf(out->problem, sizeof(out->problem),
+				 "NVRTC failed and its log holds no error: ptxas refused the code "
+				 "without a message (NVRTC drops ptxas's own errors); compile the "
+				 "template with nvcc -arch=%s -Xptxas -v to see it",
+				 req->arch);
 	}
 	ret = 0;
 out:

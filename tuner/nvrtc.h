@@ -25,7 +25,13 @@ struct ft_compile_req {
 	int ndefines;
 	const char *define_names[FT_MAX_DEFINES];	/* -DNAME=VALUE, in this order */
 	long long define_values[FT_MAX_DEFINES];
-	const char *kernels[2];		/* entry points to report resources for; NULL-ended */
+	const char *kernels[2];		/* entry points to report resources for and check; NULL-ended */
+	long long param_bytes;		/* what each kernel must take: one struct of this many
+					 * bytes (the ABI's params); 0: not checked */
+	int noptions;			/* more NVRTC options (the space's compile.options) */
+	const char *options[FT_MAX_COMPILE_OPTIONS];
+	int nincludes;			/* more -I directories (the space's compile.include) */
+	const char *includes[FT_MAX_INCLUDES];
 };
 
 struct ft_compile_out {
@@ -34,12 +40,20 @@ struct ft_compile_out {
 	size_t cubin_size;
 	char *log;			/* malloc'd NVRTC log (may be ""), never NULL after a call */
 	struct ft_resources res[2];	/* per req->kernels[i]; -1 where not reported */
+	char problem[512];		/* when !ok and the compiler said nothing useful: why
+					 * (an entry point missing or of the wrong ABI, ptxas's
+					 * silent failure); "" otherwise */
 	double ms;			/* wall time of the compile */
 };
 
 /* Compiles req. Returns 0 when NVRTC ran (check out->ok: a template that does not
  * compile is a result, not an error); -1 with err set when it could not run at
- * all (unreadable template, NVRTC missing, out of memory). */
+ * all (unreadable template, NVRTC missing, out of memory). After a successful
+ * compile the CUBIN's entry points are checked (cubin.h): a kernel of req that
+ * is missing, or takes other than one param_bytes parameter, makes out->ok 0
+ * with out->problem naming what was found. When NVRTC fails with a log that
+ * holds no error (ptxas's own errors are dropped), out->res still holds what
+ * ptxas reported, and out->problem says so. */
 int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err);
 
 void ft_compile_out_release(struct ft_compile_out *out);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "fatune_abi.h"
 #include "feasibility.h"
 #include "nvrtc.h"
 #include "replay.h"
@@ -140,12 +141,16 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 
 	memset(req, 0, sizeof(*req));
 	req->source_path = sp->template_path;
-	req->arch = a->name;
-	for (int i = 0; i < sp->nparams && n < FT_MAX_DEFINES - 4; i++) {
+	req->arch = sp->family->nvrtc_arch(a);
+	for (int i = 0; i < sp->nparams && n < FT_MAX_DEFINES - 5 - FT_MAX_SPACE_DEFINES; i++) {
 		if (sp->params[i].kind != FT_PARAM_COMPILE)
 			continue;
 		req->define_names[n] = sp->params[i].name;
 		req->define_values[n++] = t->values[i];
+	}
+	for (int i = 0; i < sp->ndefines; i++) {
+		req->define_names[n] = sp->define_names[i];
+		req->define_values[n++] = t->define_values[i];
 	}
 	req->define_names[n] = "HEAD_DIM";
 	req->define_values[n++] = shape->d;
@@ -155,9 +160,19 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 	req->define_values[n++] = shape->dtype == FT_BF16;
 	req->define_names[n] = "FATUNE_SMEM_BYTES";
 	req->define_values[n++] = t->smem_model;
+	req->define_names[n] = "FATUNE_ABI";
+	req->define_values[n++] = sp->abi;
 	req->ndefines = n;
 	req->kernels[0] = sp->kernel;
 	req->kernels[1] = sp->combine_kernel[0] ? sp->combine_kernel : NULL;
+	req->param_bytes = sp->abi == 2 ? (long long)sizeof(struct fatune_attn_params_v2)
+					: (long long)sizeof(struct fatune_attn_params_v1);
+	req->noptions = sp->noptions;
+	for (int i = 0; i < sp->noptions; i++)
+		req->options[i] = sp->options[i];
+	req->nincludes = sp->nincludes;
+	for (int i = 0; i < sp->nincludes; i++)
+		req->includes[i] = sp->includes[i];
 }
 
 /* The first line of a compile log that says "error", for the trial's reason. */
@@ -175,6 +190,25 @@ static void first_error(const char *log, char *out, size_t size)
 		start--;
 	end = strchr(p, '\n');
 	snprintf(out, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
+}
+
+/* The reason of a failed compile whose log says nothing useful: NVRTC drops
+ * ptxas's errors, so the commonest one - too much static shared memory - is
+ * recognised from the resources ptxas did report. */
+static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_compile_out *out,
+			    char *reason, size_t size)
+{
+	for (int k = 0; k < 2; k++)
+		if (out->ok == 0 && out->res[k].smem_static > cfg->arch->smem_static) {
+			snprintf(reason, size,
+				 "ptxas: kernel '%s' uses %d bytes of static shared memory, over the %d-byte "
+				 "static limit of %s (NVRTC's log omits ptxas's error): use dynamic "
+				 "(extern __shared__) memory or a smaller config",
+				 k ? cfg->sp->combine_kernel : cfg->sp->kernel, out->res[k].smem_static,
+				 cfg->arch->smem_static, cfg->arch->name);
+			return;
+		}
+	snprintf(reason, size, "%s", out->problem);
 }
 
 static void compile_one(struct run *r, struct item *it)
@@ -208,7 +242,10 @@ static void compile_one(struct run *r, struct item *it)
 		pthread_mutex_unlock(&r->stat_m);
 		if (!out.ok) {
 			it->t.status = FT_ST_COMPILE_FAILED;
-			first_error(out.log, it->t.reason, sizeof(it->t.reason));
+			if (out.problem[0])
+				compile_problem(cfg, &out, it->t.reason, sizeof(it->t.reason));
+			else
+				first_error(out.log, it->t.reason, sizeof(it->t.reason));
 			it->t.log = out.log;	/* ownership moves to the trial */
 			out.log = NULL;
 			it->t.compile_key[0] = '\0';
@@ -358,6 +395,16 @@ static void evaluate_one(struct run *r, struct item *it)
 		job.combine_grid[i] = it->t.combine_grid[i];
 	}
 	job.num_splits = split >= 0 ? (int)it->t.values[split] : 1;
+	job.abi = cfg->sp->abi;
+	job.workspace_bytes = it->t.workspace_bytes;
+	job.workspace_init = cfg->sp->workspace_init;
+	if (ft_family_plan(cfg->sp, cfg->shape, it->t.values, &job.plan, &err)) {
+		/* the family cannot lay this candidate out: its verdict, not fatune's failure */
+		it->t.status = FT_ST_CRASHED;
+		snprintf(it->t.reason, sizeof(it->t.reason), "launch plan: %s", err.msg);
+		atomic_fetch_add(&r->evaluated, 1);
+		return;
+	}
 	if (ft_worker_run(cfg->worker, &job, cfg->timeout_ms, &res, &err))
 		goto fatal;
 	atomic_fetch_add(&r->evaluated, 1);

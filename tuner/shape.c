@@ -1,4 +1,4 @@
-/* shape.c - parsing and printing attention shapes (see shape.h). */
+/* shape.c - parsing, checking and printing attention shapes (see shape.h). */
 #include "shape.h"
 
 #include <errno.h>
@@ -6,53 +6,198 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Upper bounds keep B*H*S*D inside what one search can allocate and index with
- * 32-bit ints on the device: 2^31 elements. */
+/* Upper bounds keep every tensor inside what one search can allocate and index
+ * with 32-bit ints on the device: 2^31 elements. Each size is at most 10^6, so
+ * partial products are checked before they can overflow. */
 #define MAX_ELEMS 2147483647LL
+#define MAX_DIM 1000000L
+
+#define FORM "BxHxSxD[,kv_heads=N][,kv_len=N][,layout=bhsd|bshd], e.g. 1x8x512x64 or 16x32x1x128,kv_heads=8,kv_len=32768"
+
+/* A decimal number in 1..MAX_DIM at *p; advances *p. */
+static int number(const char **p, long *out)
+{
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return -1;
+	errno = 0;
+	*out = strtol(*p, &end, 10);
+	if (errno || *out < 1 || *out > MAX_DIM)
+		return -1;
+	*p = end;
+	return 0;
+}
+
+/* Elements of a [a, b, c, d] tensor within MAX_ELEMS, without overflow. */
+static int fits(long long a, long long b, long long c, long long d)
+{
+	return a * b <= MAX_ELEMS && a * b * c <= MAX_ELEMS && a * b * c * d <= MAX_ELEMS;
+}
+
+int ft_shape_check(const struct ft_shape *sh, struct ft_err *err)
+{
+	char text[FT_SHAPE_TEXT_MAX];
+
+	if (sh->b < 1 || sh->h < 1 || sh->s < 1 || sh->d < 1 || sh->s_kv < 1 || sh->h_kv < 1 ||
+	    sh->b > MAX_DIM || sh->h > MAX_DIM || sh->s > MAX_DIM || sh->d > MAX_DIM ||
+	    sh->s_kv > MAX_DIM || sh->h_kv > MAX_DIM)
+		return ft_error(err, FT_EINPUT, "shape '%s': every size must be 1 to %ld",
+				ft_shape_format(sh, text, sizeof(text)), MAX_DIM);
+	if (sh->h % sh->h_kv)
+		return ft_error(err, FT_EINPUT,
+				"shape '%s': %d query heads is not a multiple of %d KV heads: each KV head serves H / kv_heads query heads",
+				ft_shape_format(sh, text, sizeof(text)), sh->h, sh->h_kv);
+	if (!fits(sh->b, sh->h, sh->s, sh->d) || !fits(sh->b, sh->h_kv, sh->s_kv, sh->d))
+		return ft_error(err, FT_EINPUT,
+				"shape '%s' has more than 2^31 elements per tensor: use a smaller B, H or S",
+				ft_shape_format(sh, text, sizeof(text)));
+	return 0;
+}
 
 int ft_shape_parse(const char *text, struct ft_shape *out, struct ft_err *err)
 {
-	long v[4];
+	struct ft_shape sh = *out;
+	long v[4], kv_len = 0, kv_heads = 0;
 	const char *p = text;
-	char *end;
+	enum ft_layout layout = FT_LAYOUT_BHSD;
+	int seen[3] = { 0, 0, 0 };
 
 	for (int i = 0; i < 4; i++) {
-		if (*p < '0' || *p > '9')
+		if (number(&p, &v[i]))
 			goto bad;
-		errno = 0;
-		v[i] = strtol(p, &end, 10);
-		if (errno || v[i] < 1 || v[i] > 1000000)
-			goto bad;
-		p = end;
 		if (i < 3) {
 			if (*p != 'x' && *p != 'X')
 				goto bad;
 			p++;
 		}
 	}
+	/* the options, each at most once, in any order */
+	while (*p == ',') {
+		static const char *const keys[] = { "kv_heads=", "kv_len=", "layout=" };
+		int k;
+
+		p++;
+		for (k = 0; k < 3; k++)
+			if (!strncmp(p, keys[k], strlen(keys[k])))
+				break;
+		if (k == 3 || seen[k])
+			goto bad;
+		seen[k] = 1;
+		p += strlen(keys[k]);
+		if (k == 0 && number(&p, &kv_heads))
+			goto bad;
+		if (k == 1 && number(&p, &kv_len))
+			goto bad;
+		if (k == 2) {
+			size_t n = strcspn(p, ",");
+			if (n == 4 && !strncmp(p, "bhsd", 4))
+				layout = FT_LAYOUT_BHSD;
+			else if (n == 4 && !strncmp(p, "bshd", 4))
+				layout = FT_LAYOUT_BSHD;
+			else
+				goto bad;
+			p += n;
+		}
+	}
 	if (*p)
 		goto bad;
-	/* each factor is <= 1e6, so each partial product is checked before it can overflow */
-	if ((long long)v[0] * v[1] > MAX_ELEMS || (long long)v[0] * v[1] * v[2] > MAX_ELEMS ||
-	    (long long)v[0] * v[1] * v[2] * v[3] > MAX_ELEMS)
-		return ft_error(err, FT_EINPUT,
-				"shape '%s' has more than 2^31 elements per tensor: use a smaller B, H or S",
-				text);
-	out->b = (int)v[0];
-	out->h = (int)v[1];
-	out->s = (int)v[2];
-	out->d = (int)v[3];
+	sh.b = (int)v[0];
+	sh.h = (int)v[1];
+	sh.s = (int)v[2];
+	sh.d = (int)v[3];
+	sh.s_kv = kv_len ? (int)kv_len : sh.s;
+	sh.h_kv = kv_heads ? (int)kv_heads : sh.h;
+	sh.layout = layout;
+	if (ft_shape_check(&sh, err))
+		return -1;
+	*out = sh;
 	return 0;
 bad:
-	return ft_error(err, FT_EINPUT,
-			"bad shape '%s': expected BxHxSxD with positive integers, e.g. 1x8x512x64",
-			text);
+	return ft_error(err, FT_EINPUT, "bad shape '%s': expected " FORM, text);
+}
+
+int ft_shape_set_kv(struct ft_shape *sh, long long kv_len, long long kv_heads, const char *layout,
+		    struct ft_err *err)
+{
+	struct ft_shape t = *sh;
+
+	if (kv_len)
+		t.s_kv = kv_len > MAX_DIM ? -1 : (int)kv_len;
+	if (kv_heads)
+		t.h_kv = kv_heads > MAX_DIM ? -1 : (int)kv_heads;
+	if (layout && ft_layout_parse(layout, &t.layout, err))
+		return -1;
+	if (ft_shape_check(&t, err))
+		return -1;
+	*sh = t;
+	return 0;
+}
+
+void ft_shape_norm(struct ft_shape *sh)
+{
+	if (!sh->s_kv)
+		sh->s_kv = sh->s;
+	if (!sh->h_kv)
+		sh->h_kv = sh->h;
+}
+
+int ft_shape_is_plain(const struct ft_shape *sh)
+{
+	return sh->s_kv == sh->s && sh->h_kv == sh->h && sh->layout == FT_LAYOUT_BHSD;
 }
 
 char *ft_shape_format(const struct ft_shape *s, char *buf, size_t size)
 {
-	snprintf(buf, size, "%dx%dx%dx%d", s->b, s->h, s->s, s->d);
+	size_t n;
+
+	if (!size)
+		return buf;
+	n = (size_t)snprintf(buf, size, "%dx%dx%dx%d", s->b, s->h, s->s, s->d);
+	if (n < size && s->h_kv && s->h_kv != s->h)
+		n += (size_t)snprintf(buf + n, size - n, ",kv_heads=%d", s->h_kv);
+	if (n < size && s->s_kv && s->s_kv != s->s)
+		n += (size_t)snprintf(buf + n, size - n, ",kv_len=%d", s->s_kv);
+	if (n < size && s->layout != FT_LAYOUT_BHSD)
+		snprintf(buf + n, size - n, ",layout=%s", ft_layout_name(s->layout));
 	return buf;
+}
+
+double ft_shape_flops(const struct ft_shape *s)
+{
+	double pairs = 0;
+	long long skv = s->s_kv ? s->s_kv : s->s, off = skv - s->s;
+
+	if (!s->causal) {
+		pairs = (double)s->s * (double)skv;
+	} else {
+		/* query i sees min(S_kv, max(0, i + off + 1)) keys */
+		for (long long i = 0; i < s->s; i++) {
+			long long n = i + off + 1;
+			pairs += (double)(n < 0 ? 0 : n > skv ? skv : n);
+		}
+	}
+	return 4.0 * s->b * s->h * pairs * s->d;
+}
+
+const char *ft_layout_name(enum ft_layout l)
+{
+	return l == FT_LAYOUT_BSHD ? "bshd" : "bhsd";
+}
+
+int ft_layout_parse(const char *text, enum ft_layout *out, struct ft_err *err)
+{
+	if (!strcmp(text, "bhsd")) {
+		*out = FT_LAYOUT_BHSD;
+		return 0;
+	}
+	if (!strcmp(text, "bshd")) {
+		*out = FT_LAYOUT_BSHD;
+		return 0;
+	}
+	return ft_error(err, FT_EINPUT,
+			"bad layout '%s': use bhsd ([B, H, S, D], the default) or bshd ([B, S, H, D])",
+			text);
 }
 
 const char *ft_dtype_name(enum ft_dtype t)

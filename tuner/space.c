@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target.h"
+
 int ft_space_param(const struct ft_space *sp, const char *name)
 {
 	for (int i = 0; i < sp->nparams; i++)
@@ -149,4 +151,49 @@ int ft_is_ident(const char *s)
 		if (!(isalnum((unsigned char)*s) || *s == '_'))
 			return 0;
 	return 1;
+}
+
+const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
+			   const struct ft_shape *shape, char *buf, size_t size)
+{
+	const char *why = sp->family->unsupported(a);
+
+	if (why) {
+		snprintf(buf, size, "family '%s' %s", sp->family->name, why);
+		return buf;
+	}
+	if (sp->abi == 1 && !ft_shape_is_plain(shape)) {
+		snprintf(buf, size,
+			 "its template speaks ABI v1 (contiguous [B,H,S,D], S queries = S keys, H query "
+			 "heads = H KV heads), which cannot run %s: migrate it to ABI v2 "
+			 "(kernel_templates/fatune_abi.h) and declare 'abi: 2' under template",
+			 shape->s_kv != shape->s	 ? "kv_len != S"
+			 : shape->h_kv != shape->h ? "kv_heads != H"
+						   : "layout bshd");
+		return buf;
+	}
+	return NULL;
+}
+
+int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size)
+{
+	char dir[FT_PATH_MAX], *slash;
+	size_t n;
+
+	out[0] = '\0';
+	if (!strncmp(entry, "{cuda}", 6)) {
+		char inc[FT_PATH_MAX];
+		n = (size_t)snprintf(out, size, "%s%s", ft_cuda_include(inc, sizeof(inc)), entry + 6);
+	} else if (entry[0] == '/') {
+		n = (size_t)snprintf(out, size, "%s", entry);
+	} else {
+		snprintf(dir, sizeof(dir), "%s", space_path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			strcpy(dir, ".");
+		n = (size_t)snprintf(out, size, "%s/%s", dir, entry);
+	}
+	return n >= size || !*entry ? -1 : 0;
 }

@@ -6,8 +6,9 @@
  * engine (expr.c), so a space file can compute but never touch files or run
  * anything.
  *
- * Names an expression may use: every parameter; the shape B, H, S, D, CAUSAL,
- * DTYPE_BYTES; the target arch's limits SMEM_STATIC, SMEM_OPTIN, SMEM_PER_SM,
+ * Names an expression may use: every parameter; the shape B, H, S, D, S_KV,
+ * H_KV, CAUSAL, DTYPE (0 fp16, 1 bf16), DTYPE_BYTES, LAYOUT (0 bhsd, 1 bshd);
+ * the target arch's limits SMEM_STATIC, SMEM_OPTIN, SMEM_PER_SM,
  * SMEM_RESERVED, REGS_PER_SM, THREADS_PER_BLOCK, THREADS_PER_SM, CC. Functions:
  * min, max, abs, iif, ceil_div(a, b), is_pow2(x). Integer arithmetic is exact
  * (64-bit); `/` between integers truncates, as in C.
@@ -19,6 +20,7 @@
 
 #include "arch.h"
 #include "err.h"
+#include "family.h"
 #include "shape.h"
 
 #define FT_MAX_PARAMS 16
@@ -28,6 +30,10 @@
 #define FT_NAME_MAX 64
 #define FT_PATH_MAX 4096
 #define FT_CONFIG_MAX 512	/* canonical config text, see ft_config_format */
+#define FT_MAX_SPACE_DEFINES 8	/* compile.defines */
+#define FT_MAX_COMPILE_OPTIONS 8	/* compile.options */
+#define FT_MAX_INCLUDES 4	/* compile.include */
+#define FT_OPTION_MAX 128	/* one compile option's text */
 
 enum ft_param_kind {
 	FT_PARAM_COMPILE,	/* becomes -DNAME=value: a new value is a new CUBIN */
@@ -37,6 +43,12 @@ enum ft_param_kind {
 enum ft_smem_kind {
 	FT_SMEM_STATIC,		/* __shared__ arrays: bound by the 48 KB static limit */
 	FT_SMEM_DYNAMIC,	/* extern __shared__: bound by the arch's opt-in limit */
+};
+
+enum ft_workspace_init {
+	FT_WS_ZERO = 0,		/* zeroed before every call (timed) */
+	FT_WS_POISON = 1,	/* 0xff bytes once before the verified call */
+	FT_WS_NONE = 2,		/* left as it is */
 };
 
 struct ft_expr_src {
@@ -66,6 +78,18 @@ struct ft_space {
 	char kernel[FT_NAME_MAX];	/* `template.kernel`: extern "C" entry point */
 	char combine_kernel[FT_NAME_MAX];	/* `template.combine_kernel`, "" when none */
 	enum ft_smem_kind smem_kind;	/* `template.shared_memory: static|dynamic` */
+	int abi;			/* `template.abi`: 1 (default) or 2, fatune_abi.h */
+	const struct ft_family *family;	/* `template.family` (default mma), family.h */
+
+	struct ft_expr_src workspace;	/* `workspace.bytes` ("" when none) */
+	enum ft_workspace_init workspace_init;	/* `workspace.init` */
+	int ndefines;			/* `compile.defines`: NAME: expression */
+	char define_names[FT_MAX_SPACE_DEFINES][FT_NAME_MAX];
+	struct ft_expr_src defines[FT_MAX_SPACE_DEFINES];
+	int noptions;			/* `compile.options`, each whitelisted */
+	char options[FT_MAX_COMPILE_OPTIONS][FT_OPTION_MAX];
+	int nincludes;			/* `compile.include`: directories, resolved */
+	char includes[FT_MAX_INCLUDES][FT_PATH_MAX];
 
 	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
 	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
@@ -87,6 +111,17 @@ struct ft_space {
  * wrong type, duplicate parameter, empty value list, unreadable template, ...).
  * Expressions are only checked for syntax by ft_enum_open. */
 int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
+
+/* Whether sp can run shape on arch a: NULL when it can, else why not, in a
+ * phrase ("family 'wgmma' needs Hopper (sm_90)", "ABI v1 template: it cannot
+ * run kv_len != S: declare abi: 2 ..."), into buf. */
+const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
+			   const struct ft_shape *shape, char *buf, size_t size);
+
+/* A compile.include entry resolved into out: "{cuda}/X" under the CUDA
+ * include directory, an absolute path as it is, anything else relative to
+ * the space file's directory. -1 when it does not fit or is empty. */
+int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size);
 
 /* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
 int ft_is_ident(const char *s);
@@ -114,6 +149,8 @@ struct ft_candidate {
 	long long grid[3];		/* launch.grid */
 	long long combine_threads;	/* 0 when the space has no combine kernel */
 	long long combine_grid[3];
+	long long workspace_bytes;	/* workspace.bytes, 0 when none */
+	long long define_values[FT_MAX_SPACE_DEFINES];	/* compile.defines */
 };
 
 struct ft_enum;

@@ -107,6 +107,28 @@ static int template_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yam
 	}
 	if (!strcmp(name, "kernel"))
 		return ft_yaml_name(y, v, key, 1, sp->kernel, sizeof(sp->kernel));
+	if (!strcmp(name, "abi")) {
+		long long abi;
+		if (ft_yaml_integer(y, v, key, &abi))
+			return -1;
+		if (abi != 1 && abi != 2)
+			return ft_yaml_fail(y, ft_yaml_line(v), key,
+					    "ABI version %lld does not exist: 1 (contiguous [B,H,S,D], "
+					    "self-attention) or 2 (fatune_abi.h)",
+					    abi);
+		sp->abi = (int)abi;
+		return 0;
+	}
+	if (!strcmp(name, "family")) {
+		char fam[FT_NAME_MAX];
+		if (ft_yaml_name(y, v, key, 1, fam, sizeof(fam)))
+			return -1;
+		if (!(sp->family = ft_family_find(fam)))
+			return ft_yaml_fail(y, ft_yaml_line(v), key,
+					    "unknown template family '%s': use one of %s", fam,
+					    ft_family_names());
+		return 0;
+	}
 	if (!strcmp(name, "combine_kernel"))
 		return ft_yaml_name(y, v, key, 1, sp->combine_kernel, sizeof(sp->combine_kernel));
 	/* shared_memory */
@@ -384,10 +406,144 @@ static int launch_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 	return grid(y, v, key, sp->combine_grid);
 }
 
+/* workspace: {bytes: EXPR, init: zero|poison|none} */
+static int workspace_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v,
+			  void *arg)
+{
+	static const char *const inits[] = { "zero", "poison", "none" };
+	struct ft_space *sp = y->user;
+	const char *s;
+
+	if (!strcmp((const char *)k->data.scalar.value, "bytes"))
+		return expression(y, v, key, &sp->workspace);
+	if (!(s = ft_yaml_scalar(y, v, key, "zero, poison or none")))
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(s, inits[i])) {
+			sp->workspace_init = (enum ft_workspace_init)i;
+			return 0;
+		}
+	return ft_yaml_fail(y, ft_yaml_line(v), key,
+			    "'%s' is not zero (zeroed before every call), poison (0xff bytes, the "
+			    "kernel writes before it reads) or none",
+			    s);
+}
+
+/* NVRTC options a space may add: they change code generation only. Anything
+ * else (an output file, a pre-include, a different arch) is refused, so a
+ * space file cannot steer the compiler outside its own template. */
+static const char *const allowed_options[] = {
+	"-maxrregcount=", "--maxrregcount=", "-use_fast_math", "--use_fast_math",
+	"-ftz=",	  "--ftz=",	     "-prec-div=",     "--prec-div=",
+	"-prec-sqrt=",	  "--prec-sqrt=",    "-fmad=",	       "--fmad=",
+	"-lineinfo",	  "--generate-line-info", "-extra-device-vectorization",
+	"--extra-device-vectorization", "-std=c++", "--std=c++", "-Xptxas=-O", "-O",
+};
+#define NALLOWED ((int)(sizeof(allowed_options) / sizeof(allowed_options[0])))
+
+static int option_allowed(const char *s)
+{
+	for (int i = 0; i < NALLOWED; i++) {
+		size_t n = strlen(allowed_options[i]);
+		if (!strncmp(s, allowed_options[i], n)) {
+			/* a flag must match whole; a prefix ending in '=' or a digit
+			 * family takes a plain value */
+			const char *rest = s + n;
+			if (allowed_options[i][n - 1] != '=' && strcmp(allowed_options[i], "-std=c++") &&
+			    strcmp(allowed_options[i], "--std=c++") && strcmp(allowed_options[i], "-Xptxas=-O") &&
+			    strcmp(allowed_options[i], "-O"))
+				return !*rest;
+			for (; *rest; rest++)
+				if (!isalnum((unsigned char)*rest))
+					return 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int compile_list(struct ft_yaml *y, yaml_node_t *v, const char *key, int options)
+{
+	struct ft_space *sp = y->user;
+	int max = options ? FT_MAX_COMPILE_OPTIONS : FT_MAX_INCLUDES;
+
+	if (v->type != YAML_SEQUENCE_NODE)
+		return ft_yaml_fail(y, ft_yaml_line(v), key, "expected a list of %s, found %s",
+				    options ? "NVRTC options" : "directories", ft_yaml_type(v));
+	if (ft_yaml_count(v) > max)
+		return ft_yaml_fail(y, ft_yaml_line(v), key, "too many items (%d): at most %d",
+				    ft_yaml_count(v), max);
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+		yaml_node_t *item = ft_yaml_node(y, *it);
+		const char *s;
+		if (!item)
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "broken YAML node");
+		if (!(s = ft_yaml_scalar(y, item, key, options ? "an option" : "a directory")))
+			return -1;
+		if (options) {
+			if (strlen(s) >= FT_OPTION_MAX || !option_allowed(s))
+				return ft_yaml_fail(y, ft_yaml_line(item), key,
+						    "option '%.60s' is not allowed: a space may add "
+						    "-maxrregcount=N, -use_fast_math, -ftz=, -prec-div=, "
+						    "-prec-sqrt=, -fmad=, -lineinfo, "
+						    "-extra-device-vectorization, -std=c++NN or -Xptxas=-ON "
+						    "(use compile.defines for -D and compile.include for -I)",
+						    s);
+			strcpy(sp->options[sp->noptions++], s);
+		} else {
+			char *dst = sp->includes[sp->nincludes];
+			struct stat st;
+			if (ft_space_include_dir(s, y->path, dst, FT_PATH_MAX) ||
+			    stat(dst, &st) || !S_ISDIR(st.st_mode))
+				return ft_yaml_fail(y, ft_yaml_line(item), key,
+						    "include directory '%.200s' is not a directory: a "
+						    "relative path is relative to the space file; "
+						    "'{cuda}/...' is under the CUDA toolkit's include "
+						    "directory",
+						    dst[0] ? dst : s);
+			sp->nincludes++;
+		}
+	}
+	return 0;
+}
+
+static int define_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v,
+		       void *arg)
+{
+	struct ft_space *sp = y->user;
+	const char *name = (const char *)k->data.scalar.value;
+
+	if (!ft_is_ident(name) || strlen(name) >= FT_NAME_MAX)
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "'%.60s' is not a C identifier", name);
+	if (sp->ndefines == FT_MAX_SPACE_DEFINES)
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many defines: at most %d",
+				    FT_MAX_SPACE_DEFINES);
+	strcpy(sp->define_names[sp->ndefines], name);
+	if (expression(y, v, key, &sp->defines[sp->ndefines]))
+		return -1;
+	sp->ndefines++;
+	return 0;
+}
+
+/* compile: {options: [...], defines: {NAME: EXPR}, include: [dirs]} */
+static int compile_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v,
+			void *arg)
+{
+	const char *name = (const char *)k->data.scalar.value;
+
+	if (!strcmp(name, "options"))
+		return compile_list(y, v, key, 1);
+	if (!strcmp(name, "include"))
+		return compile_list(y, v, key, 0);
+	return ft_yaml_mapping(y, v, key, NULL, 0, define_pair, NULL);
+}
+
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
-	static const char *const template_keys[] = { "file", "kernel", "combine_kernel",
-						      "shared_memory" };
+	static const char *const template_keys[] = { "file",	      "kernel", "combine_kernel",
+						      "shared_memory", "abi",	 "family" };
+	static const char *const workspace_keys[] = { "bytes", "init" };
+	static const char *const compile_keys[] = { "options", "defines", "include" };
 	static const char *const launch_keys[] = { "threads", "grid", "combine_threads",
 						   "combine_grid" };
 	struct ft_space *sp = y->user;
@@ -407,7 +563,7 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	if (!strcmp(key, "description"))
 		return ft_yaml_scalar(y, v, key, "text") ? 0 : -1;
 	if (!strcmp(key, "template"))
-		return ft_yaml_mapping(y, v, key, template_keys, 4, template_pair, NULL);
+		return ft_yaml_mapping(y, v, key, template_keys, 6, template_pair, NULL);
 	if (!strcmp(key, "parameters")) {
 		if (v->type == YAML_MAPPING_NODE &&
 		    v->data.mapping.pairs.top == v->data.mapping.pairs.start)
@@ -418,6 +574,10 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return ft_yaml_mapping(y, v, key, NULL, 0, constraints_pair, NULL);
 	if (!strcmp(key, "smem_bytes"))
 		return expression(y, v, key, &sp->smem);
+	if (!strcmp(key, "workspace"))
+		return ft_yaml_mapping(y, v, key, workspace_keys, 2, workspace_pair, NULL);
+	if (!strcmp(key, "compile"))
+		return ft_yaml_mapping(y, v, key, compile_keys, 3, compile_pair, NULL);
 	return ft_yaml_mapping(y, v, key, launch_keys, 4, launch_pair, NULL);
 }
 
@@ -468,6 +628,21 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 				    "there is no template.combine_kernel to launch: add one or "
 				    "remove this key");
 	}
+	if (sp->workspace.text[0] && sp->abi < 2) {
+		int wline = 1;
+		ft_yaml_lookup(y, root, "workspace", &wline);
+		return ft_yaml_fail(y, wline, "workspace",
+				    "a workspace needs ABI v2 (its pointer is a field of v2's params): "
+				    "add 'abi: 2' under template");
+	}
+	for (int i = 0; i < sp->ndefines; i++) {
+		const char *why = ft_expr_name_problem(sp->define_names[i]);
+		if (ft_space_param(sp, sp->define_names[i]) >= 0 ||
+		    (why && !strstr(why, "SQL keyword")))
+			return ft_yaml_fail(y, sp->defines[i].line, sp->defines[i].key,
+					    "'%s' cannot be defined here: %s", sp->define_names[i],
+					    why ? why : "it is a parameter of the space (already a -D)");
+	}
 	for (int i = 0; i < sp->nparams; i++) {
 		total *= sp->params[i].nvalues;
 		if (total > SPACE_TOTAL_MAX)
@@ -480,9 +655,10 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 
 int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 {
-	static const char *const top_keys[] = { "fatune_space", "name",	     "description",
+	static const char *const top_keys[] = { "fatune_space", "name",	    "description",
 						"template",	"parameters", "constraints",
-						"smem_bytes",	"launch" };
+						"smem_bytes",	"workspace",  "compile",
+						"launch" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
@@ -500,8 +676,13 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	y.user = sp;
 	sp->hash = y.hash;
 	snprintf(sp->hash_hex, sizeof(sp->hash_hex), "%016llx", (unsigned long long)sp->hash);
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 8, top_pair, NULL) ||
+	sp->abi = 1;
+	sp->family = &ft_family_mma;
+	sp->workspace_init = FT_WS_ZERO;
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 10, top_pair, NULL) ||
 	    check_required(&y, y.root))
+		goto out;
+	if (sp->family->check_space && sp->family->check_space(sp, err))
 		goto out;
 	ret = 0;
 out:

@@ -21,6 +21,20 @@ const char *ft_data_dir(void)
 	return FATUNE_INSTALL_DATADIR;
 }
 
+const char *ft_cuda_include(char *buf, size_t size)
+{
+	const char *home = getenv("CUDA_HOME");
+	struct stat st;
+
+	if (home && *home) {
+		snprintf(buf, size, "%s/include", home);
+		if (!stat(buf, &st) && S_ISDIR(st.st_mode))
+			return buf;
+	}
+	snprintf(buf, size, "%s", FATUNE_CUDA_INCLUDE);
+	return buf;
+}
+
 void ft_default_space(char *path, size_t size)
 {
 	snprintf(path, size, "%s/search_spaces/attention.yaml", ft_data_dir());
@@ -41,7 +55,9 @@ int ft_target_shape(const char *cmd, const struct ft_target_opts *o, struct ft_s
 	if (!o->shape)
 		return ft_error(err, FT_EINPUT,
 				"fatune %s: --shape is required, e.g. --shape 1x8x512x64 (BxHxSxD)", cmd);
-	if (ft_shape_parse(o->shape, shape, err))
+	memset(shape, 0, sizeof(*shape));
+	if (ft_shape_parse(o->shape, shape, err) ||
+	    ft_shape_set_kv(shape, o->kv_len, o->kv_heads, o->layout, err))
 		return -1;
 	shape->causal = o->causal;
 	shape->dtype = FT_FP16;

@@ -46,6 +46,8 @@ struct ft_trial {
 	long long smem_model;		/* the space's smem_bytes formula */
 	long long threads, grid[3];	/* launch geometry */
 	long long combine_threads, combine_grid[3];
+	long long workspace_bytes;	/* the space's workspace.bytes, 0 when none */
+	long long define_values[FT_MAX_SPACE_DEFINES];	/* compile.defines, parallel to the space's */
 	struct ft_resources res;	/* main kernel, after compiling */
 	double compile_ms;		/* NAN if not compiled here (0 on a cache hit) */
 

@@ -125,42 +125,67 @@ double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long l
 	return den > 0 ? sqrt(num / den) : sqrt(onorm);
 }
 
-void ft_attention_cpu(const double *q, const double *k, const double *v, int b, int h, int s,
-		      int d, int causal, double *out)
+void ft_shape_strides(const struct ft_shape *sh, int kv, long long st[3])
 {
-	const double scale = 1.0 / sqrt((double)d);
-	double *p = malloc(sizeof(double) * (size_t)(s > 0 ? s : 1));
+	long long heads = kv ? sh->h_kv : sh->h, rows = kv ? sh->s_kv : sh->s, d = sh->d;
 
+	if (sh->layout == FT_LAYOUT_BSHD) {
+		st[0] = rows * heads * d;
+		st[1] = d;
+		st[2] = heads * d;
+	} else {
+		st[0] = heads * rows * d;
+		st[1] = rows * d;
+		st[2] = d;
+	}
+}
+
+void ft_attention_cpu(const double *q, const double *k, const double *v, const struct ft_shape *sh,
+		      double *out)
+{
+	const double scale = 1.0 / sqrt((double)sh->d);
+	const int d = sh->d, group = sh->h / sh->h_kv, off = sh->s_kv - sh->s;
+	long long qs[3], ks[3];
+	double *p = malloc(sizeof(double) * (size_t)(sh->s_kv > 0 ? sh->s_kv : 1));
+
+	ft_shape_strides(sh, 0, qs);
+	ft_shape_strides(sh, 1, ks);
 	if (!p) { /* tests only: leave NaN so the comparison fails loudly */
-		for (long long i = 0; i < (long long)b * h * s * d; i++)
+		for (long long i = 0; i < (long long)sh->b * sh->h * sh->s * d; i++)
 			out[i] = NAN;
 		return;
 	}
-	for (long long bh = 0; bh < (long long)b * h; bh++) {
-		const double *qb = q + bh * s * d, *kb = k + bh * s * d, *vb = v + bh * s * d;
-		double *ob = out + bh * s * d;
-		for (int i = 0; i < s; i++) {
-			const int nk = causal ? i + 1 : s;
-			double m = -INFINITY, l = 0;
-			for (int j = 0; j < nk; j++) {
-				double dot = 0;
-				for (int t = 0; t < d; t++)
-					dot += qb[(long long)i * d + t] * kb[(long long)j * d + t];
-				p[j] = dot * scale;
-				if (p[j] > m)
-					m = p[j];
-			}
-			for (int j = 0; j < nk; j++) {
-				p[j] = exp(p[j] - m);
-				l += p[j];
-			}
-			for (int t = 0; t < d; t++) {
-				double acc = 0;
-				for (int j = 0; j < nk; j++)
-					acc += p[j] * vb[(long long)j * d + t];
-				ob[(long long)i * d + t] = nk ? acc / l : 0.0;
+	for (int b = 0; b < sh->b; b++)
+		for (int h = 0; h < sh->h; h++) {
+			const double *kb = k + b * ks[0] + (long long)(h / group) * ks[1];
+			const double *vb = v + b * ks[0] + (long long)(h / group) * ks[1];
+			for (int i = 0; i < sh->s; i++) {
+				const double *qr = q + b * qs[0] + h * qs[1] + i * qs[2];
+				double *orow = out + b * qs[0] + h * qs[1] + i * qs[2];
+				/* bottom-right causal: query i sees keys 0 .. i + S_kv - S */
+				int nk = sh->causal ? i + off + 1 : sh->s_kv;
+				double m = -INFINITY, l = 0;
+
+				nk = nk < 0 ? 0 : nk > sh->s_kv ? sh->s_kv : nk;
+				for (int j = 0; j < nk; j++) {
+					double dot = 0;
+					for (int t = 0; t < d; t++)
+						dot += qr[t] * kb[j * ks[2] + t];
+					p[j] = dot * scale;
+					if (p[j] > m)
+						m = p[j];
+				}
+				for (int j = 0; j < nk; j++) {
+					p[j] = exp(p[j] - m);
+					l += p[j];
+				}
+				for (int t = 0; t < d; t++) {
+					double acc = 0;
+					for (int j = 0; j < nk; j++)
+						acc += p[j] * vb[j * ks[2] + t];
+					orow[t] = nk ? acc / l : 0.0;
+				}
 			}
 		}
-	}
 	free(p);
 }

@@ -48,9 +48,16 @@ int ft_u16_nonfinite(uint16_t h, int bf16);
  * When ||ref|| is 0 the absolute error ||o|| is returned. */
 double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite);
 
-/* fp64 attention on [B, H, S, D] arrays: out = softmax(q k^T / sqrt(D)) v, top-
- * left causal when causal. For tests and the self-test (O(B H S^2 D)). */
-void ft_attention_cpu(const double *q, const double *k, const double *v, int b, int h, int s,
-		      int d, int causal, double *out);
+/* Element strides (batch, head, row) of Q and O (kv == 0) or K and V (kv ==
+ * 1) laid out densely as sh->layout says; D is contiguous. */
+void ft_shape_strides(const struct ft_shape *sh, int kv, long long st[3]);
+
+/* fp64 attention over dense arrays laid out as sh says (Q, O [B, H, S, D],
+ * K, V [B, H_kv, S_kv, D] in sh->layout): out = softmax(q k^T / sqrt(D)) v,
+ * query head h reading KV head h / (H / H_kv), bottom-right causal when
+ * sh->causal (a row with no key is 0). For tests and the self-test
+ * (O(B H S S_kv D)). */
+void ft_attention_cpu(const double *q, const double *k, const double *v, const struct ft_shape *sh,
+		      double *out);
 
 #endif

@@ -38,6 +38,10 @@ struct ft_job {
 	long long threads, grid[3];
 	long long combine_threads, combine_grid[3];
 	int num_splits;			/* >= 1; > 1 also launches the combine kernel */
+	int abi;			/* the params struct the kernels take: 1 or 2 (fatune_abi.h) */
+	struct ft_launch_plan plan;	/* TMA descriptors to encode (family.h; ABI v2) */
+	long long workspace_bytes;	/* scratch for the kernel (ABI v2), 0: none */
+	int workspace_init;		/* enum ft_workspace_init */
 	unsigned long long seed;	/* inputs are a function of (seed, shape) */
 	double tolerance;		/* max relative L2 error vs the reference */
 	int timing;			/* 0: verify only; 1: verify, then time */

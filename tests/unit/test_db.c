@@ -836,7 +836,7 @@ static void test_query_runs_and_best(void **state)
 
 	memset(&rows, 0, sizeof(rows));
 	rows.want = "trials";
-	f.shape = &(struct ft_shape){ 1, 8, 1024, 64, 0, FT_FP16 };
+	f.shape = &(struct ft_shape){ 1, 8, 1024, 64, 0, FT_FP16, 1024, 8, FT_LAYOUT_BHSD };
 	assert_int_equal(ft_db_query(db, FT_Q_RUNS, &f, collect, &rows, &err), 0);
 	assert_int_equal(rows.n, 1);
 	assert_string_equal(rows.vals[0], "2");

@@ -22,7 +22,7 @@
 static char srcdir[FT_PATH_MAX];
 static char tmpdir[64];
 
-static const struct ft_shape shape = { 2, 8, 512, 64, 0, FT_FP16 };
+static const struct ft_shape shape = { 2, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 
 static const struct ft_arch *arch(const char *name)
 {

@@ -444,16 +444,31 @@ static void test_compiled_smem(void **state)
 	struct ft_resources res[2];
 	struct ft_trial t;
 
-	/* static: what ptxas reports is what counts, whatever the model said */
+	/* static: the formula must be what ptxas reports, both ways: one too small
+	 * would let candidates through the model that cannot fit, one too large
+	 * rejects candidates that can (both are the space's bug: compile_failed) */
 	clean_res(res, 32, 52 * KB);
 	model_passed(&t, 128, 16 * KB);
+	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_COMPILE_FAILED);
+	assert_non_null(strstr(t.reason, "53248"));
+	assert_non_null(strstr(t.reason, "16384"));
+	assert_non_null(strstr(t.reason, "smem_bytes"));
+	clean_res(res, 32, 48 * KB);
+	model_passed(&t, 128, 60 * KB);
+	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_COMPILE_FAILED);
+	assert_non_null(strstr(t.reason, "61440"));
+	/* exact: fits, or over the static limit */
+	clean_res(res, 32, 48 * KB);
+	model_passed(&t, 128, 48 * KB);
+	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 1);
+	clean_res(res, 32, 52 * KB);
+	model_passed(&t, 128, 52 * KB);
 	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 0);
 	assert_int_equal(t.status, FT_ST_REJECTED_SMEM);
 	assert_non_null(strstr(t.reason, "53248"));
 	assert_non_null(strstr(t.reason, "49152"));
-	clean_res(res, 32, 48 * KB);
-	model_passed(&t, 128, 60 * KB);
-	assert_int_equal(ft_feasible_compiled(st, arch("sm_89"), res, &t), 1);
 
 	/* dynamic: the kernel's own static smem adds to the launch's bytes */
 	clean_res(res, 32, 4 * KB);

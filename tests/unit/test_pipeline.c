@@ -32,6 +32,8 @@ static struct ft_space *new_space(int with_combine)
 	if (with_combine)
 		snprintf(sp->combine_kernel, sizeof(sp->combine_kernel), "attn_combine");
 	sp->smem_kind = FT_SMEM_DYNAMIC;
+	sp->abi = 1;
+	sp->family = &ft_family_mma;
 	sp->nparams = 3;
 	snprintf(sp->params[0].name, FT_NAME_MAX, "BLOCK_M");
 	sp->params[0].kind = FT_PARAM_COMPILE;
@@ -85,7 +87,7 @@ static void test_compile_req_defines(void **state)
 {
 	struct ft_space *sp = new_space(1);
 	const struct ft_arch *a = ft_arch_find("sm_90", NULL);
-	struct ft_shape shape = { 2, 4, 1024, 128, 1, FT_BF16 };
+	struct ft_shape shape = { 2, 4, 1024, 128, 1, FT_BF16, 1024, 4, FT_LAYOUT_BHSD };
 	struct ft_compile_req req;
 	struct ft_trial t;
 
@@ -105,9 +107,12 @@ static void test_compile_req_defines(void **state)
 	assert_true(define(&req, "IS_CAUSAL") == 1);
 	assert_true(define(&req, "FATUNE_BF16") == 1);
 	assert_true(define(&req, "FATUNE_SMEM_BYTES") == 40960);
+	/* the ABI version the space declares picks the params struct */
+	assert_true(define(&req, "FATUNE_ABI") == 1);
+	assert_true(req.param_bytes == 72);
 	/* nothing else: no launch-time parameter, no B, H or S */
 	assert_false(has_define(&req, "NUM_SPLITS"));
-	assert_int_equal(req.ndefines, 6);
+	assert_int_equal(req.ndefines, 7);
 	/* both entry points */
 	assert_string_equal(req.kernels[0], "attn");
 	assert_non_null(req.kernels[1]);
@@ -119,7 +124,7 @@ static void test_compile_req_fp16_no_combine(void **state)
 {
 	struct ft_space *sp = new_space(0);
 	const struct ft_arch *a = ft_arch_find("sm_89", NULL);
-	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16 };
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 	struct ft_compile_req req;
 	struct ft_trial t;
 
@@ -149,7 +154,7 @@ static void key_for(const struct ft_space *sp, const char *arch, const struct ft
 static void test_compile_key_follows_compile_time_only(void **state)
 {
 	struct ft_space *sp = new_space(1);
-	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16 };
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 	struct ft_shape other;
 	struct ft_trial t, u;
 	char k0[17], k[17];
@@ -200,19 +205,26 @@ static void test_compile_key_follows_compile_time_only(void **state)
 }
 
 /* Every compile-time parameter a space may have (FT_MAX_PARAMS) still fits
- * the request next to the four fixed defines. */
+ * the request next to the five fixed defines and the most compile.defines. */
 static void test_compile_req_many_params(void **state)
 {
 	struct ft_space *sp = calloc(1, sizeof(*sp));
-	struct ft_shape shape = { 1, 8, 512, 64, 1, FT_FP16 };
+	struct ft_shape shape = { 1, 8, 512, 64, 1, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 	struct ft_compile_req req;
 	struct ft_trial t;
 
 	assert_non_null(sp);
 	snprintf(sp->template_path, sizeof(sp->template_path), "/t.cu");
 	snprintf(sp->kernel, sizeof(sp->kernel), "k");
+	sp->abi = 2;
+	sp->family = &ft_family_wgmma;
 	sp->nparams = FT_MAX_PARAMS;
+	sp->ndefines = FT_MAX_SPACE_DEFINES;
 	ft_trial_init(&t);
+	for (int i = 0; i < FT_MAX_SPACE_DEFINES; i++) {
+		snprintf(sp->define_names[i], FT_NAME_MAX, "X%d", i);
+		t.define_values[i] = 7 * i;
+	}
 	for (int i = 0; i < FT_MAX_PARAMS; i++) {
 		snprintf(sp->params[i].name, FT_NAME_MAX, "P%d", i);
 		sp->params[i].kind = FT_PARAM_COMPILE;
@@ -220,9 +232,18 @@ static void test_compile_req_many_params(void **state)
 		t.values[i] = 100 + i;
 	}
 	t.smem_model = 0;
-	ft_pipeline_compile_req(sp, ft_arch_find("sm_80", NULL), &shape, &t, &req);
-	assert_int_equal(req.ndefines, FT_MAX_PARAMS + 4);
+	ft_pipeline_compile_req(sp, ft_arch_find("sm_90", NULL), &shape, &t, &req);
+	assert_int_equal(req.ndefines, FT_MAX_PARAMS + 5 + FT_MAX_SPACE_DEFINES);
 	assert_true(req.ndefines <= FT_MAX_DEFINES);
+	/* the family's NVRTC target and the v2 params struct */
+	assert_string_equal(req.arch, "sm_90a");
+	assert_true(req.param_bytes == 768);
+	for (int i = 0; i < FT_MAX_SPACE_DEFINES; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "X%d", i);
+		assert_true(define(&req, name) == 7 * i);
+	}
 	for (int i = 0; i < FT_MAX_PARAMS; i++) {
 		char name[16];
 

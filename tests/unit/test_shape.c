@@ -22,7 +22,7 @@
 
 static void parse_ok(const char *text, int b, int h, int s, int d)
 {
-	struct ft_shape sh = { 0, 0, 0, 0, 1, FT_BF16 };
+	struct ft_shape sh = { 0, 0, 0, 0, 1, FT_BF16, 0, 0, FT_LAYOUT_BHSD };
 	struct ft_err err;
 
 	ft_err_clear(&err);
@@ -173,7 +173,7 @@ static void test_format_roundtrip(void **state)
 		assert_string_equal(ft_shape_format(&sh, buf, sizeof(buf)), "2x8x512x64");
 	}
 	{
-		struct ft_shape sh = { 12, 34, 56, 78, 0, FT_FP16 };
+		struct ft_shape sh = { 12, 34, 56, 78, 0, FT_FP16, 56, 34, FT_LAYOUT_BHSD };
 		char small[6];
 
 		/* a short buffer is cut, never overrun, and stays terminated */

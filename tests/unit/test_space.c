@@ -259,7 +259,7 @@ static void check_bad(const struct bad *b)
 	static struct ft_space sp;
 	struct ft_err err = { 0 };
 	char path[FT_PATH_MAX], want[FT_PATH_MAX + 128];
-	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16 };
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 	const struct ft_arch *arch = ft_arch_find("sm_89", NULL);
 	struct ft_enum *e = NULL;
 	int rc;

@@ -55,7 +55,7 @@ static struct ft_space *new_space(void)
 	return sp;
 }
 
-static const struct ft_shape mission = { 1, 8, 512, 64, 0, FT_FP16 };
+static const struct ft_shape mission = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
 
 /* A trial with the given geometry; index i is kept in values[0] and config. */
 static void make_trial(struct ft_trial *t, int i, long long threads, long long grid_x,

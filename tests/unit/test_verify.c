@@ -181,6 +181,21 @@ static void test_rel_l2(void **state)
 	}
 }
 
+/* A self-attention shape in bhsd. */
+static struct ft_shape mk(int b, int h, int s, int d, int causal)
+{
+	struct ft_shape sh = { .b = b, .h = h, .s = s, .d = d, .causal = causal, .s_kv = s, .h_kv = h };
+	return sh;
+}
+
+static void fill_random(double *x, size_t n, unsigned *seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		*seed = *seed * 1103515245u + 12345u;
+		x[i] = (double)(*seed >> 16) / 65536.0 - 0.5;
+	}
+}
+
 /* S = 2, D = 2 by hand: q0 = (1,0), q1 = (0,1), k = identity, v0 = (1,2),
  * v1 = (3,-1); scores are 1/sqrt(2) on the diagonal and 0 elsewhere, so the
  * weights are sigmoid(1/sqrt 2) = 0.6697615493266569 and its complement. */
@@ -190,7 +205,7 @@ static void test_attention_hand(void **state)
 	const double p = 0.6697615493266569, r = 0.3302384506733431;
 	double o[4];
 
-	ft_attention_cpu(q, k, v, 1, 1, 2, 2, 0, o);
+	ft_attention_cpu(q, k, v, &(struct ft_shape){ .b = 1, .h = 1, .s = 2, .d = 2, .s_kv = 2, .h_kv = 1 }, o);
 	assert_true(fabs(o[0] - (p * 1 + r * 3)) < 1e-14);
 	assert_true(fabs(o[1] - (p * 2 - r)) < 1e-14);
 	assert_true(fabs(o[2] - (r * 1 + p * 3)) < 1e-14);
@@ -198,7 +213,7 @@ static void test_attention_hand(void **state)
 	assert_true(fabs(o[0] - 1.6604769013466862) < 1e-14);
 
 	/* causal, top-left: row 0 sees only key 0, row 1 is unchanged */
-	ft_attention_cpu(q, k, v, 1, 1, 2, 2, 1, o);
+	ft_attention_cpu(q, k, v, &(struct ft_shape){ .b = 1, .h = 1, .s = 2, .d = 2, .causal = 1, .s_kv = 2, .h_kv = 1 }, o);
 	assert_true(o[0] == 1.0 && o[1] == 2.0);
 	assert_true(fabs(o[2] - 2.3395230986533138) < 1e-14);
 	assert_true(fabs(o[3] + 0.00928464797997064) < 1e-14);
@@ -223,7 +238,8 @@ static void test_attention_properties(void **state)
 		v[S * D + i] = v[i];
 	}
 	for (int causal = 0; causal < 2; causal++) {
-		ft_attention_cpu(q, k, v, 1, H, S, D, causal, o);
+		struct ft_shape sh = mk(1, H, S, D, causal);
+		ft_attention_cpu(q, k, v, &sh, o);
 		for (int i = 0; i < S * D; i++) {
 			assert_true(fabs(o[i] - v[i % D]) < 1e-14);
 			assert_true(o[i] == o[S * D + i]);
@@ -235,14 +251,112 @@ static void test_attention_properties(void **state)
 		v[i] = (double)i;
 	{
 		double oc[H * S * D];
-		ft_attention_cpu(q, k, v, 1, 1, S, D, 0, o);
-		ft_attention_cpu(q, k, v, 1, 1, S, D, 1, oc);
+		struct ft_shape s0 = mk(1, 1, S, D, 0), s1 = mk(1, 1, S, D, 1);
+		ft_attention_cpu(q, k, v, &s0, o);
+		ft_attention_cpu(q, k, v, &s1, oc);
 		for (int t = 0; t < D; t++) {
 			assert_true(fabs(oc[(S - 1) * D + t] - o[(S - 1) * D + t]) < 1e-12);
 			assert_true(oc[t] == v[t]);
 		}
 		assert_true(fabs(o[0] - v[0]) > 1e-3); /* non-causal row 0 mixes keys */
 	}
+}
+
+/* Grouped-query heads: H = 4 over H_kv = 2 gives what the same problem gives
+ * with each KV head copied for the two query heads that read it. */
+static void test_attention_gqa(void **state)
+{
+	enum { H = 4, HKV = 2, S = 3, SKV = 7, D = 4 };
+	double q[H * S * D], k[HKV * SKV * D], v[HKV * SKV * D];
+	double k4[H * SKV * D], v4[H * SKV * D], o[H * S * D], o4[H * S * D];
+	struct ft_shape g = { .b = 1, .h = H, .s = S, .d = D, .s_kv = SKV, .h_kv = HKV };
+	struct ft_shape full = g;
+	unsigned seed = 7;
+
+	full.h_kv = H;
+	fill_random(q, H * S * D, &seed);
+	fill_random(k, HKV * SKV * D, &seed);
+	fill_random(v, HKV * SKV * D, &seed);
+	for (int h = 0; h < H; h++)
+		for (int i = 0; i < SKV * D; i++) {
+			k4[h * SKV * D + i] = k[(h / (H / HKV)) * SKV * D + i];
+			v4[h * SKV * D + i] = v[(h / (H / HKV)) * SKV * D + i];
+		}
+	for (int causal = 0; causal < 2; causal++) {
+		g.causal = full.causal = causal;
+		ft_attention_cpu(q, k, v, &g, o);
+		ft_attention_cpu(q, k4, v4, &full, o4);
+		for (int i = 0; i < H * S * D; i++)
+			assert_true(o[i] == o4[i]);
+	}
+}
+
+/* Bottom-right causal: S_q queries over S_kv keys are the last S_q rows of the
+ * S_kv x S_kv causal problem; with S_q > S_kv the first rows see no key and
+ * are 0 (not NaN). */
+static void test_attention_bottom_right(void **state)
+{
+	enum { SKV = 6, D = 3 };
+	double q[SKV * D], k[SKV * D], v[SKV * D], full[SKV * D], part[SKV * D];
+	struct ft_shape sq = { .b = 1, .h = 1, .s = 2, .d = D, .causal = 1, .s_kv = SKV, .h_kv = 1 };
+	struct ft_shape sf = mk(1, 1, SKV, D, 1);
+	unsigned seed = 99;
+
+	fill_random(q, SKV * D, &seed);
+	fill_random(k, SKV * D, &seed);
+	fill_random(v, SKV * D, &seed);
+	ft_attention_cpu(q, k, v, &sf, full);
+	ft_attention_cpu(q + (SKV - 2) * D, k, v, &sq, part);
+	for (int i = 0; i < 2 * D; i++)
+		assert_true(fabs(part[i] - full[(SKV - 2) * D + i]) < 1e-15);
+	/* 6 queries over 2 keys: rows 0..3 see none */
+	{
+		struct ft_shape over = { .b = 1, .h = 1, .s = SKV, .d = D, .causal = 1, .s_kv = 2, .h_kv = 1 };
+		ft_attention_cpu(q, k, v, &over, part);
+		for (int i = 0; i < 4 * D; i++)
+			assert_true(part[i] == 0.0);
+		for (int i = 4 * D; i < SKV * D; i++)
+			assert_true(isfinite(part[i]) && part[i] != 0.0);
+	}
+}
+
+/* bshd is bhsd with heads and rows swapped in memory: permuted inputs give the
+ * permuted output. */
+static void test_attention_layout(void **state)
+{
+	enum { B = 2, H = 2, S = 3, D = 2 };
+	const int n = B * H * S * D;
+	double q[B * H * S * D], k[B * H * S * D], v[B * H * S * D], o[B * H * S * D];
+	double qt[B * H * S * D], kt[B * H * S * D], vt[B * H * S * D], ot[B * H * S * D];
+	struct ft_shape a = mk(B, H, S, D, 1), t = a;
+	long long sa[3], st[3];
+	unsigned seed = 3;
+
+	t.layout = FT_LAYOUT_BSHD;
+	fill_random(q, n, &seed);
+	fill_random(k, n, &seed);
+	fill_random(v, n, &seed);
+	ft_shape_strides(&a, 0, sa);
+	ft_shape_strides(&t, 0, st);
+	assert_true(st[0] == S * H * D && st[1] == D && st[2] == H * D);
+	for (int b = 0; b < B; b++)
+		for (int h = 0; h < H; h++)
+			for (int s = 0; s < S; s++)
+				for (int d = 0; d < D; d++) {
+					long long from = b * sa[0] + h * sa[1] + s * sa[2] + d;
+					long long to = b * st[0] + h * st[1] + s * st[2] + d;
+					qt[to] = q[from];
+					kt[to] = k[from];
+					vt[to] = v[from];
+				}
+	ft_attention_cpu(q, k, v, &a, o);
+	ft_attention_cpu(qt, kt, vt, &t, ot);
+	for (int b = 0; b < B; b++)
+		for (int h = 0; h < H; h++)
+			for (int s = 0; s < S; s++)
+				for (int d = 0; d < D; d++)
+					assert_true(ot[b * st[0] + h * st[1] + s * st[2] + d] ==
+						    o[b * sa[0] + h * sa[1] + s * sa[2] + d]);
 }
 
 int main(void)
@@ -254,6 +368,8 @@ int main(void)
 		cmocka_unit_test(test_decode_fp16_exhaustive), cmocka_unit_test(test_tolerance),
 		cmocka_unit_test(test_rel_l2),		 cmocka_unit_test(test_attention_hand),
 		cmocka_unit_test(test_attention_properties),
+		cmocka_unit_test(test_attention_gqa),	 cmocka_unit_test(test_attention_bottom_right),
+		cmocka_unit_test(test_attention_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

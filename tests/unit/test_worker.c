@@ -153,7 +153,7 @@ static void make_job(struct ft_job *job, unsigned long long seed)
 	memset(job, 0, sizeof(*job));
 	snprintf(job->cubin_path, sizeof(job->cubin_path), "/nonexistent/k.cubin");
 	snprintf(job->kernel, sizeof(job->kernel), "k");
-	job->shape = (struct ft_shape){ 1, 1, 8, 64, 0, FT_FP16 };
+	job->shape = (struct ft_shape){ 1, 1, 8, 64, 0, FT_FP16, 8, 1, FT_LAYOUT_BHSD };
 	job->threads = 32;
 	job->grid[0] = job->grid[1] = job->grid[2] = 1;
 	job->num_splits = 1;
@@ -491,8 +491,8 @@ static void print_result(const char *what, const struct ft_job_result *r)
 static void gpu_fault_space(struct ft_worker *w, int cc)
 {
 	const char *src = getenv("FATUNE_SOURCE_DIR");
-	const struct ft_shape shapes[] = { { 1, 2, 100, 64, 1, FT_FP16 },
-					   { 2, 1, 77, 128, 0, FT_BF16 } };
+	const struct ft_shape shapes[] = { { 1, 2, 100, 64, 1, FT_FP16, 100, 2, FT_LAYOUT_BHSD },
+					   { 2, 1, 77, 128, 0, FT_BF16, 77, 1, FT_LAYOUT_BHSD } };
 	char dir[] = "/tmp/fatune-test-XXXXXX";
 	struct ft_job job;
 	struct ft_job_result res;
