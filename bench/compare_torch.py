@@ -30,7 +30,6 @@ TEMPLATE = "attention"
 # relative L2 error vs fp64 that a correct kernel stays under (FACTS.md: fp16
 # lands near 3e-4, bf16 near 2e-3); the same bounds fatune verifies with
 TOLERANCE = {"fp16": 2e-3, "bf16": 1e-2}
-BACKENDS = ("flash", "cudnn", "efficient")
 # table column / JSON key -> bench/peers.py peer name
 COLUMNS = {"flash": "sdpa-flash", "cudnn": "sdpa-cudnn", "efficient": "sdpa-efficient",
            "triton": "triton-fa", "decode": "triton-decode"}
@@ -109,11 +108,6 @@ def read_best(path, arch, device, shapes, causal, dtype, everything):
     return picked
 
 
-def flops(b, h, s, d, causal):
-    f = 4.0 * b * h * s * s * d
-    return f / 2 if causal else f
-
-
 def compare_one(torch, fk, pe, row, cache, peer_names):
     b, h, s, d, causal, dtype = row["b"], row["h"], row["s"], row["d"], row["causal"], row["dtype"]
     h_kv, s_kv, layout = row["h_kv"], row["s_kv"], row["layout"]
@@ -122,7 +116,8 @@ def compare_one(torch, fk, pe, row, cache, peer_names):
     if (h_kv, s_kv, layout) != (h, s, "bhsd"):
         shape += f"/kv{h_kv}x{s_kv}/{layout}"
     res = dict(shape=shape, causal=causal, dtype=dtype, config=row["config"],
-               gflop=pe.flops(b, h, s, s_kv, d, causal) / 1e9)
+               gflop=(pe.flops(b, h, s, s_kv, d, causal) if s_kv != s  # the unmasked scores
+                      else 4.0 * b * h * s * s * d / (2 if causal else 1)) / 1e9)
     q, k, v = pe.make_inputs(b, h, s, d, h_kv=h_kv, s_kv=s_kv, dtype=dt, layout=layout)
     ref = pe.reference(q, k, v, causal)
     tol = TOLERANCE[dtype]

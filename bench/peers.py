@@ -598,7 +598,14 @@ def tune_fa(q, k, v, causal, ref=None, configs=None, deadline=None, log=None):
     best = min(ok, key=lambda r: r["us"])
     cfg = {n: best[n] for n in ("block_m", "block_n", "num_warps", "num_stages")}
     if log:
-        log(f"  tune triton-fa: {len(ok)}/{len(table)} configs ok, best {_cfg_str(cfg)} {best['us']:.2f} us")
+        top = sorted(ok, key=lambda r: r["us"])[:4]
+        fails = {}
+        for r in table:
+            if r.get("status") != "ok":
+                fails[r["status"][:60]] = fails.get(r["status"][:60], 0) + 1
+        log(f"  tune triton-fa: {len(ok)}/{len(table)} configs ok; fastest: " +
+            ", ".join(f"{r['block_m']}x{r['block_n']} w{r['num_warps']} s{r['num_stages']} {r['us']:.2f}" for r in top) +
+            (" | not ok: " + "; ".join(f"{n} x {k}" for k, n in fails.items()) if fails else ""))
     _TUNED[key] = (cfg, table)
     return _TUNED[key]
 
@@ -646,7 +653,15 @@ def tune_decode(q, k, v, causal, ref=None, configs=None, deadline=None, log=None
     best = min(ok, key=lambda r: r["us"])
     cfg = {n: best[n] for n in ("block_n", "num_warps", "num_stages", "splits")}
     if log:
-        log(f"  tune triton-decode: {len(ok)}/{len(table)} points ok, best {_cfg_str(cfg)} {best['us']:.2f} us")
+        top = sorted(ok, key=lambda r: r["us"])[:4]
+        fails = {}
+        for r in table:
+            if r.get("status") != "ok":
+                fails[r["status"][:60]] = fails.get(r["status"][:60], 0) + 1
+        log(f"  tune triton-decode: {len(ok)}/{len(table)} points ok; fastest: " +
+            ", ".join(f"n{r['block_n']} w{r['num_warps']} s{r['num_stages']} x{r['splits']} {r['us']:.2f}"
+                      for r in top) +
+            (" | not ok: " + "; ".join(f"{n} x {k}" for k, n in fails.items()) if fails else ""))
     _TUNED[key] = (cfg, table)
     return _TUNED[key]
 
@@ -695,7 +710,8 @@ def _sdpa_prepare(name, q, k, v, causal):
             warnings.simplefilter("always")
             okay = can_use_flash_attention(SDPAParams(q, k, v, None, 0.0, False, gqa), True)
         if not okay:
-            raise Unsupported("flash refuses: " + "; ".join(str(x.message).splitlines()[0] for x in w)[:200])
+            why = "; ".join(str(x.message).strip().splitlines()[0] for x in w if str(x.message).strip())
+            raise Unsupported("flash refuses (can_use_flash_attention is False)" + (": " + why[:300] if why else ""))
         bias = causal_lower_right(s_q, s_kv)
 
         def fn():
@@ -753,7 +769,7 @@ def parse_peers(text, s_q=None):
 
 
 def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, samples=30,
-              configs=None, deadline=None, log=None):
+              configs=None, deadline=None, tune_budget=None, log=None):
     """Runs each peer on (q, k, v, causal): checks it against the fp64 reference (ref, computed
     when None) and times it with fatune's method. Returns one dict per peer:
       name, status ('ok' | 'wrong' | 'unsupported' | 'error'), rel_l2, nonfinite,
@@ -761,7 +777,8 @@ def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, s
       config (triton peers: the tuned or given config), note, error (reason when not ok).
     peers: names from ALL_PEERS (default: default_peers(S_q)); tune: autotune the Triton
     peers (excluded from timing) or use their defaults; configs: {'triton-fa': cfg,
-    'triton-decode': cfg} to force one."""
+    'triton-decode': cfg} to force one; deadline (time.time()) / tune_budget (s): configs
+    not tried by then are skipped (and listed in the tuning table)."""
     b, h, h_kv, s_q, s_kv, d = _check_inputs(q, k, v)
     names = peers or default_peers(s_q)
     if ref is None:
@@ -771,6 +788,9 @@ def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, s
     results = []
     for name in names:
         r = dict(name=name)
+        tdl = deadline
+        if tune_budget:
+            tdl = min(deadline or float("inf"), time.time() + tune_budget)
         try:
             if name in SDPA_PEERS:
                 fn, r["note"] = _sdpa_prepare(name, q, k, v, causal)
@@ -781,8 +801,9 @@ def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, s
                         torch.cuda.synchronize()
                 except RuntimeError as e:
                     _sync_or_raise()
-                    why = [str(x.message).splitlines()[0] for x in w if str(x.message).strip()]
-                    raise Unsupported(_fail_text(e) + (" [" + "; ".join(why)[:300] + "]" if why else ""))
+                    why = "; ".join(dict.fromkeys(str(x.message).strip().splitlines()[0] for x in w
+                                                  if str(x.message).strip()))
+                    raise Unsupported(("refused: " + why[:400] + " | " if why else "") + _fail_text(e)[:120])
                 poison = None
             elif name == "triton-fa":
                 if triton is None:
@@ -790,8 +811,9 @@ def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, s
                 if name in configs:
                     cfg = configs[name]
                 elif tune:
-                    cfg, table = tune_fa(q, k, v, causal, ref=ref, deadline=deadline, log=log)
-                    r["tuned"] = sum(1 for t in table if t.get("status") == "ok")
+                    cfg, table = tune_fa(q, k, v, causal, ref=ref, deadline=tdl, log=log)
+                    r["tuned"] = f"{sum(1 for t in table if t.get('status') == 'ok')}/{len(table)} ok"
+                    r["tuning"] = table
                 else:
                     cfg = FA_DEFAULT
                 r["config"] = _cfg_str(cfg)
@@ -812,8 +834,9 @@ def run_peers(q, k, v, causal, peers=None, *, ref=None, timed=True, tune=True, s
                 if name in configs:
                     cfg = configs[name]
                 elif tune:
-                    cfg, table = tune_decode(q, k, v, causal, ref=ref, deadline=deadline, log=log)
-                    r["tuned"] = sum(1 for t in table if t.get("status") == "ok")
+                    cfg, table = tune_decode(q, k, v, causal, ref=ref, deadline=tdl, log=log)
+                    r["tuned"] = f"{sum(1 for t in table if t.get('status') == 'ok')}/{len(table)} ok"
+                    r["tuning"] = table
                 else:
                     cfg = dict(DECODE_DEFAULT)
                 plan = DecodePlan(q, k, v, causal, {n: cfg[n] for n in DECODE_DEFAULT}, cfg.get("splits"))
@@ -1054,13 +1077,13 @@ def case_name(c):
 def _fmt_row(case, r):
     t = f"{r['median_us']:10.2f}" if "median_us" in r else f"{'-':>10s}"
     e = f"{r['rel_l2']:.1e}" if "rel_l2" in r else "-"
-    extra = r.get("config") or ""
+    extra = (r.get("config") or "") + (f" (tuned: {r['tuned']})" if r.get("tuned") else "")
     if r["status"] != "ok":
         extra = (r.get("error") or "")[:150]
     return f"{case:44s} {r['name']:15s} {r['status']:11s} {t} {e:>8s}  {extra}"
 
 
-def run_case(c, timed=True, tune=True, log=print, deadline=None, ceiling=None):
+def run_case(c, timed=True, tune=True, log=print, deadline=None, ceiling=None, tune_budget=None):
     b, h, s, d = c["shape"]
     dt = DTYPES[c.get("dtype", "fp16")]
     q, k, v = make_inputs(b, h, s, d, h_kv=c.get("h_kv"), s_kv=c.get("s_kv"), dtype=dt,
@@ -1070,7 +1093,7 @@ def run_case(c, timed=True, tune=True, log=print, deadline=None, ceiling=None):
     t_ref = time.time() - t0
     peers = c.get("peers") or default_peers(s)
     res = run_peers(q, k, v, c.get("causal", False), peers, ref=ref, timed=timed, tune=tune,
-                    configs=c.get("configs"), deadline=deadline, log=log)
+                    configs=c.get("configs"), deadline=deadline, tune_budget=tune_budget, log=log)
     name = case_name(c)
     out = dict(case=name, shape=list(c["shape"]), h_kv=c.get("h_kv") or h, s_kv=c.get("s_kv") or s,
                causal=int(bool(c.get("causal"))), dtype=c.get("dtype", "fp16"),
@@ -1188,8 +1211,12 @@ def cmd_selftest(args):
     p = torch.cuda.get_device_properties(0)
     out["device"] = dict(name=p.name, sms=p.multi_processor_count, cc=f"{p.major}.{p.minor}",
                          l2_mb=getattr(p, "L2_cache_size", 0) / 2**20, mem_gb=p.total_memory / 2**30)
+    try:
+        out["cudnn"] = torch.backends.cudnn.version()
+    except Exception as e:
+        out["cudnn"] = f"? ({_fail_text(e)})"
     log(f"{p.name}, {p.multi_processor_count} SMs, sm_{p.major}{p.minor}, torch {torch.__version__}, "
-        f"triton {out['triton']}, cudnn {torch.backends.cudnn.version()}")
+        f"triton {out['triton']}, cudnn {out['cudnn']}")
     save()
 
     timed = [] if args.skip_timing else list(TIMED_CASES)
@@ -1218,7 +1245,8 @@ def cmd_selftest(args):
             log(f"{case_name(c)}: skipped (time budget)")
             continue
         t0 = time.time()
-        out["timed"].append(run_case(c, timed=True, tune=True, log=log, deadline=deadline, ceiling=ceiling))
+        out["timed"].append(run_case(c, timed=True, tune=True, log=log, deadline=deadline, ceiling=ceiling,
+                                     tune_budget=args.tune_budget))
         out["timed"][-1]["wall_s"] = round(time.time() - t0, 1)
         save()
     log(f"-- correctness grid (not timed; Triton peers with their default config) at {time.time() - t_start:.0f} s")
@@ -1240,6 +1268,13 @@ def cmd_selftest(args):
         f"cases, {len(bad)} wrong/error, {len(uns)} unsupported, {out['wall_s']} s")
     for x in bad:
         log("  BAD " + " | ".join(map(str, x)))
+    reasons = {}
+    for c in out["timed"] + out["grid"]:
+        for r in c.get("peers", []):
+            if r["status"] == "unsupported":
+                reasons.setdefault((r["name"], (r.get("error") or "")[:150]), []).append(c["case"])
+    for (n, why), cs in reasons.items():
+        log(f"  unsupported {n} in {len(cs)} case(s) (e.g. {cs[0]}): {why}")
     log(f"{'case':44s} " + " ".join(f"{n:>14s}" for n in ALL_PEERS) + "   best")
     for c in out["timed"]:
         cells = []
@@ -1247,7 +1282,8 @@ def cmd_selftest(args):
             r = next((r for r in c["peers"] if r["name"] == n), None)
             cells.append(f"{r['median_us']:14.2f}" if r and "median_us" in r else
                          f"{(r['status'][:14] if r else '-'):>14s}")
-        log(f"{c['case']:44s} " + " ".join(cells) + f"   {c['best']}")
+        fl = f"  (copy floor {c['floor_us']:.2f} us)" if "floor_us" in c and c["shape"][2] <= DECODE_MAX_SQ else ""
+        log(f"{c['case']:44s} " + " ".join(cells) + f"   {c['best']}{fl}")
     save()
     if logf:
         logf.close()
@@ -1340,6 +1376,7 @@ def main(argv=None):
     s.add_argument("--budget", type=float, default=0, help="seconds; cases after it are skipped")
     s.add_argument("--compile-budget", type=float, default=0, help="seconds for compiling ahead")
     s.add_argument("--workers", type=int, default=None, help="compile processes")
+    s.add_argument("--tune-budget", type=float, default=0, help="seconds per tuning; configs after it skipped")
     s.add_argument("--no-precompile", action="store_true")
     s.add_argument("--skip-grid", action="store_true")
     s.add_argument("--skip-timing", action="store_true")
