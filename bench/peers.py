@@ -994,6 +994,8 @@ def precompile(jobs, workers=None, deadline=None, log=print, initializer=_worker
                 done += 1
     except cf.TimeoutError:
         pass
+    except Exception as e:  # a broken pool: what is missing compiles on first use
+        log(f"precompile: the pool failed: {_fail_text(e)}")
     skipped = len(uniq) - done - failed
     ex.shutdown(wait=False, cancel_futures=True)
     wall = time.time() - t0
@@ -1165,7 +1167,8 @@ def grid_cases():
 def case_jobs(timed, grid):
     """The Triton compile jobs of selftest's cases: tuned spaces for `timed`, defaults for `grid`."""
     jobs = []
-    for c, tune in [(c, True) for c in timed] + [(c, False) for c in grid]:
+    # the grid's few defaults first: compiled lazily they would cost the most wall time
+    for c, tune in [(c, False) for c in grid] + [(c, True) for c in timed]:
         b, h, s, d = c["shape"]
         dt = DTYPES[c.get("dtype", "fp16")]
         lay = c.get("layout", "bhsd")
