@@ -1105,16 +1105,18 @@ def run_case(c, timed=True, tune=True, log=print, deadline=None, ceiling=None, t
     best = best_of_peers(res)
     out["best"] = best["name"] if best else None
     if ceiling and best:
-        out["floor_us"] = out["min_bytes"] / (ceiling["tb_per_s"] * 1e12) * 1e6
+        # min_bytes moved at the copy bandwidth: a target, not a bound (a kernel that mostly reads
+        # can beat a copy, and K/V that fit in L2 are served from it between back-to-back calls)
+        out["copy_bw_us"] = out["min_bytes"] / (ceiling["tb_per_s"] * 1e12) * 1e6
     for r in res:
         log(_fmt_row(name, r))
     if best:
         line = f"{name:44s} best of peers: {best['name']} {best['median_us']:.2f} us"
         if s > DECODE_MAX_SQ:
             line += f", {out['gflop'] * 1e3 / best['median_us']:.0f} TFLOP/s"
-        if "floor_us" in out:
-            line += (f"; bytes {out['min_bytes'] / 1e6:.1f} MB, copy-ceiling floor {out['floor_us']:.2f} us"
-                     f" ({out['floor_us'] / best['median_us'] * 100:.0f}% of it)")
+        if "copy_bw_us" in out:
+            line += (f"; {out['min_bytes'] / 1e6:.1f} MB at copy bandwidth: {out['copy_bw_us']:.2f} us"
+                     f" ({out['min_bytes'] / best['median_us'] / 1e6:.2f} TB/s achieved)")
         log(line)
     del q, k, v, ref
     return out
@@ -1285,7 +1287,8 @@ def cmd_selftest(args):
             r = next((r for r in c["peers"] if r["name"] == n), None)
             cells.append(f"{r['median_us']:14.2f}" if r and "median_us" in r else
                          f"{(r['status'][:14] if r else '-'):>14s}")
-        fl = f"  (copy floor {c['floor_us']:.2f} us)" if "floor_us" in c and c["shape"][2] <= DECODE_MAX_SQ else ""
+        fl = (f"  ({c['min_bytes'] / 1e6:.1f} MB: {c['copy_bw_us']:.2f} us at copy bandwidth)"
+              if "copy_bw_us" in c and c["shape"][2] <= DECODE_MAX_SQ else "")
         log(f"{c['case']:44s} " + " ".join(cells) + f"   {c['best']}{fl}")
     save()
     if logf:
@@ -1371,7 +1374,7 @@ def main(argv=None):
     r.add_argument("--peers", default="all", help=f"all, or a comma list of {', '.join(ALL_PEERS)}")
     r.add_argument("--no-tune", action="store_true", help="Triton peers with their default config")
     r.add_argument("--no-time", action="store_true", help="check only")
-    r.add_argument("--ceiling", action="store_true", help="also the copy ceiling and the bytes floor")
+    r.add_argument("--ceiling", action="store_true", help="also the copy ceiling, and the minimum bytes at its bandwidth")
     r.add_argument("--json")
     s = sub.add_parser("selftest", help="every peer on a correctness grid, then the timed cases")
     s.add_argument("--json")
