@@ -893,7 +893,8 @@ def vs_peers(fatune_us, results):
 
 def copy_ceiling(nbytes=1 << 30, samples=30):
     """Device-to-device copy of nbytes (random fp16), timed like the peers; bandwidth counts
-    bytes read plus bytes written: the ceiling for memory-bound (decode) kernels."""
+    bytes read plus bytes written: the bandwidth target for memory-bound (decode) kernels (not a
+    strict bound: reads alone can run faster than a copy's reads plus writes)."""
     n = nbytes // 2
     src = torch.randn(n, device="cuda", dtype=torch.float16)
     dst = torch.empty_like(src)
