@@ -39,6 +39,8 @@ struct ft_device_limits {
 	int threads_per_sm;	/* ..._MAX_THREADS_PER_MULTIPROCESSOR */
 	int l2_bytes;		/* ..._L2_CACHE_SIZE */
 	char name[128];		/* cuDeviceGetName */
+	int ordinal;		/* which device of the machine (cuDeviceGet) */
+	int device_count;	/* how many the driver reports */
 };
 
 /* The table entry for "sm_XX" (also accepts "XX", "sm_XXa", "compute_XX"),

@@ -42,6 +42,14 @@ static int set_value(const struct ft_command_help *cmd, const struct ft_option *
 	case FT_OPT_STRING:
 		*(const char **)o->value = arg;
 		return 0;
+	case FT_OPT_LIST: {
+		struct ft_strlist *l = o->value;
+		if (l->n == FT_LIST_MAX)
+			return ft_error(err, FT_EINPUT, "fatune %s: --%s given more than %d times",
+					cmd->name, o->name, FT_LIST_MAX);
+		l->v[l->n++] = arg;
+		return 0;
+	}
 	case FT_OPT_INT: {
 		long long v;
 		errno = 0;
@@ -145,7 +153,8 @@ void ft_print_help(FILE *out, const struct ft_command_help *cmd, const struct ft
 			n = snprintf(left, sizeof(left), "-%c, ", o->short_name);
 		snprintf(left + n, sizeof(left) - n, "--%s%s%s", o->name, o->argname ? " " : "",
 			 o->argname ? o->argname : "");
-		fprintf(out, "  %-26s %s\n", left, o->help);
+		fprintf(out, "  %-26s %s%s\n", left, o->help,
+			o->type == FT_OPT_LIST ? " (repeatable)" : "");
 	}
 	fprintf(out, "  %-26s %s\n", "-h, --help", "show this help and exit");
 	if (cmd->details)

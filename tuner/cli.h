@@ -17,6 +17,14 @@ enum ft_opt_type {
 	FT_OPT_STRING,	/* const char **: the argument */
 	FT_OPT_INT,	/* long long *: a decimal integer within [min, max] */
 	FT_OPT_DOUBLE,	/* double *: a number within [min, max] */
+	FT_OPT_LIST,	/* struct ft_strlist *: the argument of each repetition */
+};
+
+/* What a repeatable option collects, in order. */
+#define FT_LIST_MAX 64
+struct ft_strlist {
+	int n;
+	const char *v[FT_LIST_MAX];
 };
 
 struct ft_option {
@@ -33,6 +41,7 @@ struct ft_option {
 #define FT_OPT_STR_(n, s, v, a, h) { FT_OPT_STRING, n, s, v, a, h, 0, 0 }
 #define FT_OPT_INT_(n, s, v, a, h, lo, hi) { FT_OPT_INT, n, s, v, a, h, lo, hi }
 #define FT_OPT_DBL_(n, s, v, a, h, lo, hi) { FT_OPT_DOUBLE, n, s, v, a, h, lo, hi }
+#define FT_OPT_LIST_(n, s, v, a, h) { FT_OPT_LIST, n, s, v, a, h, 0, 0 }
 #define FT_OPT_END_ { FT_OPT_END, NULL, 0, NULL, NULL, NULL, 0, 0 }
 
 struct ft_command_help {

@@ -44,4 +44,36 @@ int ft_ncores(void);
 
 /* Starts the GPU worker (or learns there is no GPU: dev->present == 0). */
 int ft_cmd_worker(struct ft_worker **w, struct ft_device_info *dev, struct ft_err *err);
+
+/* GPUs of one model, timing together (their workers share a search). */
+struct ft_gpu_group {
+	char name[128];			/* the device model, e.g. "NVIDIA H200" */
+	char driver[32];		/* driver version, "13000" */
+	struct ft_arch arch;		/* the target arch with this device's limits */
+	int sm_count;
+	struct ft_worker *workers[FT_MAX_WORKERS];
+	int nworkers;
+};
+
+/* The GPUs a command times on, grouped by model. */
+struct ft_gpus {
+	const struct ft_arch *arch;	/* the target: --arch, else the first GPU's */
+	struct ft_gpu_group groups[FT_MAX_WORKERS];
+	int ngroups;			/* 0: nothing here can time arch (feasibility only) */
+	struct ft_worker *unused[FT_MAX_WORKERS];	/* workers of other archs, stopped later */
+	int nunused;
+};
+
+/* Starts a worker per GPU of `devices` (NULL: $FATUNE_DEVICE or 0; "all";
+ * "0,2,..."), picks the target arch (arch_opt, else the first GPU's) and groups
+ * the GPUs of that arch by model. Says on stderr why nothing or some GPUs
+ * cannot time the arch. FT_EINPUT for a bad --devices or no arch to take. */
+int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, struct ft_gpus *g,
+		struct ft_err *err);
+void ft_cmd_gpus_stop(struct ft_gpus *g);
+
+/* --timing warm|cold and --budget N|Ns, checked. */
+int ft_cmd_timing(const char *cmd, const char *timing, struct ft_err *err);
+int ft_cmd_budget(const char *cmd, const char *text, long long *n, double *seconds,
+		  struct ft_err *err);
 #endif

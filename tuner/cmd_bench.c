@@ -96,7 +96,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (best) {
 		struct ft_db *db;
-		struct ft_best_key key = { arch->name, dev.lim.name, sp->template_name, shape };
+		struct ft_best_key key = { arch->name, dev.lim.name, sp->name, shape };
 		int found;
 		if (ft_db_open(&db, ft_db_path(&o), 0, &err))
 			goto fail;
@@ -123,7 +123,8 @@ int cmd_bench(int argc, char **argv)
 	cfg.fixed = values;
 	cfg.jobs = 1;
 	cfg.compile = 1;
-	cfg.worker = w;
+	cfg.workers = &w;
+	cfg.nworkers = 1;
 	cfg.sm_count = dev.lim.sm_count;
 	cfg.timeout_ms = (int)(timeout_s * 1000);
 	ft_job_timing_defaults(&cfg.job);

@@ -21,14 +21,19 @@ int cmd_export(int argc, char **argv)
 		"Write the best stored config of a shape as a build_config.h header: an include guard,\n"
 		"where the numbers came from (device, date, latency, template hash, fatune version) and\n"
 		"one constant per parameter (constexpr int NAME = V; or #define with --style c).",
-		"When results of several devices of the arch exist, --device picks one.\n"
+		"The config written is the fastest across the spaces searched for the shape (each\n"
+		"space's latest result); --space FILE takes that space's instead. When results of\n"
+		"several devices of the arch exist, --device picks one.\n"
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
 	const char *output = NULL, *style = "cxx", *device = NULL;
 	int npos, rc;
 	struct ft_option opts[] = {
-		FT_TARGET_OPTIONS(&o), FT_SPACE_OPTION(&o), FT_DB_OPTION(&o),
+		FT_TARGET_OPTIONS(&o),
+		FT_OPT_STR_("space", 0, &o.space, "FILE",
+			    "export that space's best (default: the fastest across spaces)"),
+		FT_DB_OPTION(&o),
 		FT_OPT_STR_("output", 'o', &output, "FILE", "write here (default: standard output)"),
 		FT_OPT_STR_("style", 0, &style, "cxx|c", "constexpr int (default) or #define"),
 		FT_OPT_STR_("device", 0, &device, "NAME", "the device whose result to export"),
@@ -61,9 +66,10 @@ int cmd_export(int argc, char **argv)
 		return ft_report(&err);
 	}
 	if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_shape("export", &o, &shape, &err) ||
-	    ft_target_space(&o, &sp, &err) || ft_db_open(&db, ft_db_path(&o), 0, &err))
+	    (o.space && ft_target_space(&o, &sp, &err)) ||
+	    ft_db_open(&db, ft_db_path(&o), 0, &err))
 		goto fail;
-	key = (struct ft_best_key){ arch->name, device, sp->template_name, shape };
+	key = (struct ft_best_key){ arch->name, device, sp ? sp->name : NULL, shape };
 	found = ft_db_best_get(db, &key, &best, &err);
 	if (found < 0)
 		goto fail;

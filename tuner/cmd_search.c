@@ -1,190 +1,245 @@
-/* cmd_search.c - `fatune search`: the whole pipeline for one shape, stored as it goes.
+/* cmd_search.c - `fatune search`: every space that fits, for one shape, on the GPUs asked for.
  *
- * Probes the GPU through a worker process (the search process never loads the
- * driver), then runs the pipeline: model check, compile, and - when a GPU of
- * the target arch is present - verify and time. Without one (no GPU, or
- * --arch names another arch) it runs and stores the feasibility part and says
- * that timing needs such a device. Every trial is committed as it finishes
- * (rejections in small batches), so an interrupted search loses at most the
- * candidates in flight, and re-running it skips what is already finished.
+ * Probes the GPU(s) through worker processes (the search process never loads
+ * the driver), decides the target arch, then runs one search (search.c) per
+ * space: the spaces given with --space, or every shipped family's default
+ * space whose arch fits (mma everywhere, wgmma on Hopper). A space that
+ * cannot run here - its family needs another arch, or its ABI cannot express
+ * the shape - is skipped with the reason. Without a GPU of the target arch
+ * the feasibility part (model check and compile) runs and is stored; timing
+ * needs such a device. With several GPUs (--devices), each model of GPU gets
+ * its own search, its workers sharing the compile pool; results of different
+ * models are kept apart. The summary names the best of each space and the
+ * winner across them, which `fatune export` writes.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
 #include "cmd.h"
-#include "config.h"
-#include "db.h"
-#include "evaluate.h"
 #include "format.h"
-#include "nvrtc.h"
-#include "pipeline.h"
-#include "progress.h"
 #include "replay.h"
+#include "search.h"
 #include "target.h"
 
-/* Rejections by model are cheap and can number 100k: commit them in batches of
- * this many (one transaction each) instead of one fsync per row. */
-#define REJECT_BATCH 256
-
-struct search_ctx {
-	struct ft_db *db;
-	long long run_id;
-	const char *search_key;
-	int fresh;
-	struct ft_trial batch[REJECT_BATCH];
-	int nbatch;
-	struct ft_progress prog;
-	struct ft_trial top[2];		/* best and runner-up of this search (incl. resumed) */
-	struct ft_err err;
+/* The outcome of one space's search, for the summary. */
+struct outcome {
+	const struct ft_space *sp;
+	const char *device;
+	struct ft_search_result res;
 };
 
-static void keep_top(struct search_ctx *s, const struct ft_trial *t)
+static void print_trial_json(const char *name, const struct ft_trial *t, const char *space)
 {
-	if (t->status != FT_ST_OK || isnan(t->t_median_us))
-		return;
-	if (isnan(s->top[0].t_median_us) || t->t_median_us < s->top[0].t_median_us) {
-		s->top[1] = s->top[0];
-		s->top[0] = *t;
-	} else if (isnan(s->top[1].t_median_us) || t->t_median_us < s->top[1].t_median_us) {
-		s->top[1] = *t;
+	printf(",\"%s\":{\"config\":", name);
+	ft_json_string(stdout, t->config);
+	if (space) {
+		printf(",\"space\":");
+		ft_json_string(stdout, space);
 	}
-	s->top[0].log = s->top[1].log = NULL;
+	printf(",\"t_median_us\":%.4f,\"rel_err\":%.3e}", t->t_median_us, t->rel_err);
 }
 
-static int flush(struct search_ctx *s)
+static void print_counts_json(const long long *c)
 {
-	int rc = 0;
-
-	if (s->nbatch)
-		rc = ft_db_trials_put(s->db, s->run_id, s->search_key, s->batch, s->nbatch, &s->err);
-	s->nbatch = 0;
-	return rc;
+	printf("\"status\":{");
+	for (int i = 0; i < FT_ST_COUNT; i++)
+		printf("%s\"%s\":%lld", i ? "," : "", ft_status_name((enum ft_status)i), c[i]);
+	printf("}");
 }
 
-static int on_trial(void *ctx, struct ft_trial *t)
+/* The winner across outcomes: index into out[] and which of its top two. */
+static int winner(const struct outcome *out, int n)
 {
-	struct search_ctx *s = ctx;
-	struct ft_trial prev;
-	int model_reject = t->status == FT_ST_REJECTED_CONSTRAINT ||
-			   (t->status == FT_ST_REJECTED_SMEM && t->res.regs < 0);
+	int w = -1;
 
-	ft_progress_add(&s->prog, t, 0);
-	keep_top(s, t);
-	if (model_reject) {
-		/* already stored by an earlier run of this search: keep one row */
-		if (!s->fresh) {
-			int found = ft_db_trial_latest(s->db, s->search_key, t->config, &prev, &s->err);
-			if (found < 0)
-				return -1;
-			if (found)
-				return 0;
+	for (int i = 0; i < n; i++)
+		if (!isnan(out[i].res.top[0].t_median_us) &&
+		    (w < 0 || out[i].res.top[0].t_median_us < out[w].res.top[0].t_median_us))
+			w = i;
+	return w;
+}
+
+static void print_json(const struct outcome *out, int n, const struct ft_arch *a,
+		       const struct ft_shape *sh, int timed)
+{
+	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
+	double wall = 0, cms = 0, gpu = 0, first = -1;
+	char shape[FT_SHAPE_TEXT_MAX];
+	int w = winner(out, n);
+	const struct ft_trial *runner = NULL;
+
+	for (int i = 0; i < n; i++) {
+		const struct ft_pipeline_stats *st = &out[i].res.st;
+		for (int k = 0; k < FT_ST_COUNT; k++)
+			total[k] += out[i].res.counts[k];
+		cand += st->enumerated;
+		skipped += st->skipped;
+		compiles += st->compiled;
+		hits += st->cache_hits;
+		wall += st->wall_ms;
+		cms += st->compile_ms_total;
+		gpu += st->gpu_busy_ms;
+		if (first < 0 && st->first_compile_ms >= 0)
+			first = st->first_compile_ms;
+	}
+	/* the runner-up across spaces: the winner's own second, or another space's best */
+	if (w >= 0) {
+		runner = isnan(out[w].res.top[1].t_median_us) ? NULL : &out[w].res.top[1];
+		for (int i = 0; i < n; i++)
+			if (i != w && !isnan(out[i].res.top[0].t_median_us) &&
+			    (!runner || out[i].res.top[0].t_median_us < runner->t_median_us))
+				runner = &out[i].res.top[0];
+	}
+	printf("{\"arch\":\"%s\",\"shape\":", a->name);
+	ft_json_string(stdout, ft_shape_format(sh, shape, sizeof(shape)));
+	printf(",\"dtype\":\"%s\",\"causal\":%d,\"timed\":%s,\"candidates\":%lld,\"skipped\":%lld,"
+	       "\"wall_s\":%.3f,",
+	       ft_dtype_name(sh->dtype), sh->causal, timed ? "true" : "false", cand, skipped,
+	       wall / 1e3);
+	print_counts_json(total);
+	printf(",\"compiles\":%lld,\"cache_hits\":%lld,\"compile_ms_total\":%.1f,"
+	       "\"gpu_busy_ms\":%.1f,\"first_compile_ms\":%.1f",
+	       compiles, hits, cms, gpu, first);
+	if (w >= 0) {
+		print_trial_json("best", &out[w].res.top[0], out[w].sp->name);
+		if (runner) {
+			const char *rs = out[w].sp->name;
+			for (int i = 0; i < n; i++)
+				if (runner == &out[i].res.top[0] || runner == &out[i].res.top[1])
+					rs = out[i].sp->name;
+			print_trial_json("runner_up", runner, rs);
 		}
-		s->batch[s->nbatch] = *t;
-		s->batch[s->nbatch++].log = NULL;
-		return s->nbatch == REJECT_BATCH ? flush(s) : 0;
 	}
-	if (flush(s))
-		return -1;
-	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
+	printf(",\"spaces\":[");
+	for (int i = 0; i < n; i++) {
+		printf("%s{\"space\":", i ? "," : "");
+		ft_json_string(stdout, out[i].sp->name);
+		printf(",\"family\":\"%s\",\"device\":", out[i].sp->family->name);
+		ft_json_string(stdout, out[i].device);
+		printf(",\"candidates\":%lld,", out[i].res.st.enumerated);
+		print_counts_json(out[i].res.counts);
+		for (int k = 0; k < 2; k++)
+			if (!isnan(out[i].res.top[k].t_median_us))
+				print_trial_json(k ? "runner_up" : "best", &out[i].res.top[k], NULL);
+		printf("}");
+	}
+	printf("]}\n");
 }
 
-static int on_skip(void *ctx, const struct ft_trial *t)
+static void print_text(const struct outcome *out, int n, const struct ft_arch *a,
+		       const struct ft_shape *sh, int timed, int jobs)
 {
-	struct search_ctx *s = ctx;
-	struct ft_trial prev;
-	struct ft_err err;
-
-	if (s->fresh || ft_db_trial_latest(s->db, s->search_key, t->config, &prev, &err) != 1)
-		return 0;
-	ft_progress_add(&s->prog, &prev, 1);
-	keep_top(s, &prev);
-	return 1;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	ft_pipeline_interrupt();
-}
-
-static void print_summary(struct search_ctx *s, const struct ft_pipeline_stats *st,
-			  const struct ft_arch *a, const struct ft_shape *sh, const char *device,
-			  int timed, int jobs, int json)
-{
-	char shape[FT_SHAPE_TEXT_MAX], cmd[512];
-	const long long *c = s->prog.counts;
+	char shape[FT_SHAPE_TEXT_MAX];
+	int w = winner(out, n);
 
 	ft_shape_format(sh, shape, sizeof(shape));
-	snprintf(cmd, sizeof(cmd), "fatune export --arch %s --shape %s%s --dtype %s -o build_config.h",
-		 a->name, shape, sh->causal ? " --causal" : "", ft_dtype_name(sh->dtype));
-	if (json) {
-		printf("{\"arch\":\"%s\",\"shape\":\"%s\",\"dtype\":\"%s\",\"causal\":%d,\"timed\":%s,"
-		       "\"candidates\":%lld,\"skipped\":%lld,\"wall_s\":%.3f,",
-		       a->name, shape, ft_dtype_name(sh->dtype), sh->causal, timed ? "true" : "false",
-		       st->enumerated, st->skipped, st->wall_ms / 1e3);
-		printf("\"status\":{");
-		for (int i = 0; i < FT_ST_COUNT; i++)
-			printf("%s\"%s\":%lld", i ? "," : "", ft_status_name((enum ft_status)i), c[i]);
-		printf("},\"compiles\":%lld,\"cache_hits\":%lld,\"compile_ms_total\":%.1f,"
-		       "\"gpu_busy_ms\":%.1f,\"first_compile_ms\":%.1f",
-		       st->compiled, st->cache_hits, st->compile_ms_total, st->gpu_busy_ms,
-		       st->first_compile_ms);
-		for (int k = 0; k < 2; k++) {
-			if (isnan(s->top[k].t_median_us))
-				continue;
-			printf(",\"%s\":{\"config\":", k ? "runner_up" : "best");
-			ft_json_string(stdout, s->top[k].config);
-			printf(",\"t_median_us\":%.4f,\"rel_err\":%.3e}", s->top[k].t_median_us,
-			       s->top[k].rel_err);
-		}
-		printf("}\n");
-		return;
+	for (int i = 0; i < n; i++) {
+		const struct ft_search_result *r = &out[i].res;
+		const struct ft_pipeline_stats *st = &r->st;
+
+		printf("search %s %s %s%s%s%s: %lld candidates in %.1f s", a->name, shape,
+		       ft_dtype_name(sh->dtype), sh->causal ? " causal" : "",
+		       out[i].device[0] ? " on " : "", out[i].device, st->enumerated,
+		       st->wall_ms / 1e3);
+		printf(n > 1 ? " (space %s, family %s)\n" : "\n", out[i].sp->name,
+		       out[i].sp->family->name);
+		printf("  ");
+		for (int k = 0; k < FT_ST_COUNT; k++)
+			if (r->counts[k])
+				printf("%s %lld  ", ft_status_name((enum ft_status)k), r->counts[k]);
+		if (st->skipped)
+			printf("(%lld already done, skipped)", st->skipped);
+		printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
+		       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
+		if (timed && st->wall_ms > 0)
+			printf("; GPU busy %.0f%% of the wall time", 100.0 * st->gpu_busy_ms / st->wall_ms);
+		printf("\n");
+		for (int k = 0; k < 2; k++)
+			if (!isnan(r->top[k].t_median_us))
+				printf("  %-9s %8.2f us  %s\n", k ? "runner-up" : "best", r->top[k].t_median_us,
+				       r->top[k].config);
 	}
-	printf("search %s %s %s%s%s%s: %lld candidates in %.1f s\n", a->name, shape,
-	       ft_dtype_name(sh->dtype), sh->causal ? " causal" : "", device[0] ? " on " : "", device,
-	       st->enumerated, st->wall_ms / 1e3);
-	printf("  ");
-	for (int i = 0; i < FT_ST_COUNT; i++)
-		if (c[i])
-			printf("%s %lld  ", ft_status_name((enum ft_status)i), c[i]);
-	if (st->skipped)
-		printf("(%lld already done, skipped)", st->skipped);
-	printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
-	       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
-	if (timed && st->wall_ms > 0)
-		printf("; GPU busy %.0f%% of the wall time", 100.0 * st->gpu_busy_ms / st->wall_ms);
-	printf("\n");
-	for (int k = 0; k < 2; k++)
-		if (!isnan(s->top[k].t_median_us))
-			printf("  %-9s %8.2f us  %s\n", k ? "runner-up" : "best", s->top[k].t_median_us,
-			       s->top[k].config);
-	if (timed && !isnan(s->top[0].t_median_us))
-		printf("next: %s\n", cmd);
+	if (w >= 0 && n > 1)
+		printf("winner: %s (%s) %.2f us  %s\n", out[w].sp->name, out[w].sp->family->name,
+		       out[w].res.top[0].t_median_us, out[w].res.top[0].config);
+	if (timed && w >= 0)
+		printf("next: fatune export --arch %s --shape %s%s --dtype %s -o build_config.h\n",
+		       a->name, shape, sh->causal ? " --causal" : "", ft_dtype_name(sh->dtype));
+}
+
+/* The spaces to search: --space (each once), else the default space of every
+ * family that can target arch. */
+static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arch, int just_one,
+		       struct ft_space **sps, int *n, struct ft_err *err)
+{
+	char path[FT_PATH_MAX];
+
+	*n = 0;
+	for (int i = 0; i < (given->n ? given->n : just_one ? 1 : ft_family_count()); i++) {
+		const char *p = given->n ? given->v[i] : NULL;
+
+		if (!p) {
+			const struct ft_family *f = ft_family_at(i);
+			if (!f->default_space || f->unsupported(arch))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", ft_data_dir(), f->default_space);
+			p = path;
+		}
+		if (!(sps[*n] = calloc(1, sizeof(struct ft_space))))
+			return ft_error(err, FT_EFAIL, "out of memory loading spaces");
+		if (ft_space_load(sps[*n], p, err)) {
+			free(sps[*n]);
+			return -1;
+		}
+		for (int j = 0; j < *n; j++)
+			if (!strcmp(sps[j]->name, sps[*n]->name)) {
+				ft_error(err, FT_EINPUT,
+					 "spaces '%s' and '%s' are both named '%s': a space's name is "
+					 "its template's identity in the database; rename one",
+					 sps[j]->path, sps[*n]->path, sps[*n]->name);
+				free(sps[*n]);
+				return -1;
+			}
+		(*n)++;
+	}
+	return 0;
 }
 
 int cmd_search(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
 		"search", "fatune search --shape BxHxSxD [--arch sm_XX] [options]",
-		"Search a space for the fastest correct config of a shape: reject what cannot fit the\n"
-		"arch, compile the rest with NVRTC, verify and time them on the GPU, store every trial\n"
-		"and the best config in the tuning database.",
+		"Search for the fastest correct config of a shape: reject what cannot fit the arch,\n"
+		"compile the rest with NVRTC, verify and time them on the GPU, store every trial and\n"
+		"the best config in the tuning database. The shipped space of every template family\n"
+		"that can target the arch is searched (mma.sync everywhere, wgmma on Hopper), or the\n"
+		"spaces given with --space (one that cannot run here is skipped with the reason).",
 		"Without a GPU of the target arch, the feasibility part (model check and compile) runs\n"
 		"and is stored; timing needs such a device. A search that is interrupted resumes where\n"
 		"it stopped when run again (--fresh redoes it). --budget takes a number of candidates\n"
-		"(e.g. 40) or seconds (e.g. 30s). --replay DB takes each verdict and time from trials\n"
-		"recorded in DB instead of a GPU (for testing strategies)."
+		"(e.g. 40) or seconds (e.g. 30s) per space. --devices all (or 0,1,...) times on several\n"
+		"GPUs at once; each GPU model keeps its own results. --replay DB takes each verdict and\n"
+		"time from trials recorded in DB instead of a GPU (for testing strategies; one space,\n"
+		"the shipped mma one unless --space says).\n"
+		"Causal attention with a KV length other than S is bottom-right aligned: query i sees\n"
+		"keys 0 .. i + kv_len - S (FlashAttention >= 2.1, serving engines)."
 	};
 	struct ft_target_opts o = { 0 };
-	const char *strategy = "exhaustive", *budget = NULL, *timing = "warm", *replay_db = NULL;
+	struct ft_strlist spaces = { 0 };
+	struct ft_search_opts so = { 0 };
+	const char *strategy = "exhaustive", *budget = NULL, *timing = "warm", *replay_db = NULL,
+		   *devices = NULL;
 	long long jobs = 0, seed = 1234, samples = 15, launches = 20, timeout_s = 10;
 	int fresh = 0, quiet = 0, json = 0, npos, rc;
 	struct ft_option opts[] = {
-		FT_TARGET_OPTIONS(&o), FT_SPACE_OPTION(&o), FT_DB_OPTION(&o),
+		FT_TARGET_OPTIONS(&o),
+		FT_OPT_LIST_("space", 0, &spaces, "FILE",
+			     "search space YAML (default: every shipped family's space that fits the arch)"),
+		FT_DB_OPTION(&o),
+		FT_OPT_STR_("devices", 0, &devices, "all|N,N,...",
+			    "GPUs to time on (default: $FATUNE_DEVICE or 0)"),
 		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
 		FT_OPT_STR_("strategy", 0, &strategy, "NAME", "exhaustive (default), random, model or guided"),
 		FT_OPT_STR_("budget", 0, &budget, "N|Ns", "stop after N candidates or N seconds"),
@@ -201,177 +256,126 @@ int cmd_search(int argc, char **argv)
 	};
 	struct ft_err err = { 0 };
 	struct ft_shape shape;
-	struct ft_space *sp = NULL;
-	const struct ft_arch *arch = NULL;
-	struct ft_arch dev_arch;
-	struct ft_worker *w = NULL;
-	struct ft_device_info dev = { 0 };
+	struct ft_space *sps[FT_LIST_MAX + 4] = { 0 };
+	struct outcome *out = NULL;
+	struct ft_gpus gpus = { 0 };
 	struct ft_replay *replay = NULL;
-	struct search_ctx *s = calloc(1, sizeof(*s));
-	struct ft_pipeline_cfg cfg = { 0 };
-	struct ft_pipeline_stats st = { 0 };
-	struct ft_run run = { 0 };
-	struct ft_best_key bk;
-	char tpl_hash[17], key[17], keytext[1024], shape_txt[FT_SHAPE_TEXT_MAX], drv[32] = "";
-	const char *device = "";
-	int timed = 0, status = FT_EFAIL;
+	struct ft_db *db = NULL;
+	struct ft_progress prog;
+	const struct ft_arch *arch = NULL;
+	int nsp = 0, nout = 0, timed = 0, status = FT_EFAIL, searched = 0;
 	double budget_s = 0;
 	long long budget_n = -1;
 	enum ft_strategy strat;
 
-	if (!s)
-		return FT_EFAIL;
-	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0) {
-		free(s);
+	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
-	}
-	if (ft_target_shape("search", &o, &shape, &err) || ft_strategy_parse(strategy, &strat, &err))
+	if (ft_target_shape("search", &o, &shape, &err) || ft_strategy_parse(strategy, &strat, &err) ||
+	    ft_cmd_timing("search", timing, &err) ||
+	    ft_cmd_budget("search", budget, &budget_n, &budget_s, &err))
 		goto fail;
-	if (strcmp(timing, "warm") && strcmp(timing, "cold")) {
-		ft_error(&err, FT_EINPUT, "fatune search: bad --timing '%s': use warm or cold", timing);
-		goto fail;
-	}
-	if (budget) {
-		char *end;
-		double v = strtod(budget, &end);
-		if (end == budget || v <= 0 || (*end && strcmp(end, "s")) || (!*end && v != (long long)v)) {
-			ft_error(&err, FT_EINPUT, "fatune search: bad --budget '%s': use a count (40) or seconds (30s)", budget);
-			goto fail;
-		}
-		if (*end)
-			budget_s = v;
-		else
-			budget_n = (long long)v;
-	}
-	if (ft_target_space(&o, &sp, &err) || ft_template_hash(sp->template_path, tpl_hash, &err))
-		goto fail;
-
 	if (replay_db) {
 		if (!o.arch) {
 			ft_error(&err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
 			goto fail;
 		}
+		if (spaces.n > 1) {
+			ft_error(&err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
+			goto fail;
+		}
 		if (!(arch = ft_arch_find(o.arch, &err)) ||
-		    ft_replay_open(&replay, replay_db, arch->name, &shape, sp->template_name, &err))
+		    load_spaces(&spaces, arch, 1, sps, &nsp, &err) ||
+		    ft_replay_open(&replay, replay_db, arch->name, &shape, sps[0]->name, &err))
 			goto fail;
-		device = ft_replay_device(replay);
 		timed = 1;
-	} else {
-		if (ft_cmd_worker(&w, &dev, &err) || ft_cmd_arch("search", o.arch, &dev, &arch, &err))
-			goto fail;
-		if (dev.present && dev.lim.cc == arch->cc) {
-			struct ft_err warn = { 0 };
-			timed = 1;
-			device = dev.lim.name;
-			snprintf(drv, sizeof(drv), "%d", dev.driver_version);
-			if (ft_arch_check_device(arch, &dev.lim, &warn))
-				ft_warn("%s; the device's own limits apply", warn.msg);
-			/* what runs here is bound by what the driver reports */
-			ft_arch_from_device(arch, &dev.lim, &dev_arch);
-			arch = &dev_arch;
-		} else {
-			if (dev.present)
-				fprintf(stderr, "fatune: the GPU here is '%s' (sm_%d), not %s: running the feasibility part for %s only; timing needs an %s device\n",
-					dev.lim.name, dev.lim.cc, arch->name, arch->name, arch->name);
-			else
-				fprintf(stderr, "fatune: no GPU here (%s): running the feasibility part (model check and NVRTC compile) for %s; timing needs an %s device\n",
-					dev.why_not, arch->name, arch->name);
-			ft_worker_stop(w);
-			w = NULL;
+	} else if (ft_cmd_gpus("search", devices, o.arch, &gpus, &err) ||
+		   load_spaces(&spaces, gpus.arch, 0, sps, &nsp, &err)) {
+		goto fail;
+	}
+	if (!replay)
+		arch = gpus.arch;
+	timed = timed || gpus.ngroups > 0;
+
+	if (ft_db_open(&db, ft_db_path(&o), 1, &err))
+		goto fail;
+	out = calloc((size_t)nsp * (gpus.ngroups ? gpus.ngroups : 1), sizeof(*out));
+	if (!out) {
+		ft_error(&err, FT_EFAIL, "out of memory");
+		goto fail;
+	}
+	so.jobs = jobs ? (int)jobs : ft_ncores();
+	so.strategy = strat;
+	so.seed = seed;
+	so.budget_n = budget_n;
+	so.budget_s = budget_s;
+	so.timing = timing;
+	so.samples = (int)samples;
+	so.launches = (int)launches;
+	so.timeout_ms = (int)(timeout_s * 1000);
+	so.fresh = fresh;
+	so.replay = replay;
+	so.progress = &prog;
+	ft_search_signals(1);
+	for (int g = 0; g < (gpus.ngroups ? gpus.ngroups : 1); g++) {
+		struct ft_gpu_group *grp = gpus.ngroups ? &gpus.groups[g] : NULL;
+
+		so.arch = grp ? &grp->arch : arch;
+		so.device = grp ? grp->name : replay ? ft_replay_device(replay) : "";
+		so.driver_version = grp ? grp->driver : "";
+		so.workers = grp ? grp->workers : NULL;
+		so.nworkers = grp ? grp->nworkers : 0;
+		so.sm_count = grp ? grp->sm_count : 0;
+		for (int i = 0; i < nsp; i++) {
+			struct outcome *oc = &out[nout];
+			char why[512];
+
+			if (ft_space_unfit(sps[i], so.arch, &shape, why, sizeof(why))) {
+				fprintf(stderr, "fatune: skipping space '%s' (%s): %s\n", sps[i]->name,
+					sps[i]->path, why);
+				continue;
+			}
+			ft_progress_init(&prog, quiet ? FT_PROGRESS_QUIET
+						       : ft_stderr_is_tty() ? FT_PROGRESS_TTY : FT_PROGRESS_LINES,
+					 ft_space_candidates(sps[i], &shape, so.arch));
+			oc->sp = sps[i];
+			oc->device = so.device;
+			rc = ft_search_run(db, sps[i], &shape, &so, &oc->res, &err);
+			ft_progress_end(&prog);
+			nout++;
+			searched++;
+			if (rc) {
+				ft_search_signals(0);
+				goto fail;
+			}
 		}
 	}
-
-	ft_shape_format(&shape, shape_txt, sizeof(shape_txt));
-	/* everything a trial's verdict depends on; a change starts a new search */
-	snprintf(keytext, sizeof(keytext),
-		 "v1 space=%s tpl=%s arch=%s device=%s shape=%s dtype=%s causal=%d mode=%s timing=%s nvrtc=%s seed=%lld replay=%s",
-		 sp->hash_hex, tpl_hash, arch->name, device, shape_txt, ft_dtype_name(shape.dtype),
-		 shape.causal, timed ? "timed" : "feasibility", timing, ft_nvrtc_version(), seed,
-		 replay_db ? "yes" : "no");
-	ft_hash_hex(keytext, strlen(keytext), key);
-
-	if (ft_db_open(&s->db, ft_db_path(&o), 1, &err))
+	ft_search_signals(0);
+	if (!searched) {
+		ft_error(&err, FT_EINPUT,
+			 "fatune search: no space can run %s on %s (see above): pass --space FILE or another --arch",
+			 o.shape, arch->name);
 		goto fail;
-	run = (struct ft_run){ FATUNE_VERSION, arch->name, device, ft_nvrtc_version(), drv,
-			       sp->template_name, tpl_hash, sp->path, sp->hash_hex, key, shape,
-			       timed ? "timed" : "feasibility", ft_strategy_name(strat), seed,
-			       budget_n, timing };
-	if (ft_db_run_begin(s->db, &run, &s->run_id, &err))
-		goto fail;
-	s->search_key = key;
-	s->fresh = fresh;
-	ft_trial_init(&s->top[0]);
-	ft_trial_init(&s->top[1]);
-
-	cfg.sp = sp;
-	cfg.arch = arch;
-	cfg.shape = &shape;
-	cfg.template_hash = tpl_hash;
-	cfg.jobs = jobs ? (int)jobs : ft_ncores();
-	cfg.compile = 1;
-	cfg.worker = w;
-	cfg.replay = replay;
-	cfg.sm_count = dev.present ? dev.lim.sm_count : 0;
-	cfg.timeout_ms = (int)(timeout_s * 1000);
-	ft_job_timing_defaults(&cfg.job);
-	cfg.job.seed = (unsigned long long)seed;
-	cfg.job.tolerance = ft_tolerance(shape.dtype);
-	cfg.job.samples = (int)samples;
-	cfg.job.launches_per_sample = (int)launches;
-	cfg.job.cold = !strcmp(timing, "cold");
-	cfg.strategy = strat;
-	cfg.seed = (unsigned long long)seed;
-	cfg.budget_evals = budget_n;
-	cfg.budget_seconds = budget_s;
-	cfg.skip = on_skip;
-	cfg.emit = on_trial;
-	cfg.ctx = s;
-	{
-		struct ft_enum *e;
-		long long total = 0;
-		if (!ft_enum_open(&e, sp, &shape, arch, NULL, &err)) {
-			total = ft_enum_total(e);
-			ft_enum_close(e);
-		}
-		ft_progress_init(&s->prog, quiet ? FT_PROGRESS_QUIET
-						 : ft_stderr_is_tty() ? FT_PROGRESS_TTY : FT_PROGRESS_LINES,
-				 total);
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	rc = ft_pipeline_run(&cfg, &st, &err);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	ft_progress_end(&s->prog);
-	if (flush(s) && !rc) {
-		err = s->err;
-		rc = -1;
-	}
-	if (rc && s->err.status)
-		err = s->err;
-	bk = (struct ft_best_key){ arch->name, device, sp->template_name, shape };
-	if (timed && ft_db_best_refresh(s->db, &bk, key, rc ? NULL : &err) < 0 && !rc)
-		rc = -1;
-	ft_db_run_finish(s->db, s->run_id, rc ? (strstr(err.msg, "interrupted") ? "interrupted" : "failed") : "done",
-			 st.wall_ms / 1e3, NULL);
-	if (rc)
-		goto fail;
-	print_summary(s, &st, arch, &shape, device, timed, cfg.jobs, json);
+	if (json)
+		print_json(out, nout, arch, &shape, timed);
+	else
+		print_text(out, nout, arch, &shape, timed, so.jobs);
 	if (!timed && !quiet)
-		fprintf(stderr, "fatune: stored %lld trials (feasibility only) in '%s'; timing needs an %s device\n",
-			s->prog.done, ft_db_path(&o), arch->name);
-	status = timed && isnan(s->top[0].t_median_us) ? FT_EFAIL : FT_OK;
+		fprintf(stderr, "fatune: stored the feasibility part in '%s'; timing needs an %s device\n",
+			ft_db_path(&o), arch->name);
+	status = timed && winner(out, nout) < 0 ? FT_EFAIL : FT_OK;
 	if (status)
 		fprintf(stderr, "fatune: no candidate passed verification: nothing to export\n");
 	goto out;
 fail:
 	status = ft_report(&err);
 out:
-	ft_worker_stop(w);
+	ft_cmd_gpus_stop(&gpus);
 	ft_replay_close(replay);
-	if (s->db)
-		ft_db_close(s->db);
-	free(sp);
-	free(s);
+	if (db)
+		ft_db_close(db);
+	for (int i = 0; i < nsp; i++)
+		free(sps[i]);
+	free(out);
 	return status;
 }

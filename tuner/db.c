@@ -380,16 +380,17 @@ static const char sql_put_trial[] =
 	" smem_model, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"
 	" combine_grid_y, combine_grid_z, regs, smem_static, stack_bytes, spill_stores,"
 	" spill_loads, compile_ms, rel_err, t_median_us, t_min_us, t_p90_us, t_spread,"
-	" samples, created_at)"
+	" samples, workspace_bytes, device_index, device, created_at)"
 	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	" ?, ?, ?, ?, " NOW_SQL ")";
+	" ?, ?, ?, ?, ?, ?, ?, " NOW_SQL ")";
 
 /* Columns of a trial as ft_db_trial_latest reads them (see read_trial). */
 #define TRIAL_COLS                                                                          \
 	"config, status, reason, compile_key, smem_model, threads, grid_x, grid_y, grid_z," \
 	" combine_threads, combine_grid_x, combine_grid_y, combine_grid_z, regs,"           \
 	" smem_static, stack_bytes, spill_stores, spill_loads, compile_ms, rel_err,"        \
-	" t_median_us, t_min_us, t_p90_us, t_spread, samples"
+	" t_median_us, t_min_us, t_p90_us, t_spread, samples, workspace_bytes, device_index,"   \
+	" device"
 
 static const char sql_latest_trial[] =
 	"SELECT " TRIAL_COLS " FROM trials WHERE search_key = ? AND config = ?"
@@ -465,8 +466,10 @@ void ft_db_close(struct ft_db *db)
 static const char sql_run_begin[] =
 	"INSERT INTO runs (started_at, fatune_version, arch, device, nvrtc_version, driver_version,"
 	" template_name, template_hash, space_path, space_hash, search_key, b, h, s, d, dtype,"
-	" causal, mode, strategy, seed, budget, timing)"
-	" VALUES (" NOW_SQL ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	" causal, mode, strategy, seed, budget, timing, s_kv, h_kv, layout, space_name, family,"
+	" abi, campaign)"
+	" VALUES (" NOW_SQL ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	" ?, ?, ?, ?, ?, ?, ?)";
 
 /* Runs one bound write statement inside its own BEGIN IMMEDIATE and finalizes
  * it. *changes receives how many rows it changed and *rowid the last rowid it
@@ -527,6 +530,13 @@ int ft_db_run_begin(struct ft_db *db, const struct ft_run *r, long long *run_id,
 	ft_dbi_b_int(&b, r->seed);
 	ft_dbi_b_int(&b, r->budget);
 	ft_dbi_b_text(&b, r->timing);
+	ft_dbi_b_int(&b, r->shape.s_kv ? r->shape.s_kv : r->shape.s);
+	ft_dbi_b_int(&b, r->shape.h_kv ? r->shape.h_kv : r->shape.h);
+	ft_dbi_b_text(&b, ft_layout_name(r->shape.layout));
+	ft_dbi_b_text(&b, r->space_name ? r->space_name : r->template_name);
+	ft_dbi_b_text(&b, r->family ? r->family : "mma");
+	ft_dbi_b_int(&b, r->abi ? r->abi : 1);
+	ft_dbi_b_text(&b, r->campaign);
 	return write_one(db, st, &b, "recording the run", &changes, run_id, err);
 }
 
@@ -581,6 +591,9 @@ static void bind_trial(struct binder *b, long long run_id, const char *search_ke
 	ft_dbi_b_real(b, t->t_p90_us);
 	ft_dbi_b_real(b, t->t_spread);
 	ft_dbi_b_int(b, t->samples);
+	ft_dbi_b_count(b, t->workspace_bytes);
+	ft_dbi_b_count(b, t->device_index);
+	ft_dbi_b_text(b, t->device[0] ? t->device : NULL);
 }
 
 int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
@@ -654,6 +667,12 @@ static int read_trial(struct ft_db *db, sqlite3_stmt *st, struct ft_trial *t, st
 	t->t_p90_us = ft_dbi_c_real(st, c++);
 	t->t_spread = ft_dbi_c_real(st, c++);
 	t->samples = (int)sqlite3_column_int64(st, c++);
+	t->workspace_bytes = ft_dbi_c_count(st, c++);
+	if (t->workspace_bytes < 0)
+		t->workspace_bytes = 0;
+	t->device_index = (int)ft_dbi_c_count(st, c++);
+	snprintf(t->device, sizeof(t->device), "%s",
+		 sqlite3_column_text(st, c) ? (const char *)sqlite3_column_text(st, c) : "");
 	return 0;
 }
 

@@ -45,8 +45,12 @@ struct ft_run {
 	const char *device;		/* device name, "" when not timed on a device */
 	const char *nvrtc_version;	/* "13.0" */
 	const char *driver_version;	/* "13000", "" without a driver */
-	const char *template_name;	/* "attention" */
+	const char *template_name;	/* "attention": the template file's base name */
 	const char *template_hash;	/* hex xxh64 of the template and its includes */
+	const char *space_name;		/* the space's name: with the hash, the template's identity */
+	const char *family;		/* "mma", "wgmma" */
+	int abi;			/* the kernel ABI version its space declares */
+	const char *campaign;		/* the campaign this search belongs to, NULL: none */
 	const char *space_path;
 	const char *space_hash;		/* hex xxh64 of the space file */
 	const char *search_key;		/* hex hash of everything a trial's result depends on */
@@ -76,23 +80,29 @@ int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 int ft_db_trial_latest(struct ft_db *db, const char *search_key, const char *config,
 		       struct ft_trial *out, struct ft_err *err);
 
-/* Key of a best-config row: one per arch x device x shape x dtype x causal x template. */
+/* Key of a best-config row: one per arch x device x shape (all of it: sizes,
+ * KV length and heads, layout, dtype, causal) x space name x template hash. */
 struct ft_best_key {
 	const char *arch;
 	const char *device;		/* NULL: any device (ft_db_best_get only) */
-	const char *template_name;
+	const char *space;		/* the space's name; NULL: the winner across spaces
+					 * (ft_db_best_get only) */
 	struct ft_shape shape;
 };
 
-/* Recomputes, in one transaction, the best row for key from the latest `ok`
- * trials of search_key (lowest median time) and upserts it. No ok trial: the
- * existing best row is left alone. Returns 1 if a best row exists afterwards. */
+/* Recomputes, in one transaction, the best row of search_key's latest run
+ * (key->arch, key->device, the run's space and template hash, key->shape)
+ * from the latest `ok` trials of search_key (lowest median time) and upserts
+ * it. No ok trial: the existing best row is left alone. Returns 1 if a best
+ * row exists afterwards. */
 int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
 		       struct ft_err *err);
 
 struct ft_best {
 	char arch[16];
 	char device[128];
+	char space[FT_NAME_MAX];	/* the space's name */
+	char family[16];
 	char template_name[FT_NAME_MAX];
 	char template_hash[17];
 	char fatune_version[32];
@@ -101,13 +111,16 @@ struct ft_best {
 	char compile_key[17];		/* CUBIN cache key */
 	double t_median_us, t_min_us, rel_err;
 	long long smem_model, threads, grid[3], combine_threads, combine_grid[3];
+	long long workspace_bytes;
 	char updated_at[32];		/* UTC ISO-8601 */
 	long long run_id;
 };
 
-/* The best row for key. With key->device == NULL and rows for several devices,
- * fails with FT_EINPUT listing them ("... pass --device NAME"). 1 found, 0 none,
- * -1 error. */
+/* The best row for key. With key->space == NULL, the winner across spaces:
+ * for each space the row updated last (its current template), then the
+ * fastest of those. With key->device == NULL and rows for several devices,
+ * fails with FT_EINPUT listing them ("... pass --device NAME"). 1 found, 0
+ * none, -1 error. */
 int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_best *out,
 		   struct ft_err *err);
 
@@ -120,7 +133,8 @@ enum ft_query_what { FT_Q_BEST, FT_Q_TRIALS, FT_Q_RUNS };
 struct ft_query_filter {
 	const char *arch;		/* NULL: any */
 	const char *device;		/* NULL: any */
-	const struct ft_shape *shape;	/* NULL: any; else B, H, S, D must match */
+	const struct ft_shape *shape;	/* NULL: any; else B, H, S, D, KV length and heads,
+					 * layout must match */
 	int dtype;			/* -1 any, else enum ft_dtype */
 	int causal;			/* -1 any, 0, 1 */
 	const char *status;		/* trials only; NULL any */

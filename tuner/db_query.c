@@ -25,19 +25,26 @@ static const char sql_best_trial[] =
 	" AND u.config = t.config)"
 	" ORDER BY t.t_median_us, t.id LIMIT 1";
 
+/* The identity (space, template hash, file name, family) comes from the run
+ * that measured the trial. */
 static const char sql_best_upsert[] =
-	"INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,"
-	" compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err,"
+	"INSERT INTO best (arch, device, b, h, s, d, dtype, causal, s_kv, h_kv, layout,"
+	" space_name, template_hash, template_name, family, config,"
+	" compile_key, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err,"
 	" smem_bytes, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"
-	" combine_grid_y, combine_grid_z, run_id, trial_id, updated_at)"
-	" SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, t.config, t.compile_key, r.template_hash,"
+	" combine_grid_y, combine_grid_z, workspace_bytes, run_id, trial_id, updated_at)"
+	" SELECT ?1, ?2, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, coalesce(r.space_name,"
+	" r.template_name), coalesce(r.template_hash, ''), r.template_name, coalesce(r.family, 'mma'),"
+	" t.config, t.compile_key,"
 	" r.fatune_version, t.t_median_us, t.t_min_us, t.t_p90_us, t.rel_err, t.smem_model,"
 	" t.threads, t.grid_x, t.grid_y, t.grid_z, t.combine_threads, t.combine_grid_x,"
-	" t.combine_grid_y, t.combine_grid_z, t.run_id, t.id, " NOW_SQL
-	" FROM trials t JOIN runs r ON r.id = t.run_id WHERE t.id = ?10"
-	" ON CONFLICT (arch, device, template_name, b, h, s, d, dtype, causal) DO UPDATE SET"
+	" t.combine_grid_y, t.combine_grid_z, t.workspace_bytes, t.run_id, t.id, " NOW_SQL
+	" FROM trials t JOIN runs r ON r.id = t.run_id WHERE t.id = ?13"
+	" ON CONFLICT (arch, device, space_name, template_hash, b, h, s, d, s_kv, h_kv, layout,"
+	" dtype, causal) DO UPDATE SET"
 	" config = excluded.config, compile_key = excluded.compile_key,"
-	" template_hash = excluded.template_hash, fatune_version = excluded.fatune_version,"
+	" template_name = excluded.template_name, family = excluded.family,"
+	" workspace_bytes = excluded.workspace_bytes, fatune_version = excluded.fatune_version,"
 	" t_median_us = excluded.t_median_us, t_min_us = excluded.t_min_us,"
 	" t_p90_us = excluded.t_p90_us, rel_err = excluded.rel_err, smem_bytes = excluded.smem_bytes,"
 	" threads = excluded.threads, grid_x = excluded.grid_x, grid_y = excluded.grid_y,"
@@ -46,22 +53,29 @@ static const char sql_best_upsert[] =
 	" combine_grid_z = excluded.combine_grid_z, run_id = excluded.run_id,"
 	" trial_id = excluded.trial_id, updated_at = excluded.updated_at";
 
-static const char sql_best_exists[] =
-	"SELECT count(*) FROM best WHERE arch = ?1 AND device = ?2 AND template_name = ?3"
-	" AND b = ?4 AND h = ?5 AND s = ?6 AND d = ?7 AND dtype = ?8 AND causal = ?9";
+/* The best-row key's shape columns, ?4..?12 */
+#define SHAPE_KEY                                                                       \
+	" b = ?4 AND h = ?5 AND s = ?6 AND d = ?7 AND dtype = ?8 AND causal = ?9"       \
+	" AND s_kv = ?10 AND h_kv = ?11 AND layout = ?12"
 
-/* Binds ?1..?9 of the best-row key (device and template may be NULL). */
-static void bind_best_key(struct binder *b, const struct ft_best_key *k)
+static const char sql_best_exists[] =
+	"SELECT count(*) FROM best WHERE arch = ?1 AND device = ?2 AND space_name = ?3 AND" SHAPE_KEY;
+
+/* Binds ?1..?12 of the best-row key (device and space may be NULL). */
+static void bind_best_key(struct binder *b, const struct ft_best_key *k, const char *space)
 {
 	ft_dbi_b_text(b, k->arch);
 	ft_dbi_b_text(b, k->device);
-	ft_dbi_b_text(b, k->template_name);
+	ft_dbi_b_text(b, space);
 	ft_dbi_b_int(b, k->shape.b);
 	ft_dbi_b_int(b, k->shape.h);
 	ft_dbi_b_int(b, k->shape.s);
 	ft_dbi_b_int(b, k->shape.d);
 	ft_dbi_b_text(b, ft_dtype_name(k->shape.dtype));
 	ft_dbi_b_int(b, k->shape.causal != 0);
+	ft_dbi_b_int(b, k->shape.s_kv ? k->shape.s_kv : k->shape.s);
+	ft_dbi_b_int(b, k->shape.h_kv ? k->shape.h_kv : k->shape.h);
+	ft_dbi_b_text(b, ft_layout_name(k->shape.layout));
 }
 
 /* Steps st (bound by the caller) to its single-integer row; *out = -1 for none. */
@@ -87,9 +101,9 @@ int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const ch
 	long long trial_id = -1, n = 0;
 	int rc;
 
-	if (!key->arch || !key->device || !key->template_name || !search_key)
+	if (!key->arch || !key->device || !key->space || !search_key)
 		return ft_error(err, FT_EFAIL,
-				"best-config refresh needs arch, device, template and search key: this is a fatune bug");
+				"best-config refresh needs arch, device, space and search key: this is a fatune bug");
 	if (ft_dbi_prep(db, sql_best_trial, 0, &sel, "preparing the best-trial selection", err) ||
 	    ft_dbi_prep(db, sql_best_upsert, 0, &up, "preparing the best-row update", err) ||
 	    ft_dbi_prep(db, sql_best_exists, 0, &ex, "preparing the best-row check", err) || ft_dbi_begin(db, err))
@@ -100,7 +114,7 @@ int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const ch
 		goto fail;
 	if (trial_id >= 0) {
 		b = (struct binder){ up, 0, SQLITE_OK };
-		bind_best_key(&b, key);
+		bind_best_key(&b, key, NULL); /* ?3 unused: the run names the space */
 		ft_dbi_b_int(&b, trial_id);
 		if (ft_dbi_b_done(db, &b, "updating the best config", err))
 			goto fail;
@@ -111,7 +125,7 @@ int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const ch
 		}
 	}
 	b = (struct binder){ ex, 0, SQLITE_OK };
-	bind_best_key(&b, key);
+	bind_best_key(&b, key, key->space);
 	if (step_int(db, ex, &b, &n, "checking the best config", err) || ft_dbi_commit(db, err))
 		goto fail;
 	sqlite3_finalize(sel);
@@ -127,14 +141,21 @@ fail:
 	return -1;
 }
 
+/* The current row of each space (updated last: the template it runs now),
+ * fastest first per device; with ?3 one space only. */
 static const char sql_best_get[] =
 	"SELECT arch, device, template_name, template_hash, fatune_version, b, h, s, d, dtype,"
 	" causal, config, compile_key, t_median_us, t_min_us, rel_err, smem_bytes, threads,"
 	" grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y,"
-	" combine_grid_z, updated_at, run_id FROM best"
-	" WHERE arch = ?1 AND (?2 IS NULL OR device = ?2) AND (?3 IS NULL OR template_name = ?3)"
-	" AND b = ?4 AND h = ?5 AND s = ?6 AND d = ?7 AND dtype = ?8 AND causal = ?9"
-	" ORDER BY device, template_name";
+	" combine_grid_z, updated_at, run_id, space_name, family, s_kv, h_kv, layout,"
+	" workspace_bytes FROM best x"
+	" WHERE arch = ?1 AND (?2 IS NULL OR device = ?2) AND (?3 IS NULL OR space_name = ?3) AND"
+	SHAPE_KEY
+	" AND x.id = (SELECT y.id FROM best y WHERE y.arch = x.arch AND y.device = x.device"
+	" AND y.space_name = x.space_name AND y.b = x.b AND y.h = x.h AND y.s = x.s AND y.d = x.d"
+	" AND y.dtype = x.dtype AND y.causal = x.causal AND y.s_kv = x.s_kv AND y.h_kv = x.h_kv"
+	" AND y.layout = x.layout ORDER BY y.updated_at DESC, y.id DESC LIMIT 1)"
+	" ORDER BY device, t_median_us IS NULL, t_median_us, space_name";
 
 static int read_best(struct ft_db *db, sqlite3_stmt *st, struct ft_best *o, struct ft_err *err)
 {
@@ -171,6 +192,17 @@ static int read_best(struct ft_db *db, sqlite3_stmt *st, struct ft_best *o, stru
 	for (int i = 0; i < 3; i++)
 		o->combine_grid[i] = ft_dbi_c_count(st, c++);
 	o->run_id = ft_dbi_c_count(st, 26);
+	if (ft_dbi_c_text(st, 27, o->space, sizeof(o->space), err) ||
+	    ft_dbi_c_text(st, 28, o->family, sizeof(o->family), err))
+		return -1;
+	o->shape.s_kv = sqlite3_column_int(st, 29);
+	o->shape.h_kv = sqlite3_column_int(st, 30);
+	if (ft_layout_parse((const char *)sqlite3_column_text(st, 31), &o->shape.layout, &ignored))
+		return ft_error(err, FT_EFAIL, "best row in '%s' has an unknown layout: the file was edited by hand",
+				db->path);
+	o->workspace_bytes = ft_dbi_c_count(st, 32);
+	if (o->workspace_bytes < 0)
+		o->workspace_bytes = 0;
 	return 0;
 }
 
@@ -180,26 +212,29 @@ int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_be
 	sqlite3_stmt *st;
 	struct binder b;
 	struct ft_best other;
-	char shape[FT_SHAPE_TEXT_MAX], names[256];
-	int rc, n = 0, ret = -1, differ_in_device = 0;
+	char shape[FT_SHAPE_TEXT_MAX], names[256], last[sizeof(out->device)] = "";
+	int rc, n = 0, ret = -1;
 	size_t len = 0;
 
 	if (ft_dbi_prep(db, sql_best_get, 0, &st, "preparing the best-config lookup", err))
 		return -1;
 	b = (struct binder){ st, 0, SQLITE_OK };
-	bind_best_key(&b, key);
+	bind_best_key(&b, key, key->space);
 	if (ft_dbi_b_done(db, &b, "looking up the best config", err))
 		goto out;
-	/* the first row goes to out, later ones (ambiguity) only into the list */
+	/* the first row goes to out (the fastest of its device); a row of another
+	 * device is an ambiguity, listed */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ft_best *r = n ? &other : out;
 
 		if (read_best(db, st, r, err))
 			goto out;
-		differ_in_device |= strcmp(r->device, out->device) != 0;
+		if (n && !strcmp(r->device, last))
+			continue; /* a slower space of a device already listed */
+		snprintf(last, sizeof(last), "%s", r->device);
 		if (len < sizeof(names))
-			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s'%s' (%s)", n ? ", " : "",
-						r->device, r->template_name);
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s'%s'", n ? ", " : "",
+						r->device);
 		n++;
 	}
 	if (rc != SQLITE_DONE) {
@@ -207,10 +242,9 @@ int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_be
 		goto out;
 	}
 	if (n > 1) {
-		ft_error(err, FT_EINPUT, "%d best configs for %s %s %s%s: %s: pass %s", n, key->arch,
-			 ft_shape_format(&key->shape, shape, sizeof(shape)), ft_dtype_name(key->shape.dtype),
-			 key->shape.causal ? " causal" : "", names,
-			 differ_in_device ? "--device NAME" : "--template NAME");
+		ft_error(err, FT_EINPUT, "best configs for %s %s %s%s on %d devices: %s: pass --device NAME",
+			 key->arch, ft_shape_format(&key->shape, shape, sizeof(shape)),
+			 ft_dtype_name(key->shape.dtype), key->shape.causal ? " causal" : "", n, names);
 		goto out;
 	}
 	ret = n;
@@ -222,27 +256,39 @@ out:
 /* ---- queries ----------------------------------------------------------- */
 
 /* The filters every listing shares: ?1 arch, ?2 device, ?3..?6 shape, ?7 dtype,
- * ?8 causal (all NULL for "any"); P is the table holding them. */
+ * ?8 causal, ?12..?14 KV length, KV heads, layout (all NULL for "any"); P is
+ * the table holding them. */
 #define FILTERS(P)                                                                      \
 	" WHERE (?1 IS NULL OR " P "arch = ?1) AND (?2 IS NULL OR " P "device = ?2)"    \
-	" AND (?3 IS NULL OR (" P "b = ?3 AND " P "h = ?4 AND " P "s = ?5 AND " P "d = ?6))" \
+	" AND (?3 IS NULL OR (" P "b = ?3 AND " P "h = ?4 AND " P "s = ?5 AND " P "d = ?6" \
+	" AND coalesce(" P "s_kv, " P "s) = ?12 AND coalesce(" P "h_kv, " P "h) = ?13"     \
+	" AND coalesce(" P "layout, 'bhsd') = ?14))"                                        \
 	" AND (?7 IS NULL OR " P "dtype = ?7) AND (?8 IS NULL OR " P "causal = ?8)"
-#define SHAPE(P) P "b || 'x' || " P "h || 'x' || " P "s || 'x' || " P "d AS shape"
+/* the canonical shape text of shape.h */
+#define SHAPE(P)                                                                        \
+	P "b || 'x' || " P "h || 'x' || " P "s || 'x' || " P "d"                         \
+	" || CASE WHEN coalesce(" P "h_kv, " P "h) != " P "h THEN ',kv_heads=' || " P "h_kv ELSE '' END" \
+	" || CASE WHEN coalesce(" P "s_kv, " P "s) != " P "s THEN ',kv_len=' || " P "s_kv ELSE '' END" \
+	" || CASE WHEN coalesce(" P "layout, 'bhsd') != 'bhsd' THEN ',layout=' || " P "layout ELSE '' END" \
+	" AS shape"
 
 /* Column names are public (db/README.md): add columns, never rename them. */
 static const char sql_q_best[] =
 	"SELECT arch, device, template_name AS template, " SHAPE("") ", dtype, causal, config,"
 	" t_median_us, t_min_us, t_p90_us, rel_err, threads, grid_x, grid_y, grid_z,"
 	" combine_threads, combine_grid_x, combine_grid_y, combine_grid_z, smem_bytes,"
-	" compile_key, template_hash, fatune_version, run_id, trial_id, updated_at FROM best"
-	FILTERS("") " ORDER BY arch, b, h, s, d, dtype, causal, device, template_name LIMIT ?11";
+	" compile_key, template_hash, fatune_version, run_id, trial_id, updated_at, space_name AS space,"
+	" family, b, h, s, d, s_kv, h_kv, layout, workspace_bytes FROM best"
+	FILTERS("") " ORDER BY arch, b, h, s, d, s_kv, h_kv, layout, dtype, causal, device,"
+	" t_median_us IS NULL, t_median_us, space_name LIMIT ?11";
 
 static const char sql_q_trials[] =
 	"SELECT t.id, t.run_id, r.arch, r.device, r.template_name AS template, " SHAPE("r.") ","
 	" r.dtype, r.causal, t.config, t.status, t.reason, t.regs, t.smem_static, t.smem_model,"
 	" t.stack_bytes, t.spill_stores, t.spill_loads, t.threads, t.compile_ms, t.rel_err,"
 	" t.t_median_us, t.t_min_us, t.t_p90_us, t.t_spread, t.samples, t.compile_key,"
-	" t.created_at FROM trials t JOIN runs r ON r.id = t.run_id" FILTERS("r.")
+	" t.created_at, r.space_name AS space, r.family, t.device_index, t.device AS trial_device,"
+	" t.workspace_bytes FROM trials t JOIN runs r ON r.id = t.run_id" FILTERS("r.")
 	" AND (?9 IS NULL OR t.status = ?9) AND (?10 IS NULL OR t.run_id = ?10)"
 	" ORDER BY t.run_id, t.t_median_us IS NULL, t.t_median_us, t.id LIMIT ?11";
 
@@ -254,7 +300,8 @@ static const char sql_q_runs[] =
 	" (SELECT count(*) FROM trials t WHERE t.run_id = r.id AND t.status = 'ok') AS ok,"
 	" (SELECT min(t.t_median_us) FROM trials t WHERE t.run_id = r.id AND t.status = 'ok')"
 	" AS best_us, r.fatune_version, r.nvrtc_version, r.driver_version, r.template_hash,"
-	" r.space_path, r.space_hash, r.search_key FROM runs r" FILTERS("r.")
+	" r.space_path, r.space_hash, r.search_key, r.space_name AS space, r.family, r.abi,"
+	" r.campaign FROM runs r" FILTERS("r.")
 	" AND ?9 IS NULL AND ?10 IS NULL ORDER BY r.id LIMIT ?11";
 
 int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
@@ -300,6 +347,14 @@ int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query
 	else
 		ft_dbi_b_int(&b, f->run_id);
 	ft_dbi_b_int(&b, f->limit < 0 ? -1 : f->limit);	/* LIMIT -1: no limit */
+	if (f->shape) {
+		ft_dbi_b_int(&b, f->shape->s_kv ? f->shape->s_kv : f->shape->s);
+		ft_dbi_b_int(&b, f->shape->h_kv ? f->shape->h_kv : f->shape->h);
+		ft_dbi_b_text(&b, ft_layout_name(f->shape->layout));
+	} else {
+		for (int i = 0; i < 3; i++)
+			ft_dbi_b_text(&b, NULL);
+	}
 	if (ft_dbi_b_done(db, &b, "binding the query", err))
 		goto out;
 	for (int i = 0; i < ncols; i++)

@@ -798,7 +798,7 @@ int ft_eval_selftest(FILE *out, const char *reference_path)
 	struct ft_err err = { 0 };
 	int driver = 0, failed = 0;
 
-	if (ft_gpu_open(&gpu, &lim, &driver, &err)) {
+	if (ft_gpu_open(&gpu, -1, &lim, &driver, &err)) {
 		fprintf(out, "selftest skipped: %s\n", err.msg);
 		return 77;
 	}

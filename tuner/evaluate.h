@@ -90,10 +90,11 @@ int ft_eval_selftest(FILE *out, const char *reference_path);
 
 /* What a worker process does with the messages ft_worker_serve reads. */
 struct ft_worker_backend {
-	/* Called once with the reference path the parent sent. Fills *info (also
+	/* Called once with the reference path and GPU ordinal (-1: default) the
+	 * parent sent. Fills *info (also
 	 * when there is no GPU: present = 0 and why_not). Returns -1 with err for
 	 * a fatal setup error, which the parent's ft_worker_start reports. */
-	int (*open)(void *ctx, const char *reference_path, struct ft_device_info *info,
+	int (*open)(void *ctx, const char *reference_path, int device, struct ft_device_info *info,
 		    struct ft_err *err);
 	/* Optional: runs before the job's watchdog starts (the reference).
 	 * 0: go on to run; 1: answer *res and exit; 2: answer *res, skip run. */

@@ -146,11 +146,14 @@ int ft_export_header(FILE *out, const struct ft_best *b, enum ft_export_style st
 	fprintf(out, "/*\n * Tuned by fatune %s for %s on %s.\n",
 		comment_safe(b->fatune_version, s2, sizeof(s2)), comment_safe(b->arch, s3, sizeof(s3)),
 		b->device[0] ? comment_safe(b->device, s4, sizeof(s4)) : "no named device");
-	fprintf(out, " *   shape (BxHxSxD)  %s\n", shape);
+	fprintf(out, " *   shape            %s\n", shape);
 	fprintf(out, " *   dtype            %s\n", dtype);
 	fprintf(out, " *   causal           %s\n", b->shape.causal ? "yes" : "no");
 	fprintf(out, " *   template         %s (xxh64 %s)\n", comment_safe(b->template_name, s2, sizeof(s2)),
 		b->template_hash[0] ? comment_safe(b->template_hash, s3, sizeof(s3)) : "unknown");
+	fprintf(out, " *   space            %s (family %s)\n",
+		b->space[0] ? comment_safe(b->space, s2, sizeof(s2)) : "unknown",
+		b->family[0] ? comment_safe(b->family, s3, sizeof(s3)) : "mma");
 	if (isfinite(b->t_median_us) && isfinite(b->t_min_us))
 		fprintf(out, " *   median latency   %.2f us (min %.2f us)\n", b->t_median_us, b->t_min_us);
 	else

@@ -134,14 +134,22 @@ static int resolve(struct ft_gpu *g, struct ft_err *err)
 	return 0;
 }
 
-/* The device ordinal from $FATUNE_DEVICE (default 0). */
-static int pick_device(int count, int *ordinal, struct ft_err *err)
+/* The device ordinal: want when >= 0, else $FATUNE_DEVICE (default 0). */
+static int pick_device(int count, int want, int *ordinal, struct ft_err *err)
 {
 	const char *env = getenv("FATUNE_DEVICE");
 	char *end;
 	long v;
 
 	*ordinal = 0;
+	if (want >= 0) {
+		if (want >= count)
+			return ft_error(err, FT_EINPUT,
+					"no GPU %d here: the driver reports %d (ordinals 0 to %d)", want,
+					count, count - 1);
+		*ordinal = want;
+		return 0;
+	}
 	if (env && *env) {
 		errno = 0;
 		v = strtol(env, &end, 10);
@@ -211,8 +219,8 @@ static int read_limits(struct ft_gpu *g, struct ft_device_limits *lim, struct ft
 	return 0;
 }
 
-int ft_gpu_open(struct ft_gpu **out, struct ft_device_limits *lim, int *driver_version,
-		struct ft_err *err)
+int ft_gpu_open(struct ft_gpu **out, int ordinal, struct ft_device_limits *lim,
+		int *driver_version, struct ft_err *err)
 {
 	struct ft_gpu *g;
 	const char *why;
@@ -254,8 +262,10 @@ int ft_gpu_open(struct ft_gpu **out, struct ft_device_limits *lim, int *driver_v
 		ft_error(err, FT_EFAIL, "no CUDA device (the driver reports 0 devices)");
 		goto fail;
 	}
-	if (pick_device(count, &g->ordinal, err))
+	if (pick_device(count, ordinal, &g->ordinal, err))
 		goto fail;
+	lim->ordinal = g->ordinal;
+	lim->device_count = count;
 	r = g->cu.cuDeviceGet(&g->dev, g->ordinal);
 	if (r != CUDA_SUCCESS) {
 		cu_fail(g, err, r, "cuDeviceGet", "FATUNE_DEVICE", "check FATUNE_DEVICE");

@@ -32,14 +32,14 @@ struct ft_gpu_module;	/* a loaded CUBIN (CUmodule) */
 struct ft_gpu_func;	/* a kernel in a module (CUfunction) */
 struct ft_gpu_graph;	/* an instantiated CUDA graph (CUgraphExec) */
 
-/* Loads the driver, cuInit, picks device 0 (or $FATUNE_DEVICE), retains its
- * primary context and creates the stream and events. Fills *lim (name, cc,
- * limits, L2 size) and *driver_version. On failure returns -1 and err says why
+/* Loads the driver, cuInit, picks device `ordinal` (< 0: $FATUNE_DEVICE, else
+ * 0), retains its primary context and creates the stream and events. Fills
+ * *lim (name, cc, limits, L2 size, ordinal, device count) and *driver_version. On failure returns -1 and err says why
  * in a form fit for struct ft_device_info.why_not: "no NVIDIA driver
  * (libcuda.so.1: cannot open shared object file: ...)", "no CUDA device
  * (cuInit: CUDA_ERROR_NO_DEVICE ...)", ... */
-int ft_gpu_open(struct ft_gpu **out, struct ft_device_limits *lim, int *driver_version,
-		struct ft_err *err);
+int ft_gpu_open(struct ft_gpu **out, int ordinal, struct ft_device_limits *lim,
+		int *driver_version, struct ft_err *err);
 
 /* Releases everything ft_gpu_open took (g may be NULL). Safe after a lost
  * context: teardown errors are ignored. */

@@ -269,7 +269,7 @@ static void compile_one(struct run *r, struct item *it)
 /* Sends a compiled (or failed) item on: to the GPU thread or back to main. */
 static void route(struct run *r, struct item *it)
 {
-	if (it->t.status == FT_ST_COMPILED && (r->cfg->worker || r->cfg->replay))
+	if (it->t.status == FT_ST_COMPILED && (r->cfg->nworkers > 0 || r->cfg->replay))
 		q_push(&r->eval_q, it);
 	else
 		q_push(&r->done_q, it);
@@ -368,7 +368,7 @@ static void *compile_thread(void *arg)
 	return NULL;
 }
 
-static void evaluate_one(struct run *r, struct item *it)
+static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_job job = cfg->job;
@@ -405,9 +405,11 @@ static void evaluate_one(struct run *r, struct item *it)
 		atomic_fetch_add(&r->evaluated, 1);
 		return;
 	}
-	if (ft_worker_run(cfg->worker, &job, cfg->timeout_ms, &res, &err))
+	if (ft_worker_run(w, &job, cfg->timeout_ms, &res, &err))
 		goto fatal;
 	atomic_fetch_add(&r->evaluated, 1);
+	it->t.device_index = ft_worker_info(w)->lim.ordinal;
+	snprintf(it->t.device, sizeof(it->t.device), "%s", ft_worker_info(w)->lim.name);
 	it->t.status = res.status;
 	snprintf(it->t.reason, sizeof(it->t.reason), "%s", res.reason);
 	it->t.rel_err = res.rel_err;
@@ -429,17 +431,22 @@ fatal:
 	it->dropped = 1;
 }
 
+struct eval_arg {
+	struct run *r;
+	struct ft_worker *w;	/* NULL with replay */
+};
+
 static void *eval_thread(void *arg)
 {
-	struct run *r = arg;
+	struct eval_arg *a = arg;
 	struct item *it;
 
-	while ((it = q_pop(&r->eval_q, 1))) {
-		if (should_drop(r))
+	while ((it = q_pop(&a->r->eval_q, 1))) {
+		if (should_drop(a->r))
 			it->dropped = 1;
 		else
-			evaluate_one(r, it);
-		q_push(&r->done_q, it);
+			evaluate_one(a->r, a->w, it);
+		q_push(&a->r->done_q, it);
 	}
 	return NULL;
 }
@@ -478,8 +485,10 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	struct run r;
 	struct ft_enum *e = NULL;
 	struct ft_candidate c;
-	pthread_t threads[64], ev;
+	pthread_t threads[64], ev[FT_MAX_WORKERS];
+	struct eval_arg eargs[FT_MAX_WORKERS];
 	int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs > 64 ? 64 : cfg->jobs;
+	int nev = cfg->nworkers > 0 ? (cfg->nworkers < FT_MAX_WORKERS ? cfg->nworkers : FT_MAX_WORKERS) : 1;
 	int ret = -1, rc, stream = cfg->strategy == FT_STRATEGY_EXHAUSTIVE;
 	struct item **held = NULL;
 	long long nheld = 0, capheld = 0, received = 0, sent = 0;
@@ -507,13 +516,18 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 			nthreads = i;
 			break;
 		}
-	if (nthreads == 0 || pthread_create(&ev, NULL, eval_thread, &r)) {
-		ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
-		q_close(&r.compile_q);
-		q_close(&r.eval_q);
-		for (int i = 0; i < nthreads; i++)
-			pthread_join(threads[i], NULL);
-		goto out_nothreads;
+	for (int i = 0; i < nev; i++) {
+		eargs[i] = (struct eval_arg){ &r, cfg->nworkers > 0 ? cfg->workers[i] : NULL };
+		if (nthreads == 0 || pthread_create(&ev[i], NULL, eval_thread, &eargs[i])) {
+			ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
+			q_close(&r.compile_q);
+			q_close(&r.eval_q);
+			for (int j = 0; j < nthreads; j++)
+				pthread_join(threads[j], NULL);
+			for (int j = 0; j < i; j++)
+				pthread_join(ev[j], NULL);
+			goto out_nothreads;
+		}
 	}
 
 	while ((rc = ft_enum_next(e, &c, err)) == 1) {
@@ -588,7 +602,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		if (ts && r.guide) {
 			/* feedback: keep a few candidates in flight (enough to overlap
 			 * compiling with the GPU), choose each next one from the results */
-			long long window = nthreads + 2, pick = 0;
+			long long window = nthreads + 2 * nev, pick = 0;
 			struct item **by_rank = malloc((nheld ? nheld : 1) * sizeof(*by_rank));
 			if (!by_rank)
 				rc = ft_error(err, FT_EFAIL, "out of memory");
@@ -630,7 +644,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		drain(&r, &received, 1);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
-	pthread_join(ev, NULL);
+	for (int i = 0; i < nev; i++)
+		pthread_join(ev[i], NULL);
 	drain(&r, &received, 0);
 	st->selected = sent;
 	if (rc < 0)

@@ -2,8 +2,9 @@
  *
  * The main thread enumerates the space and applies the model check (cheap);
  * `jobs` compile threads take feasible candidates, hit the CUBIN cache or run
- * NVRTC, and apply the compiled check; one evaluation thread feeds compiled
- * candidates to the GPU worker while the next ones compile. Every candidate,
+ * NVRTC, and apply the compiled check; one evaluation thread per GPU worker
+ * feeds it compiled candidates while the next ones compile (several GPUs
+ * share one compile pool and take candidates as they come free). Every candidate,
  * whatever becomes of it, comes back to the main thread as a finished trial
  * through cfg->emit, in completion order, so the caller (search, check, bench)
  * stores and reports from one thread.
@@ -36,8 +37,11 @@ struct ft_pipeline_cfg {
 	int jobs;			/* compile threads, >= 1 */
 	int compile;			/* 0: stop after the model check (check without --compile) */
 
-	struct ft_worker *worker;	/* NULL: no GPU evaluation (status compiled) */
-	struct ft_replay *replay;	/* non-NULL: recorded results instead of worker */
+	struct ft_worker **workers;	/* one per GPU, each fed by its own evaluation
+					 * thread; nworkers 0: no GPU evaluation (status
+					 * compiled) */
+	int nworkers;
+	struct ft_replay *replay;	/* non-NULL: recorded results instead of workers */
 	int sm_count;			/* SMs of the target device (model strategy), 0 unknown */
 	struct ft_job job;		/* template for every job: seed, tolerance, timing knobs */
 	int timeout_ms;			/* watchdog per job */

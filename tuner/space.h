@@ -170,6 +170,10 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
  * failed_constraint set and formulas possibly 0. */
 int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
 
+/* Size of sp's cartesian product: the candidates a search of it goes through. */
+long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *shape,
+			      const struct ft_arch *arch);
+
 /* Size of the cartesian product (1 for a fixed enumeration). */
 long long ft_enum_total(const struct ft_enum *e);
 

@@ -51,6 +51,8 @@ struct ft_trial {
 	struct ft_resources res;	/* main kernel, after compiling */
 	double compile_ms;		/* NAN if not compiled here (0 on a cache hit) */
 
+	int device_index;		/* the GPU that ran it, -1 if none */
+	char device[96];		/* its name, "" if none */
 	double rel_err;			/* relative L2 error vs reference, NAN if not run */
 	double t_median_us;		/* per call, NAN if not timed */
 	double t_min_us;

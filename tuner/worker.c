@@ -55,6 +55,7 @@ struct msg_hdr {
 
 struct msg_init {
 	char reference_path[FT_PATH_MAX];
+	int device;		/* GPU ordinal; -1: $FATUNE_DEVICE or 0 */
 };
 
 struct msg_hello {
@@ -86,6 +87,7 @@ struct ft_worker {
 	pid_t pid;			/* 0: no live worker */
 	int to_child, from_child;	/* pipe ends, -1 when closed */
 	char reference_path[FT_PATH_MAX];
+	int device;			/* GPU ordinal asked for, -1: default */
 	int start_timeout_ms;
 	int proto_errors;		/* protocol breaks in a row */
 	struct ft_device_info info;	/* from the last hello */
@@ -363,6 +365,7 @@ static int start(struct ft_worker *w, struct ft_err *err)
 	deadline = now_ms() + w->start_timeout_ms;
 	memset(&init, 0, sizeof(init));
 	snprintf(init.reference_path, sizeof(init.reference_path), "%s", w->reference_path);
+	init.device = w->device;
 	r = send_msg(w->to_child, MSG_INIT, &init, sizeof(init), deadline);
 	if (r == IO_OK)
 		r = recv_msg(w->from_child, &type, &hello, sizeof(hello), deadline, why, sizeof(why));
@@ -405,8 +408,8 @@ static int start(struct ft_worker *w, struct ft_err *err)
 	return 0;
 }
 
-int ft_worker_start(struct ft_worker **out, const char *reference_path, int start_timeout_ms,
-		    struct ft_device_info *info, struct ft_err *err)
+int ft_worker_start(struct ft_worker **out, const char *reference_path, int device,
+		    int start_timeout_ms, struct ft_device_info *info, struct ft_err *err)
 {
 	struct ft_worker *w;
 
@@ -422,6 +425,7 @@ int ft_worker_start(struct ft_worker **out, const char *reference_path, int star
 		return ft_error(err, FT_EFAIL, "out of memory starting the worker");
 	w->to_child = w->from_child = -1;
 	w->start_timeout_ms = start_timeout_ms;
+	w->device = device;
 	snprintf(w->reference_path, sizeof(w->reference_path), "%s", reference_path);
 	if (start(w, err)) {
 		free(w);
@@ -430,6 +434,11 @@ int ft_worker_start(struct ft_worker **out, const char *reference_path, int star
 	*info = w->info;
 	*out = w;
 	return 0;
+}
+
+const struct ft_device_info *ft_worker_info(const struct ft_worker *w)
+{
+	return &w->info;
 }
 
 /* The worker ended mid-job: a crashed verdict saying how. */
@@ -570,7 +579,7 @@ int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 		return 1;
 	init.reference_path[sizeof(init.reference_path) - 1] = '\0';
 	memset(&hello, 0, sizeof(hello));
-	rc = be->open(be->ctx, init.reference_path, &hello.info, &err);
+	rc = be->open(be->ctx, init.reference_path, init.device, &hello.info, &err);
 	if (rc) {
 		hello.fatal = 1;
 		snprintf(hello.msg, sizeof(hello.msg), "%s", err.msg);
@@ -621,13 +630,13 @@ struct gpu_backend {
 	struct ft_eval *ev;
 };
 
-static int gpu_open(void *ctx, const char *reference_path, struct ft_device_info *info,
-		    struct ft_err *err)
+static int gpu_open(void *ctx, const char *reference_path, int device,
+		    struct ft_device_info *info, struct ft_err *err)
 {
 	struct gpu_backend *b = ctx;
 	struct ft_err why = { 0 };
 
-	if (ft_gpu_open(&b->gpu, &info->lim, &info->driver_version, &why)) {
+	if (ft_gpu_open(&b->gpu, device, &info->lim, &info->driver_version, &why)) {
 		info->present = 0;
 		snprintf(info->why_not, sizeof(info->why_not), "%s", why.msg);
 		return 0;

@@ -62,12 +62,13 @@ struct ft_job_result {
 
 struct ft_worker;
 
-/* Spawns a worker and waits (up to start_timeout_ms) for its hello. Succeeds
- * also when there is no GPU: *info then says why (present == 0) and the worker
- * has exited. reference_path is kernel_templates/reference.cu, compiled by the
- * worker with NVRTC for its device. */
-int ft_worker_start(struct ft_worker **out, const char *reference_path, int start_timeout_ms,
-		    struct ft_device_info *info, struct ft_err *err);
+/* Spawns a worker for GPU `device` (its ordinal; -1: $FATUNE_DEVICE or 0) and
+ * waits (up to start_timeout_ms) for its hello. Succeeds also when there is no
+ * GPU: *info then says why (present == 0) and the worker has exited.
+ * reference_path is kernel_templates/reference.cu, compiled by the worker
+ * with NVRTC for its device. */
+int ft_worker_start(struct ft_worker **out, const char *reference_path, int device,
+		    int start_timeout_ms, struct ft_device_info *info, struct ft_err *err);
 
 /* Runs one job with a watchdog of timeout_ms. Returns 0 when *res holds a
  * verdict, including crashed and timeout (a fresh worker is started for the
@@ -75,6 +76,12 @@ int ft_worker_start(struct ft_worker **out, const char *reference_path, int star
  * broken twice in a row, the fresh worker cannot start). */
 int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 		  struct ft_job_result *res, struct ft_err *err);
+
+/* What the worker found at its last start (device name, ordinal, limits). */
+const struct ft_device_info *ft_worker_info(const struct ft_worker *w);
+
+/* Most GPU workers one pipeline drives (one per GPU of a host). */
+#define FT_MAX_WORKERS 16
 
 /* Asks the worker to exit (kills it after a grace period) and frees w. */
 void ft_worker_stop(struct ft_worker *w);

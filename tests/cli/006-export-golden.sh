@@ -2,10 +2,12 @@
 . "$FT_TEST_LIB"
 # make a database with fatune itself, then put a best row in by hand (as a GPU search would)
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
-sql "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d,
+  s_kv, h_kv, layout, dtype, causal, config,
   compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err, smem_bytes,
   threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
-  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 1, 8, 512, 64, 'fp16', 0,
+  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
+  512, 8, 'bhsd', 'fp16', 0,
   'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,NUM_SPLITS=2', '0123456789abcdef',
   'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
   '2026-11-22T02:00:00Z')"
@@ -16,13 +18,36 @@ run export --arch sm_89 --shape 1x8x512x64 --style c
 expect_rc 0
 diff -u "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config_c.h" "$T/out" || fail "C-style header differs from the golden file"
 # a second device of the same arch: export must ask which
-sql "$FATUNE_DB" "INSERT INTO best (arch, device, template_name, b, h, s, d, dtype, causal, config,
-  fatune_version, updated_at) SELECT arch, 'NVIDIA RTX 4090', template_name, b, h, s, d, dtype, causal,
-  config, fatune_version, updated_at FROM best"
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, b, h, s,
+  d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, updated_at) SELECT arch,
+  'NVIDIA RTX 4090', space_name, template_hash, template_name, b, h, s, d, s_kv, h_kv, layout, dtype,
+  causal, config, fatune_version, updated_at FROM best"
 run export --arch sm_89 --shape 1x8x512x64 -o "$T/other.h"
 expect_bad_input "--device"
 [ ! -e "$T/other.h" ] || fail "an ambiguous export wrote a file"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
 diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null || fail "--device picked the wrong row"
+# a second space over another template for the same shape: the faster one is exported, and
+# --space picks a space's own best
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
+  h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
+  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '1111222233334444', 'fault', 'mma', 1, 8, 512, 64,
+  512, 8, 'bhsd', 'fp16', 0, 'FAULT=0', '0.1.0', 4.50, 4.40, '2026-11-22T03:00:00Z')"
+run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
+expect_rc 0
+grep -q "constexpr int FAULT = 0;" "$T/out" || fail "the faster space's config was not exported"
+grep -q "space            fault (family mma)" "$T/out" || fail "the header does not name the winning space"
+run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4" --space "$FATUNE_SOURCE_DIR/search_spaces/attention.yaml"
+expect_rc 0
+diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null || fail "--space did not pick that space's best"
+# the same space name with a newer template hash replaces the old one (its current template)
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
+  h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
+  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '5555666677778888', 'fault', 'mma', 1, 8, 512, 64,
+  512, 8, 'bhsd', 'fp16', 0, 'FAULT=1', '0.1.0', 9.50, 9.40, '2026-11-22T04:00:00Z')"
+run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
+expect_rc 0
+diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null ||
+	fail "an outdated template's row still won over the current templates"
 echo "ok"

@@ -1,7 +1,7 @@
 # 013-interrupt: Ctrl-C (SIGINT) during a search stops it cleanly: what finished is stored, the run is
 # marked interrupted, exit 1, and the same search resumes where it stopped.
 . "$FT_TEST_LIB"
-S="--arch sm_90 --shape 1x8x512x64 --jobs 1"
+S="--arch sm_90 --shape 1x8x512x64 --jobs 1 --space $FATUNE_SOURCE_DIR/search_spaces/attention.yaml"
 "$FATUNE" search $S >"$T/first.out" 2>"$T/first.err" &
 pid=$!
 # wait until some candidates are stored (NVRTC takes ~0.25 s each on one thread)

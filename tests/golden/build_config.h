@@ -4,10 +4,11 @@
 
 /*
  * Tuned by fatune 0.1.0 for sm_90 on NVIDIA H200.
- *   shape (BxHxSxD)  1x8x512x64
+ *   shape            1x8x512x64
  *   dtype            fp16
  *   causal           no
  *   template         attention (xxh64 9f2c4e1a7b3d5f60)
+ *   space            attention (family mma)
  *   median latency   9.88 us (min 9.50 us)
  *   relative error   3.05e-04
  *   measured         2026-11-20T10:00:00Z

@@ -4,10 +4,11 @@
 
 /*
  * Tuned by fatune 0.1.0 for sm_89 on NVIDIA L4.
- *   shape (BxHxSxD)  1x8x512x64
+ *   shape            1x8x512x64
  *   dtype            fp16
  *   causal           no
  *   template         attention (xxh64 fedcba9876543210)
+ *   space            attention (family mma)
  *   median latency   5.93 us (min 5.81 us)
  *   relative error   3.10e-04
  *   measured         2026-11-22T02:00:00Z

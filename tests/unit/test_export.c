@@ -26,9 +26,12 @@ static struct ft_best golden_best(void)
 	strcpy(b.arch, "sm_90");
 	strcpy(b.device, "NVIDIA H200");
 	strcpy(b.template_name, "attention");
+	strcpy(b.space, "attention");
+	strcpy(b.family, "mma");
 	strcpy(b.template_hash, "9f2c4e1a7b3d5f60");
 	strcpy(b.fatune_version, "0.1.0");
-	b.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .causal = 0, .dtype = FT_FP16 };
+	b.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .causal = 0, .dtype = FT_FP16,
+				     .s_kv = 512, .h_kv = 8 };
 	strcpy(b.config, "BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,KV_STAGES=2,NUM_SPLITS=2");
 	strcpy(b.compile_key, "0123456789abcdef");
 	b.t_median_us = 9.8765;

@@ -48,7 +48,8 @@ static void sleep_ms(int ms)
 		;
 }
 
-static int fake_open(void *ctx, const char *ref, struct ft_device_info *info, struct ft_err *err)
+static int fake_open(void *ctx, const char *ref, int device, struct ft_device_info *info,
+		     struct ft_err *err)
 {
 	const char *mode = ctx;
 
@@ -174,7 +175,7 @@ static struct ft_worker *start_ok(void)
 	struct ft_err err = { 0 };
 
 	use_fake("ok");
-	assert_int_equal(ft_worker_start(&w, "/ref.cu", 10000, &info, &err), 0);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 10000, &info, &err), 0);
 	assert_non_null(w);
 	assert_int_equal(info.present, 1);
 	assert_string_equal(info.lim.name, "fake GPU");
@@ -352,7 +353,7 @@ static void test_no_gpu(void **state)
 	struct ft_err err = { 0 };
 
 	use_fake("nogpu");
-	assert_int_equal(ft_worker_start(&w, "/ref.cu", 10000, &info, &err), 0);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 10000, &info, &err), 0);
 	assert_int_equal(info.present, 0);
 	assert_non_null(strstr(info.why_not, "no NVIDIA driver (fake: /ref.cu)"));
 	make_job(&job, 1);
@@ -368,7 +369,7 @@ static void test_fatal_hello(void **state)
 	struct ft_err err = { 0 };
 
 	use_fake("fatal");
-	assert_int_equal(ft_worker_start(&w, "/x/reference.cu", 10000, &info, &err), -1);
+	assert_int_equal(ft_worker_start(&w, "/x/reference.cu", -1, 10000, &info, &err), -1);
 	assert_null(w);
 	assert_int_equal(err.status, FT_EFAIL);
 	assert_non_null(strstr(err.msg, "'/x/reference.cu' do not compile"));
@@ -383,18 +384,18 @@ static void test_bad_starts(void **state)
 	double t0 = now_ms();
 
 	use_fake("garbage-hello");
-	assert_int_equal(ft_worker_start(&w, "/ref.cu", 5000, &info, &err), -1);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 5000, &info, &err), -1);
 	assert_non_null(strstr(err.msg, "broke the protocol at its hello"));
 	assert_true(now_ms() - t0 < 4000); /* not the fake's 10 s sleep */
 
 	use_fake("silent");
 	t0 = now_ms();
-	assert_int_equal(ft_worker_start(&w, "/ref.cu", 300, &info, &err), -1);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 300, &info, &err), -1);
 	assert_non_null(strstr(err.msg, "did not say hello within 300 ms"));
 	assert_true(now_ms() - t0 < 3000);
 
 	ft_worker_set_command(missing);
-	assert_int_equal(ft_worker_start(&w, "/ref.cu", 300, &info, &err), -1);
+	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 300, &info, &err), -1);
 	assert_non_null(strstr(err.msg, "cannot start the worker '/nonexistent/fatune-worker'"));
 	ft_worker_set_command(NULL);
 }
@@ -570,7 +571,7 @@ static void test_real_worker(void **state)
 	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", src ? src : ".");
 	ft_worker_set_command(real);
 	/* 60 s: NVRTC builds the reference kernels before the hello */
-	assert_int_equal(ft_worker_start(&w, ref, 60000, &info, &err), 0);
+	assert_int_equal(ft_worker_start(&w, ref, -1, 60000, &info, &err), 0);
 	if (info.present) {
 		assert_true(info.lim.cc >= 50);
 		assert_true(info.lim.sm_count > 0);
