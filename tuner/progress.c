@@ -26,9 +26,35 @@ void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long lo
 	p->t0_ms = ft_now_ms();
 }
 
+void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units,
+		      long long total)
+{
+	enum ft_progress_mode mode = p->mode;
+	double t0 = unit == 0 || !p->campaign_t0_ms ? ft_now_ms() : p->campaign_t0_ms;
+
+	ft_progress_init(p, mode, total);
+	snprintf(p->label, sizeof(p->label), "%s", label);
+	p->unit = unit;
+	p->units = units;
+	p->campaign_t0_ms = t0;
+}
+
+/* Seconds left: of the unit, or of the whole campaign from the time per unit. */
+static double eta_s(const struct ft_progress *p, double now)
+{
+	double frac = p->total > 0 ? (double)p->done / p->total : 0;
+
+	if (p->units > 1) {
+		double done = p->unit + frac;
+		return done > 0 ? (now - p->campaign_t0_ms) / 1e3 / done * (p->units - done) : -1;
+	}
+	return p->done > 0 && p->done < p->total ? (now - p->t0_ms) / 1e3 / p->done * (p->total - p->done)
+						  : -1;
+}
+
 static void draw(struct ft_progress *p, int force)
 {
-	double now = ft_now_ms(), el = (now - p->t0_ms) / 1e3;
+	double now = ft_now_ms(), eta;
 	long long rejected = p->counts[FT_ST_REJECTED_CONSTRAINT] + p->counts[FT_ST_REJECTED_SMEM];
 	long long failed = p->counts[FT_ST_COMPILE_FAILED] + p->counts[FT_ST_SPILLS] +
 			   p->counts[FT_ST_WRONG_RESULT] + p->counts[FT_ST_CRASHED] +
@@ -44,11 +70,11 @@ static void draw(struct ft_progress *p, int force)
 	bar[BAR] = '\0';
 	if (!isnan(p->best_us))
 		snprintf(best, sizeof(best), "  best %.2f us (%.60s)", p->best_us, p->best_config);
-	fprintf(stderr, "\r\033[K[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld%s",
-		bar, p->done, p->total, p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected,
-		failed, best);
-	if (p->done > 0 && p->done < p->total)
-		fprintf(stderr, "  ETA %.0fs", el / p->done * (p->total - p->done));
+	fprintf(stderr, "\r\033[K%s%s%s[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld%s",
+		p->label[0] ? "[" : "", p->label, p->label[0] ? "] " : "", bar, p->done, p->total,
+		p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected, failed, best);
+	if ((eta = eta_s(p, now)) >= 0)
+		fprintf(stderr, "  ETA %.0fs", eta);
 	fflush(stderr);
 	p->drawn = 1;
 }
@@ -65,11 +91,12 @@ void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skippe
 		draw(p, p->done == p->total);
 	} else if (p->mode == FT_PROGRESS_LINES && !skipped &&
 		   t->status != FT_ST_REJECTED_CONSTRAINT && t->status != FT_ST_REJECTED_SMEM) {
+		const char *sep = p->label[0] ? " " : "";
 		if (t->status == FT_ST_OK)
-			fprintf(stderr, "[%lld/%lld] ok %.2f us (err %.1e)  %s\n", p->done, p->total,
-				t->t_median_us, t->rel_err, t->config);
+			fprintf(stderr, "[%s%s%lld/%lld] ok %.2f us (err %.1e)  %s\n", p->label, sep,
+				p->done, p->total, t->t_median_us, t->rel_err, t->config);
 		else
-			fprintf(stderr, "[%lld/%lld] %s  %s%s%s\n", p->done, p->total,
+			fprintf(stderr, "[%s%s%lld/%lld] %s  %s%s%s\n", p->label, sep, p->done, p->total,
 				ft_status_name(t->status), t->config, t->reason[0] ? ": " : "", t->reason);
 	}
 }

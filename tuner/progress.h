@@ -5,6 +5,10 @@
  * Not on a terminal: a plain line per candidate that reached the compiler or
  * the GPU (rejections by model are only counted), so logs stay readable.
  * Quiet: nothing.
+ *
+ * A campaign (several shapes) shows one display for the whole of it: each
+ * shape is a unit, its line starts with "[unit/units SHAPE]", and the ETA is
+ * the campaign's: the time per unit so far times the units left.
  */
 #ifndef FT_PROGRESS_H
 #define FT_PROGRESS_H
@@ -22,9 +26,17 @@ struct ft_progress {
 	char best_config[FT_CONFIG_MAX];
 	double t0_ms, last_draw_ms;
 	int drawn;			/* a TTY line is on screen */
+	char label[128];		/* "3/24 1x8x512x64 fp16 causal" in a campaign, else "" */
+	int unit, units;		/* 0-based unit and the campaign's units (0: no campaign) */
+	double campaign_t0_ms;
 };
 
 void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long long total);
+
+/* Starts unit `unit` of `units` of a campaign (a shape): keeps the campaign's
+ * start time, resets the counts for the unit's `total` candidates. */
+void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units,
+		      long long total);
 
 /* Counts a finished trial (skipped: already done in an earlier run) and redraws. */
 void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skipped);

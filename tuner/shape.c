@@ -12,6 +12,9 @@
 #define MAX_ELEMS 2147483647LL
 #define MAX_DIM 1000000L
 
+/* Values one list or range of a shape set may take (a range 1..2^20 doubles 21 times). */
+#define FT_SHAPE_SET_MAX_VALUES 64
+
 #define FORM "BxHxSxD[,kv_heads=N][,kv_len=N][,layout=bhsd|bshd], e.g. 1x8x512x64 or 16x32x1x128,kv_heads=8,kv_len=32768"
 
 /* A decimal number in 1..MAX_DIM at *p; advances *p. */
@@ -222,4 +225,92 @@ int ft_dtype_size(enum ft_dtype t)
 {
 	(void)t;
 	return 2;
+}
+
+/* The first list or range token of text: [*start, *end) spans it, or -1. */
+static int find_set(const char *text, size_t *start, size_t *end)
+{
+	for (size_t i = 0; text[i]; i++) {
+		size_t j = i;
+
+		if (text[i] < '0' || text[i] > '9' || (i && text[i - 1] >= '0' && text[i - 1] <= '9'))
+			continue;
+		while (text[j] >= '0' && text[j] <= '9')
+			j++;
+		if (text[j] == ':' || (text[j] == '.' && text[j + 1] == '.')) {
+			while ((text[j] >= '0' && text[j] <= '9') || text[j] == ':' || text[j] == '.')
+				j++;
+			*start = i;
+			*end = j;
+			return 0;
+		}
+		i = j - 1;
+	}
+	return -1;
+}
+
+static int expand(const char *text, const char *whole, const struct ft_shape *proto,
+		  struct ft_shape *out, int max, int *n, struct ft_err *err)
+{
+	size_t s, e;
+	char tok[64], buf[256];
+	long vals[FT_SHAPE_SET_MAX_VALUES];
+	int nv = 0;
+
+	if (find_set(text, &s, &e)) {
+		if (*n >= max)
+			return ft_error(err, FT_EINPUT,
+					"shape set '%s' holds more than %d shapes: split it", whole, max);
+		out[*n] = *proto;
+		if (ft_shape_parse(text, &out[*n], err))
+			return -1;
+		(*n)++;
+		return 0;
+	}
+	if (e - s >= sizeof(tok) || strlen(text) >= sizeof(buf))
+		goto bad;
+	memcpy(tok, text + s, e - s);
+	tok[e - s] = '\0';
+	if (strstr(tok, "..")) {
+		char *dots = strstr(tok, ".."), *end;
+		long a, b;
+
+		*dots = '\0';
+		a = strtol(tok, &end, 10);
+		if (*end || dots[2] < '0' || dots[2] > '9')
+			goto bad;
+		b = strtol(dots + 2, &end, 10);
+		if (*end || a < 1 || b < a || b > MAX_DIM)
+			goto bad;
+		for (long v = a; v <= b && nv < FT_SHAPE_SET_MAX_VALUES; v *= 2)
+			vals[nv++] = v;
+	} else {
+		for (char *p = tok; *p;) {
+			char *end;
+			long v = strtol(p, &end, 10);
+			if (end == p || (*end && *end != ':') || nv == FT_SHAPE_SET_MAX_VALUES)
+				goto bad;
+			vals[nv++] = v;
+			p = *end ? end + 1 : end;
+			if (*end && !*p)
+				goto bad;
+		}
+	}
+	for (int i = 0; i < nv; i++) {
+		snprintf(buf, sizeof(buf), "%.*s%ld%s", (int)s, text, vals[i], text + e);
+		if (expand(buf, whole, proto, out, max, n, err))
+			return -1;
+	}
+	return 0;
+bad:
+	return ft_error(err, FT_EINPUT,
+			"bad shape set '%s': a list is A:B:C and a range A..B (doubling), e.g. 1x8x256..8192x64 or 2:4x16x2048x128",
+			whole);
+}
+
+int ft_shape_expand(const char *text, const struct ft_shape *proto, struct ft_shape *out, int max,
+		    int *n, struct ft_err *err)
+{
+	*n = 0;
+	return expand(text, text, proto, out, max, n, err);
 }

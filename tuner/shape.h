@@ -47,6 +47,15 @@ struct ft_shape {
  * 2^31 elements. */
 int ft_shape_parse(const char *text, struct ft_shape *out, struct ft_err *err);
 
+/* A set of shapes written as one: any number in the text may be a list
+ * "A:B:C" or a doubling range "A..B" (A, 2A, 4A, ... up to B), e.g.
+ * "1x8x256..8192x64" (S = 256 to 8192) or "16x32x1x128,kv_heads=8,kv_len=1024..32768";
+ * the set is the cartesian product, in the order written (leftmost slowest).
+ * Fills out[0..*n) (at most max, else FT_EINPUT), each parsed as
+ * ft_shape_parse does (causal and dtype left as *proto has them). */
+int ft_shape_expand(const char *text, const struct ft_shape *proto, struct ft_shape *out, int max,
+		    int *n, struct ft_err *err);
+
 /* Overrides the KV length, KV heads or layout of a parsed shape (0 or NULL:
  * keep), as --kv-len, --kv-heads and --layout do, and re-checks it. */
 int ft_shape_set_kv(struct ft_shape *sh, long long kv_len, long long kv_heads, const char *layout,

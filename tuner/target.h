@@ -25,10 +25,17 @@ struct ft_target_opts {
 };
 
 #define FT_TARGET_OPTIONS(t)                                                                    \
-	FT_OPT_STR_("arch", 0, &(t)->arch, "sm_XX",                                             \
-		    "target architecture: sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_120"),         \
+	FT_ARCH_OPTION(t),                                                                      \
 	FT_OPT_STR_("shape", 0, &(t)->shape, "BxHxSxD",                                        \
 		    "attention shape: batch x query heads x query rows x head dim, e.g. 1x8x512x64"), \
+	FT_SHAPE_OPTIONS(t)
+
+#define FT_ARCH_OPTION(t)                                                                       \
+	FT_OPT_STR_("arch", 0, &(t)->arch, "sm_XX",                                             \
+		    "target architecture: sm_80 sm_86 sm_87 sm_89 sm_90 sm_100 sm_120")
+
+/* what refines --shape: KV length and heads, layout, causal, dtype */
+#define FT_SHAPE_OPTIONS(t)                                                                     \
 	FT_OPT_INT_("kv-len", 0, &(t)->kv_len, "N",                                             \
 		    "keys (KV cache length) when not S, e.g. 32768 for decode", 1, 1000000),     \
 	FT_OPT_INT_("kv-heads", 0, &(t)->kv_heads, "N",                                         \
