@@ -39,7 +39,8 @@ int cmd_bench(int argc, char **argv)
 		"bench", "fatune bench --shape BxHxSxD (--config 'NAME=V,...' | --best) [options]",
 		"Verify and time one config on the GPU with the same method as search: the median of\n"
 		"R samples, each one CUDA-graph replay of K back-to-back calls divided by K.",
-		"--best takes the stored best config of the shape for this GPU from the database."
+		"--best takes the stored best config of the shape for this GPU from the database: the\n"
+		"fastest across the spaces searched (its own space file is loaded), or --space's."
 	};
 	struct ft_target_opts o = { 0 };
 	const char *config = NULL, *timing = "warm";
@@ -82,8 +83,8 @@ int cmd_bench(int argc, char **argv)
 		ft_error(&err, FT_EINPUT, "fatune bench: bad --timing '%s': use warm or cold", timing);
 		return ft_report(&err);
 	}
-	if (ft_target_shape("bench", &o, &shape, &err) || ft_target_space(&o, &sp, &err) ||
-	    ft_template_hash(sp->template_path, tpl_hash, &err))
+	if (ft_target_shape("bench", &o, &shape, &err) ||
+	    ((config || o.space) && ft_target_space(&o, &sp, &err)))
 		goto fail;
 	if (config && ft_config_parse(sp, config, values, &err))
 		goto fail;
@@ -96,7 +97,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (best) {
 		struct ft_db *db;
-		struct ft_best_key key = { arch->name, dev.lim.name, sp->name, shape };
+		struct ft_best_key key = { arch->name, dev.lim.name, sp ? sp->name : NULL, shape };
 		int found;
 		if (ft_db_open(&db, ft_db_path(&o), 0, &err))
 			goto fail;
@@ -111,11 +112,33 @@ int cmd_bench(int argc, char **argv)
 			goto fail;
 		}
 		cfgtext = bestrow.config;
+		if (!sp) {
+			struct ft_target_opts so = o;
+			if (!bestrow.space_path[0]) {
+				ft_error(&err, FT_EINPUT, "the stored best of space '%s' does not say which space file it came from: pass --space FILE",
+					 bestrow.space);
+				goto fail;
+			}
+			so.space = bestrow.space_path;
+			if (ft_target_space(&so, &sp, &err)) {
+				ft_err_prefix(&err, "the stored best came from space '%s'", bestrow.space);
+				goto fail;
+			}
+		}
 		if (ft_config_parse(sp, cfgtext, values, &err)) {
 			ft_err_prefix(&err, "the stored best no longer fits the space");
 			goto fail;
 		}
 	}
+	{
+		char why[512];
+		if (ft_space_unfit(sp, arch, &shape, why, sizeof(why))) {
+			ft_error(&err, FT_EINPUT, "fatune bench: space '%s' cannot run here: %s", sp->name, why);
+			goto fail;
+		}
+	}
+	if (ft_template_hash(sp->template_path, tpl_hash, &err))
+		goto fail;
 	cfg.sp = sp;
 	cfg.arch = arch;
 	cfg.shape = &shape;

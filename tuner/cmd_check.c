@@ -86,7 +86,7 @@ int cmd_check(int argc, char **argv)
 	struct check_ctx c = { 0 };
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_pipeline_stats st;
-	char tpl_hash[17];
+	char tpl_hash[17], shape_txt[FT_SHAPE_TEXT_MAX];
 	enum ft_format fmt;
 	long long accepted, rejected;
 	int rc;
@@ -101,6 +101,14 @@ int cmd_check(int argc, char **argv)
 	    ft_format_parse(format, &fmt, &err) || ft_target_space(&o, &sp, &err) ||
 	    ft_template_hash(sp->template_path, tpl_hash, &err))
 		goto fail;
+	{
+		char why[512];
+		if (ft_space_unfit(sp, arch, &shape, why, sizeof(why))) {
+			ft_error(&err, FT_EINPUT, "fatune check: space '%s' (%s) cannot run here: %s",
+				 sp->name, sp->path, why);
+			goto fail;
+		}
+	}
 
 	c.compile = compile;
 	c.pr = ft_printer_new(stdout, fmt);
@@ -120,7 +128,7 @@ int cmd_check(int argc, char **argv)
 	accepted = c.counts[FT_ST_COMPILED];
 	rejected = st.enumerated - accepted;
 	fprintf(stderr, "check: %s %s: %lld candidates, %lld %s, %lld rejected (constraint %lld, smem %lld",
-		arch->name, o.shape, st.enumerated, accepted, compile ? "compiled" : "accepted", rejected,
+		arch->name, ft_shape_format(&shape, shape_txt, sizeof(shape_txt)), st.enumerated, accepted, compile ? "compiled" : "accepted", rejected,
 		c.counts[FT_ST_REJECTED_CONSTRAINT], c.counts[FT_ST_REJECTED_SMEM]);
 	if (compile)
 		fprintf(stderr, ", compile_failed %lld, spills %lld; %lld compiled, %lld cache hits",

@@ -79,9 +79,13 @@ int cmd_query(int argc, char **argv)
 	f.run_id = run;
 	f.limit = limit;
 	if (o.shape) {
-		if (ft_shape_parse(o.shape, &shape, &err))
+		if (ft_shape_parse(o.shape, &shape, &err) ||
+		    ft_shape_set_kv(&shape, o.kv_len, o.kv_heads, o.layout, &err))
 			return ft_report(&err);
 		f.shape = &shape;
+	} else if (o.kv_len || o.kv_heads || o.layout) {
+		ft_error(&err, FT_EINPUT, "fatune query: --kv-len, --kv-heads and --layout refine --shape: add --shape");
+		return ft_report(&err);
 	}
 	if (o.dtype) {
 		enum ft_dtype t;

@@ -102,6 +102,7 @@ struct ft_best {
 	char arch[16];
 	char device[128];
 	char space[FT_NAME_MAX];	/* the space's name */
+	char space_path[FT_PATH_MAX];	/* the space file its run searched, "" if unknown */
 	char family[16];
 	char template_name[FT_NAME_MAX];
 	char template_hash[17];

@@ -148,7 +148,7 @@ static const char sql_best_get[] =
 	" causal, config, compile_key, t_median_us, t_min_us, rel_err, smem_bytes, threads,"
 	" grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y,"
 	" combine_grid_z, updated_at, run_id, space_name, family, s_kv, h_kv, layout,"
-	" workspace_bytes FROM best x"
+	" workspace_bytes, (SELECT r.space_path FROM runs r WHERE r.id = x.run_id) FROM best x"
 	" WHERE arch = ?1 AND (?2 IS NULL OR device = ?2) AND (?3 IS NULL OR space_name = ?3) AND"
 	SHAPE_KEY
 	" AND x.id = (SELECT y.id FROM best y WHERE y.arch = x.arch AND y.device = x.device"
@@ -203,6 +203,9 @@ static int read_best(struct ft_db *db, sqlite3_stmt *st, struct ft_best *o, stru
 	o->workspace_bytes = ft_dbi_c_count(st, 32);
 	if (o->workspace_bytes < 0)
 		o->workspace_bytes = 0;
+	/* a path too long for the struct is left out: the caller asks for --space */
+	if (sqlite3_column_text(st, 33) && (size_t)sqlite3_column_bytes(st, 33) < sizeof(o->space_path))
+		snprintf(o->space_path, sizeof(o->space_path), "%s", (const char *)sqlite3_column_text(st, 33));
 	return 0;
 }
 
