@@ -1,0 +1,573 @@
+/* attention_sm90.cu - a FlashAttention-3-style forward pass for Hopper (sm_90a), compiled by NVRTC.
+ *
+ * One block owns BLOCK_M = 64 * NUM_CONSUMER_WG query rows of one (batch, head)
+ * and, with split-KV, one share of the keys. Its threads are warpgroups (4 warps):
+ *
+ *   warpgroup 0, the producer: gives back registers (setmaxnreg.dec) and one
+ *     thread issues every copy: the Q tile once, then K and V tiles of BLOCK_N
+ *     keys into a ring of KV_STAGES buffers, by TMA (cp.async.bulk.tensor),
+ *     each completing on a "full" mbarrier; it waits on the buffer's "empty"
+ *     mbarrier before reusing it.
+ *   warpgroups 1..NUM_CONSUMER_WG, the consumers: take registers
+ *     (setmaxnreg.inc); each owns 64 query rows and runs
+ *     S = Q K^T (wgmma, both operands in shared memory, 128-byte swizzle),
+ *     the online softmax in fp32 registers (exp2, scale folded in), and
+ *     O += P V (wgmma, P from registers, V in shared memory read as N-major).
+ *
+ * The softmax of tile j overlaps the tensor cores' work on tile j's Q K^T and
+ * tile j-1's P V: per step a consumer issues S_j = Q K_j^T and O += P_{j-1} V_{j-1},
+ * waits for S_j only, runs the softmax of S_j while P V runs, then waits for
+ * P V, rescales O and packs P_j to 16 bits. With PINGPONG (two consumer
+ * warpgroups) named barriers make the two warpgroups take turns issuing their
+ * GEMMs, so that one's softmax runs under the other's GEMMs.
+ *
+ * ABI v2 (fatune_abi.h): separate S_q/S_kv and H/H_kv (query head h reads KV
+ * head h / (H / H_kv)), strides (TMA reads through the descriptors; the
+ * output is written with o_stride_*), bottom-right causal mask (query i sees
+ * keys <= i + causal_offset; a row that sees none outputs 0), split-KV with
+ * fp32 partials + LSE merged by fatune_sm90_combine.
+ *
+ * TMA descriptors (encoded by the host: rank 4, dims (D, S, H, B), 128-byte
+ * swizzle, zero OOB fill, box (64, BOX_ROWS, 1, 1)):
+ *
+ *   | descriptor | BOX_ROWS       | boxes per tile                       |
+ *   |------------|----------------|--------------------------------------|
+ *   | tma_q      | 64             | D / 64 per consumer warpgroup        |
+ *   | tma_k      | BLOCK_N        | D / 64                               |
+ *   | tma_v      | BLOCK_N        | D / 64                               |
+ *   | tma_o      | (not used)     | O is stored with plain 16-byte stores |
+ *
+ * Compile-time parameters (-D): HEAD_DIM (64, 128, 256), IS_CAUSAL, FATUNE_BF16,
+ * NUM_CONSUMER_WG (1-3), BLOCK_M (= 64 * NUM_CONSUMER_WG), BLOCK_N (multiple of
+ * 16, 64..256), KV_STAGES (2-4), PINGPONG (0/1, needs 2 consumer warpgroups),
+ * PRODUCER_REGS (24 or 40: the producer's registers after setmaxnreg; the
+ * consumers get what is left), FATUNE_SMEM_BYTES (static_assert'ed below).
+ * Design notes and measurements: docs/kernel_sm90.md.
+ */
+#include "fatune_abi.h"
+#include "attention_ptx.cuh"
+#include "sm90_ptx.cuh"
+#include "sm90_wgmma.cuh"
+
+#if !defined(FATUNE_ABI) || FATUNE_ABI != 2
+#error "attention_sm90.cu speaks ABI v2: compile with -DFATUNE_ABI=2"
+#endif
+#if !defined(HEAD_DIM) || !defined(IS_CAUSAL) || !defined(NUM_CONSUMER_WG) || !defined(BLOCK_M) || \
+	!defined(BLOCK_N) || !defined(KV_STAGES) || !defined(PINGPONG) || !defined(PRODUCER_REGS) || \
+	!defined(FATUNE_SMEM_BYTES)
+#error "attention_sm90.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_CONSUMER_WG -DBLOCK_M -DBLOCK_N -DKV_STAGES -DPINGPONG -DPRODUCER_REGS -DFATUNE_SMEM_BYTES"
+#endif
+
+namespace {
+
+constexpr int D = HEAD_DIM;
+constexpr int NCWG = NUM_CONSUMER_WG;
+constexpr int BM = BLOCK_M;
+constexpr int BN = BLOCK_N;
+constexpr int ST = KV_STAGES;
+constexpr bool PP = PINGPONG != 0;
+constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
+/* One consumer warpgroup leaves registers for two blocks per SM (the two
+ * blocks' softmax and GEMMs then overlap, and short sequences fill more SMs). */
+constexpr int BLOCKS_PER_SM = NCWG == 1 ? 2 : 1;
+/* Registers per thread at entry: what __launch_bounds__(NT, BLOCKS_PER_SM)
+ * lets ptxas use (64K per SM, in steps of 8). setmaxnreg moves them between
+ * warpgroups within the block's allocation. */
+constexpr int ENTRY_REGS = (65536 / (NT * BLOCKS_PER_SM)) / 8 * 8 > 255 ? 255 : (65536 / (NT * BLOCKS_PER_SM)) / 8 * 8;
+constexpr int PROD_REGS = PRODUCER_REGS;
+constexpr int CONS_REGS_FIT = ((ENTRY_REGS * NT - 128 * PROD_REGS) / (128 * NCWG)) / 8 * 8;
+constexpr int CONS_REGS = CONS_REGS_FIT > 240 ? 240 : CONS_REGS_FIT;
+
+constexpr int DBOX = D / 64;			/* 64-wide column boxes per row (128 bytes each) */
+constexpr int Q_BOX_BYTES = 64 * 128;		/* one box of a consumer's 64 Q rows */
+constexpr int Q_WG_BYTES = 64 * D * 2;		/* a consumer's Q rows */
+constexpr int Q_BYTES = BM * D * 2;
+constexpr int KV_BOX_BYTES = BN * 128;		/* one column box of a K or V tile */
+constexpr int KV_TILE_BYTES = BN * D * 2;
+constexpr int NBAR = 1 + 4 * ST;		/* q_full, full_k, full_v, empty_k, empty_v */
+constexpr int SMEM_BYTES = Q_BYTES + 2 * ST * KV_TILE_BYTES + 8 * NBAR;
+constexpr float LN2 = 0.693147180559945309f;
+constexpr float LOG2E = 1.442695040888963407f;
+
+/* named barrier ids (0 is __syncthreads): the ping-pong turn of consumer w */
+constexpr unsigned PP_BAR0 = 1;
+
+static_assert(D == 64 || D == 128 || D == 256, "HEAD_DIM must be 64, 128 or 256");
+static_assert(NCWG >= 1 && NCWG <= 3, "1 to 3 consumer warpgroups");
+static_assert(BM == 64 * NCWG, "BLOCK_M must be 64 * NUM_CONSUMER_WG (each consumer warpgroup owns 64 rows)");
+static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "BLOCK_N must be a multiple of 16 in 64..256");
+static_assert(ST >= 2 && ST <= 4, "KV_STAGES must be 2..4");
+static_assert(!PP || NCWG == 2, "PINGPONG needs exactly two consumer warpgroups");
+static_assert(PROD_REGS >= 24 && PROD_REGS % 8 == 0 && CONS_REGS >= PROD_REGS,
+	      "bad register split");
+static_assert(128 * PROD_REGS + 128 * NCWG * CONS_REGS <= ENTRY_REGS * NT,
+	      "setmaxnreg split exceeds the block's registers");
+static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
+	      "the space's smem_bytes formula disagrees with the template's layout");
+
+struct smem_map {
+	unsigned q, k, v, bar;
+
+	__device__ unsigned q_full() const { return bar; }
+	__device__ unsigned full_k(int s) const { return bar + 8 * (1 + s); }
+	__device__ unsigned full_v(int s) const { return bar + 8 * (1 + ST + s); }
+	__device__ unsigned empty_k(int s) const { return bar + 8 * (1 + 2 * ST + s); }
+	__device__ unsigned empty_v(int s) const { return bar + 8 * (1 + 3 * ST + s); }
+	__device__ unsigned k_tile(int s) const { return k + s * KV_TILE_BYTES; }
+	__device__ unsigned v_tile(int s) const { return v + s * KV_TILE_BYTES; }
+};
+
+/* The block's work, the same in every thread. */
+struct block_work {
+	int m0;		/* first query row */
+	int split;
+	int head, head_kv, batch;
+	int t_begin;	/* first KV tile (of BN keys) */
+	int n;		/* KV tiles to process (0: none) */
+};
+
+static __device__ __forceinline__ block_work block_work_of(const fatune_attn_params &p)
+{
+	block_work w;
+	const int splits = p.num_splits;
+	const int m_blocks = (p.s_q + BM - 1) / BM;
+	const int mbx = (int)blockIdx.x / splits;
+
+	w.split = (int)blockIdx.x % splits;
+	/* causal: the last row blocks see the most keys, so they go first */
+	w.m0 = (IS_CAUSAL ? m_blocks - 1 - mbx : mbx) * BM;
+	w.head = blockIdx.y;
+	w.batch = blockIdx.z;
+	w.head_kv = w.head / (p.h / p.h_kv);
+	int kv_end = p.s_kv;
+	if (IS_CAUSAL)	/* the block's last real row sees keys < its index + 1 + causal_offset */
+		kv_end = max(0, min(p.s_kv, min(w.m0 + BM, p.s_q) + p.causal_offset));
+	const int n_tiles = (kv_end + BN - 1) / BN;
+	const int per = (n_tiles + splits - 1) / splits;
+	w.t_begin = w.split * per;
+	w.n = max(0, min(n_tiles, w.t_begin + per) - w.t_begin);
+	return w;
+}
+
+/* ---- producer ---------------------------------------------------------------- */
+
+static __device__ __forceinline__ void produce(const fatune_attn_params &p, const smem_map &sm,
+					       const block_work &w)
+{
+	/* Q: 64 rows per consumer warpgroup, D / 64 boxes each (rows past S_q
+	 * read as zeros: the descriptor's bounds are the tensor's) */
+	ft_mbar_arrive_tx(sm.q_full(), Q_BYTES);
+#pragma unroll
+	for (int c = 0; c < NCWG; c++)
+#pragma unroll
+		for (int b = 0; b < DBOX; b++)
+			ft_tma_load_4d(sm.q + c * Q_WG_BYTES + b * Q_BOX_BYTES, &p.tma_q, sm.q_full(), 64 * b,
+				       w.m0 + 64 * c, w.head, w.batch);
+	for (int j = 0; j < w.n; j++) {
+		const int s = j % ST;
+		const unsigned ph = (unsigned)(j / ST) & 1u;
+		const int n0 = (w.t_begin + j) * BN;
+
+		ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
+		ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
+#pragma unroll
+		for (int b = 0; b < DBOX; b++)
+			ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s), 64 * b, n0,
+				       w.head_kv, w.batch);
+		ft_mbar_wait(sm.empty_v(s), ph ^ 1u);
+		ft_mbar_arrive_tx(sm.full_v(s), KV_TILE_BYTES);
+#pragma unroll
+		for (int b = 0; b < DBOX; b++)
+			ft_tma_load_4d(sm.v_tile(s) + b * KV_BOX_BYTES, &p.tma_v, sm.full_v(s), 64 * b, n0,
+				       w.head_kv, w.batch);
+	}
+}
+
+/* ---- consumer ---------------------------------------------------------------- */
+
+/* S = Q K^T for one KV tile: D / 16 k-steps, both operands K-major in shared
+ * memory. k-step kk reads 32 bytes at column byte 32 (kk % 4) of box kk / 4. */
+static __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], unsigned q_wg, unsigned k_tile)
+{
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++) {
+		const ft_u64 da = ft_wgmma_desc(q_wg + (kk / 4) * Q_BOX_BYTES + (kk % 4) * 32, 16, 1024);
+		const ft_u64 db = ft_wgmma_desc(k_tile + (kk / 4) * KV_BOX_BYTES + (kk % 4) * 32, 16, 1024);
+
+		ft_wgmma_ss<BN, 0>(s, da, db, kk > 0);
+	}
+	ft_wgmma_commit();
+}
+
+/* O += P V: BN / 16 k-steps over the keys; V is N-major (d contiguous):
+ * k-step kk starts at key 16 kk (2 swizzle atoms of 8 keys x 128 bytes),
+ * the next 64 columns of d are one box (BN * 128 bytes) further. */
+static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const unsigned (&pa)[BN / 16][4],
+						unsigned v_tile)
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		const ft_u64 db = ft_wgmma_desc(v_tile + kk * 2048, KV_BOX_BYTES, 1024);
+
+		ft_wgmma_rs<D, 1>(o, pa[kk], db, 1);
+	}
+	ft_wgmma_commit();
+}
+
+template <int N> static __device__ __forceinline__ void fence_regs(float (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		ft_reg_fence(r[i]);
+}
+
+static __device__ __forceinline__ float quad_max(float x)
+{
+	x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+	return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+
+static __device__ __forceinline__ float quad_sum(float x)
+{
+	x += __shfl_xor_sync(0xffffffffu, x, 1);
+	return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+/* Masks one tile's scores (when need_mask), then the online softmax update of
+ * the thread's two rows: new running max m, alpha = exp2((m_old - m_new) *
+ * scale_log2), l = l * alpha + this lane's part of the row sum, and s is
+ * replaced by P = exp2(s * scale_log2 - m_new * scale_log2) in fp32. The key
+ * of s[4j + e] is 8j + 2t + (e & 1) past the tile's first; it is visible to
+ * row e >> 1 iff that is < lim[e >> 1] (lim already has the tile start and 2t
+ * subtracted). A row with no visible key so far keeps max -inf; 0 stands in
+ * for it so that exp2(-inf - 0) = 0 rather than NaN. */
+static __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], float (&m)[2], float (&l)[2],
+						      float (&alpha)[2], bool need_mask, const int (&lim)[2],
+						      float scale_log2)
+{
+	if (need_mask) {
+#pragma unroll
+		for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				if (8 * j + (e & 1) >= lim[e >> 1])
+					s[4 * j + e] = ft_neg_inf();
+	}
+	float mx[2] = { m[0], m[1] };
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++) {
+		mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
+		mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
+	}
+	float msc[2];
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		mx[r] = quad_max(mx[r]);
+		const float mu = mx[r] == ft_neg_inf() ? 0.f : mx[r];
+		msc[r] = mu * scale_log2;
+		alpha[r] = ft_exp2(m[r] * scale_log2 - msc[r]);	/* old max -inf: 0 */
+		m[r] = mx[r];
+	}
+	float rs[2] = { 0.f, 0.f };
+#pragma unroll
+	for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			s[4 * j + e] = ft_exp2(fmaf(s[4 * j + e], scale_log2, -msc[e >> 1]));
+			rs[e >> 1] += s[4 * j + e];
+		}
+#pragma unroll
+	for (int r = 0; r < 2; r++)
+		l[r] = l[r] * alpha[r] + rs[r];
+}
+
+/* P (fp32 in s) -> the A fragments of P V: k-step kk (keys 16kk..16kk+15) is
+ * made of the accumulator groups j = 2kk (a0, a1) and 2kk + 1 (a2, a3). */
+static __device__ __forceinline__ void pack_p(unsigned (&pa)[BN / 16][4], const float (&s)[BN / 2])
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			pa[kk][i] = ft_pack2(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+}
+
+static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float (&alpha)[2])
+{
+#pragma unroll
+	for (int j = 0; j < D / 8; j++) {
+		o[4 * j] *= alpha[0];
+		o[4 * j + 1] *= alpha[0];
+		o[4 * j + 2] *= alpha[1];
+		o[4 * j + 3] *= alpha[1];
+	}
+}
+
+/* byte offset of 16-byte chunk `ch` of row r in a consumer's Q area, laid out
+ * like the TMA boxes (128-byte swizzle): box ch / 8, chunk (ch % 8) ^ (r % 8) */
+static __device__ __forceinline__ unsigned q_chunk(int r, int ch)
+{
+	return (unsigned)((ch >> 3) * Q_BOX_BYTES + r * 128 + (((ch & 7) ^ (r & 7)) << 4));
+}
+
+static __device__ __forceinline__ void consume(const fatune_attn_params &p, const smem_map &sm,
+					       const block_work &w, int cw, unsigned char *smem)
+{
+	const int tid = threadIdx.x % 128;
+	const int warp = tid / 32, lane = tid % 32;
+	const int g = lane / 4, t = lane % 4;
+	const unsigned q_wg = sm.q + cw * Q_WG_BYTES;
+	const int row = w.m0 + 64 * cw + 16 * warp + g;	/* this thread's rows: row, row + 8 */
+	const int m0w = w.m0 + 64 * cw;			/* the warpgroup's first row */
+	const float sl2 = p.scale_log2;
+	const int s_kv = p.s_kv;
+
+	float o[D / 2];
+	float s[BN / 2];
+	unsigned pa[BN / 16][4];
+	float m[2] = { ft_neg_inf(), ft_neg_inf() };
+	float l[2] = { 0.f, 0.f };
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		o[i] = 0.f;
+
+	if (w.n > 0) {
+		/* key limits of the two rows, relative to key 2t of a tile */
+		int lim_abs[2];
+#pragma unroll
+		for (int r = 0; r < 2; r++)
+			lim_abs[r] = IS_CAUSAL ? min(s_kv, row + 8 * r + 1 + p.causal_offset) : s_kv;
+		const unsigned my_turn = PP_BAR0 + cw, other_turn = PP_BAR0 + (cw ^ 1);
+
+		if (PP && cw == 1)
+			ft_bar_arrive(PP_BAR0, 256);	/* consumer 0 issues first */
+		ft_mbar_wait(sm.q_full(), 0);
+
+		/* tile 0: S_0 alone */
+		{
+			const int n0 = w.t_begin * BN;
+			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+			float alpha[2];
+
+			ft_mbar_wait(sm.full_k(0), 0);
+			if (PP)
+				ft_bar_sync(my_turn, 256);
+			fence_regs(s);
+			ft_wgmma_fence();
+			issue_qk(s, q_wg, sm.k_tile(0));
+			if (PP)
+				ft_bar_arrive(other_turn, 256);
+			ft_wgmma_wait<0>();
+			fence_regs(s);
+			__syncwarp();
+			if (lane == 0)
+				ft_mbar_arrive(sm.empty_k(0));
+			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
+			pack_p(pa, s);
+		}
+		for (int j = 1; j < w.n; j++) {
+			const int st = j % ST, pst = (j - 1) % ST;
+			const unsigned ph = (unsigned)(j / ST) & 1u, pph = (unsigned)((j - 1) / ST) & 1u;
+			const int n0 = (w.t_begin + j) * BN;
+			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+			float alpha[2];
+
+			ft_mbar_wait(sm.full_k(st), ph);
+			if (PP)
+				ft_bar_sync(my_turn, 256);
+			fence_regs(s);
+			fence_regs(o);
+			ft_wgmma_fence();
+			issue_qk(s, q_wg, sm.k_tile(st));
+			ft_mbar_wait(sm.full_v(pst), pph);
+			issue_pv(o, pa, sm.v_tile(pst));
+			if (PP)
+				ft_bar_arrive(other_turn, 256);
+			ft_wgmma_wait<1>();	/* S_j done, P V may run on */
+			fence_regs(s);
+			__syncwarp();
+			if (lane == 0)
+				ft_mbar_arrive(sm.empty_k(st));
+			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
+			ft_wgmma_wait<0>();
+			fence_regs(o);
+			__syncwarp();
+			if (lane == 0)
+				ft_mbar_arrive(sm.empty_v(pst));
+			rescale_o(o, alpha);
+			pack_p(pa, s);
+		}
+		/* the last tile's P V */
+		{
+			const int pst = (w.n - 1) % ST;
+			const unsigned pph = (unsigned)((w.n - 1) / ST) & 1u;
+
+			ft_mbar_wait(sm.full_v(pst), pph);
+			if (PP)
+				ft_bar_sync(my_turn, 256);
+			fence_regs(o);
+			ft_wgmma_fence();
+			issue_pv(o, pa, sm.v_tile(pst));
+			/* consumer 1 gave consumer 0 one turn ahead: it skips its last */
+			if (PP && cw == 0)
+				ft_bar_arrive(other_turn, 256);
+			ft_wgmma_wait<0>();
+			fence_regs(o);
+			__syncwarp();
+			if (lane == 0)
+				ft_mbar_arrive(sm.empty_v(pst));
+		}
+	}
+
+	/* epilogue: full row sums; a row that saw no key has l = 0 and O = 0 */
+	float inv[2], lse[2];
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		const float lr = quad_sum(l[r]);
+
+		inv[r] = lr > 0.f ? ft_rcp(lr) : 1.f;
+		lse[r] = lr > 0.f ? (m[r] * sl2 + ft_log2(lr)) * LN2 : ft_neg_inf();
+	}
+
+	if (p.num_splits == 1) {
+		/* stage the warp's 16 rows in its own rows of the Q area (its
+		 * wgmma reads are complete), then 16-byte stores */
+		unsigned char *qa = smem + (q_wg - sm.q);
+		ft_fence_proxy_async();
+#pragma unroll
+		for (int j = 0; j < D / 8; j++) {
+			const int r = 16 * warp + g;
+
+			*reinterpret_cast<unsigned *>(qa + q_chunk(r, j) + 4 * t) =
+				ft_pack2(o[4 * j] * inv[0], o[4 * j + 1] * inv[0]);
+			*reinterpret_cast<unsigned *>(qa + q_chunk(r + 8, j) + 4 * t) =
+				ft_pack2(o[4 * j + 2] * inv[1], o[4 * j + 3] * inv[1]);
+		}
+		__syncwarp();
+		unsigned short *go = static_cast<unsigned short *>(p.o) + (long long)w.batch * p.o_stride_b +
+				     (long long)w.head * p.o_stride_h;
+		constexpr int CPR = D / 8;	/* 16-byte chunks per row */
+#pragma unroll
+		for (int it = 0; it < 16 * CPR / 32; it++) {
+			const int c = lane + 32 * it;
+			const int r = c / CPR, ch = c % CPR;
+			const int grow = m0w + 16 * warp + r;
+
+			if (grow < p.s_q)
+				*reinterpret_cast<ft_v4u *>(go + (long long)grow * p.o_stride_s + ch * 8) =
+					*reinterpret_cast<const ft_v4u *>(qa + q_chunk(16 * warp + r, ch));
+		}
+	} else {
+		/* o_partial [splits, B, H, S_q, D] and lse_partial [splits, B, H, S_q], fp32 */
+		const long long prow0 = (((long long)w.split * p.b + w.batch) * p.h + w.head) * p.s_q;
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int gr = row + 8 * r;
+
+			if (gr >= p.s_q)
+				continue;
+			float *op = p.o_partial + (prow0 + gr) * D;
+#pragma unroll
+			for (int j = 0; j < D / 8; j++)
+				*reinterpret_cast<ft_v2f *>(op + 8 * j + 2 * t) =
+					ft_v2f{ o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r] };
+			if (t == 0)
+				p.lse_partial[prow0 + gr] = lse[r];
+		}
+	}
+}
+
+} /* namespace */
+
+extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
+	fatune_sm90_fwd(const __grid_constant__ struct fatune_attn_params p)
+{
+	extern __shared__ __align__(1024) unsigned char smem[];
+	const int tid = threadIdx.x;
+	smem_map sm;
+
+	sm.q = ft_smem_addr(smem);
+	sm.k = sm.q + Q_BYTES;
+	sm.v = sm.k + ST * KV_TILE_BYTES;
+	sm.bar = sm.v + ST * KV_TILE_BYTES;
+	const block_work w = block_work_of(p);
+
+	if (tid == 0) {
+		/* the 128-byte swizzle repeats every 1024 bytes: TMA writes and
+		 * wgmma reads agree only on 1024-aligned tiles */
+		if (sm.q & 1023)
+			asm volatile("trap;");
+		ft_tma_prefetch_desc(&p.tma_q);
+		ft_tma_prefetch_desc(&p.tma_k);
+		ft_tma_prefetch_desc(&p.tma_v);
+		ft_mbar_init(sm.q_full(), 1);
+		for (int s = 0; s < ST; s++) {
+			ft_mbar_init(sm.full_k(s), 1);
+			ft_mbar_init(sm.full_v(s), 1);
+			ft_mbar_init(sm.empty_k(s), 4 * NCWG);	/* one arrival per consumer warp */
+			ft_mbar_init(sm.empty_v(s), 4 * NCWG);
+		}
+		ft_mbar_init_fence();
+	}
+	__syncthreads();
+
+	if (tid < 128) {
+		ft_setmaxnreg_dec<PROD_REGS>();
+		if (tid == 0 && w.n > 0)
+			produce(p, sm, w);
+	} else {
+		ft_setmaxnreg_inc<CONS_REGS>();
+		consume(p, sm, w, tid / 128 - 1, smem);
+	}
+}
+
+/* Combine: D/4 threads per row, each owning 4 consecutive columns (one 16-byte
+ * fp32 load per split); a block of 128 threads covers 512 / D rows: the
+ * space's combine_grid is [ceil_div(S_q, 512 / D), H, B]. */
+namespace {
+constexpr int COMBINE_THREADS = 128;
+constexpr int COMBINE_TPR = D / 4;
+constexpr int COMBINE_RPB = COMBINE_THREADS / COMBINE_TPR;
+static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
+} /* namespace */
+
+extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
+	fatune_sm90_combine(const __grid_constant__ struct fatune_attn_params p)
+{
+	const int row = blockIdx.x * COMBINE_RPB + threadIdx.x / COMBINE_TPR;
+	const int c4 = threadIdx.x % COMBINE_TPR;
+	const int splits = p.num_splits;
+	const int head = blockIdx.y, batch = blockIdx.z;
+	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
+
+	if (row >= p.s_q)
+		return;
+	const long long prow = ((long long)batch * p.h + head) * p.s_q + row;
+	float mx = ft_neg_inf();
+	for (int i = 0; i < splits; i++)
+		mx = fmaxf(mx, p.lse_partial[i * stride + prow]);
+	/* every split empty (a row that sees no key): O = 0 */
+	if (mx == ft_neg_inf())
+		mx = 0.f;
+	float sum = 0.f;
+	for (int i = 0; i < splits; i++)
+		sum += ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E);
+	const float inv = sum > 0.f ? ft_rcp(sum) : 0.f;
+	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
+	for (int i = 0; i < splits; i++) {
+		const float wgt = ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E) * inv;
+		const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
+
+		if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
+			acc.x += wgt * x.x;
+			acc.y += wgt * x.y;
+			acc.z += wgt * x.z;
+			acc.w += wgt * x.w;
+		}
+	}
+	unsigned short *go = static_cast<unsigned short *>(p.o) + (long long)batch * p.o_stride_b +
+			     (long long)head * p.o_stride_h + (long long)row * p.o_stride_s;
+	reinterpret_cast<ft_v2u *>(go)[c4] = ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
+}
