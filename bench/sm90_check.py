@@ -183,9 +183,9 @@ def sass_counts(cubin_path, kernel):
 
 def space_compile_configs(space, d, causal):
     """Distinct compile-time configs of the space for head dim d (the candidates
-    of a long sequence: shorter ones only prune more)."""
+    of a long, wide shape: smaller ones only prune more)."""
     seen = []
-    for values, g in space.candidates((1, 1, 8192, d), causal, "sm_90"):
+    for values, g in space.candidates((8, 16, 8192, d), causal, "sm_90"):
         cv = {k: values[k] for k in space.compile_params()}
         if cv not in seen:
             seen.append(cv)
@@ -578,9 +578,13 @@ def cmd_unit(args):
 
 # ---- check (GPU) -------------------------------------------------------------------
 
-def check_cases(d):
+def check_cases(d, small=False):
     """(b, h, h_kv, s_q, s_kv, layout): odd S with B*H = 1, tails, GQA, S_q != S_kv both
-    ways (bottom-right causal; S_q > S_kv leaves causal rows with no key), bshd, decode."""
+    ways (bottom-right causal; S_q > S_kv leaves causal rows with no key), bshd, decode.
+    small: a few short ones, for runs under compute-sanitizer."""
+    if small:
+        return [(1, 2, 2, 130, 130, "bhsd"), (1, 4, 2, 70, 200, "bshd"), (1, 2, 2, 1, 1, "bhsd"),
+                (1, 2, 2, 200, 70, "bhsd")]
     return [(1, 1, 1, 1, 1, "bhsd"), (2, 3, 3, 17, 17, "bhsd"), (1, 8, 8, 500, 500, "bhsd"),
             (1, 1, 1, 4097, 4097, "bhsd"), (2, 8, 2, 300, 300, "bhsd"), (1, 4, 4, 128, 1000, "bhsd"),
             (1, 4, 4, 1000, 128, "bhsd"), (2, 4, 4, 333, 333, "bshd"), (1, 8, 1, 1, 777, "bshd")]
@@ -594,6 +598,8 @@ def cmd_check(args):
     entries = [e for e in kc.load_manifest(args.build) if e["ok"]]
     if args.only:
         entries = [e for e in entries if all(e["values"].get(k) == v for k, v in args.only.items())]
+    if args.match:
+        entries = [e for e in entries if re.search(args.match, e["key"])]
     done = set()
     if args.resume and os.path.exists(args.log):
         with open(args.log) as f:
@@ -614,7 +620,7 @@ def cmd_check(args):
         dt = dtype_of(torch, dtype)
         tol = TOLERANCE[dtype]
         cases = []
-        for (b, h, hkv, sq, skv, layout) in check_cases(d):
+        for (b, h, hkv, sq, skv, layout) in check_cases(d, args.small):
             q, k, v, o = make_inputs(torch, b, h, hkv, sq, skv, d, dt, layout)
             cases.append(((b, h, hkv, sq, skv, layout), (q, k, v, o), fk.reference_v2(q, k, v, causal)))
         for e in group:
@@ -840,6 +846,31 @@ def cmd_time(args):
     return 0
 
 
+# ---- prof (GPU) --------------------------------------------------------------------
+
+def cmd_prof(args):
+    """A few calls of one built config on one shape, nothing else on the GPU: for
+    ncu / compute-sanitizer, or a quick look at one config."""
+    import torch
+    import ftkernel as fk
+
+    space = kc.Space(args.space)
+    e = {x["key"]: x for x in kc.load_manifest(args.build) if x["ok"]}[args.key]
+    b, h, s_, d = kc.parse_shape(args.shape)
+    dt = dtype_of(torch, e["dtype"])
+    q, k, v, o = make_inputs(torch, b, h, h, s_, s_, d, dt, "bhsd")
+    mod = fk.Module(e["cubin"], kernel="fatune_sm90_fwd", combine="fatune_sm90_combine")
+    g = geometry(space, e["values"], b, h, s_, d, e["causal"], args.splits)
+    att = fk.AttentionV2(mod, g, box_rows(e["values"]), q, k, v, o)
+    for _ in range(args.calls):
+        att()
+    torch.cuda.synchronize()
+    t = fk.time_graph(att, 20, 10) if args.time else None
+    print(f"prof {args.key} {args.shape} splits={args.splits}: {args.calls} calls"
+          + (f", {t['median']:.2f} us" if t else ""))
+    return 0
+
+
 # ---- main ------------------------------------------------------------------------
 
 def main():
@@ -857,7 +888,7 @@ def main():
     p.add_argument("--where", help="only configs where this space expression holds")
     p.add_argument("--define", action="append", help="extra -D NAME=VALUE (e.g. FT_MBAR_SPIN_LIMIT=16777216)")
     p.add_argument("--no-sass", action="store_true")
-    for name in ("unit", "check", "time"):
+    for name in ("unit", "check", "time", "prof"):
         p = sub.add_parser(name)
         p.add_argument("--space", default=SPACE)
         p.add_argument("--build", nargs="+", default=[os.path.join(ROOT, ".ftbuild", "sm90")])
@@ -865,10 +896,18 @@ def main():
         p.add_argument("--only", type=kc.parse_config, default=None)
         p.add_argument("--watchdog", type=float, default=15.0,
                        help="seconds without progress before the process ends itself (0: never)")
+        if name == "prof":
+            p.add_argument("--key", required=True)
+            p.add_argument("--shape", required=True)
+            p.add_argument("--splits", type=int, default=1)
+            p.add_argument("--calls", type=int, default=3)
+            p.add_argument("--time", action="store_true")
         if name == "check":
             p.add_argument("--splits", nargs="+", type=int, default=[1, 2, 4])
             p.add_argument("--log", default="sm90_check.jsonl")
             p.add_argument("--resume", action="store_true")
+            p.add_argument("--small", action="store_true", help="a few short cases (compute-sanitizer runs)")
+            p.add_argument("--match", help="only configs whose key matches this regular expression")
         if name == "time":
             p.add_argument("--shape", nargs="+", default=SUITE)
             p.add_argument("--causal", nargs="+", type=int, default=[0, 1])
@@ -879,7 +918,7 @@ def main():
             p.add_argument("--passed", help="time only configs that passed this check log")
     args = ap.parse_args()
     return {"genptx": cmd_genptx, "build": cmd_build, "unit": cmd_unit, "check": cmd_check,
-            "time": cmd_time}[args.cmd](args)
+            "time": cmd_time, "prof": cmd_prof}[args.cmd](args)
 
 
 if __name__ == "__main__":

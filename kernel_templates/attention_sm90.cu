@@ -53,9 +53,18 @@
 #error "attention_sm90.cu speaks ABI v2: compile with -DFATUNE_ABI=2"
 #endif
 #if !defined(HEAD_DIM) || !defined(IS_CAUSAL) || !defined(NUM_CONSUMER_WG) || !defined(BLOCK_M) || \
-	!defined(BLOCK_N) || !defined(KV_STAGES) || !defined(PINGPONG) || !defined(PRODUCER_REGS) || \
-	!defined(FATUNE_SMEM_BYTES)
-#error "attention_sm90.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_CONSUMER_WG -DBLOCK_M -DBLOCK_N -DKV_STAGES -DPINGPONG -DPRODUCER_REGS -DFATUNE_SMEM_BYTES"
+	!defined(BLOCK_N) || !defined(KV_STAGES) || !defined(PINGPONG) || !defined(FATUNE_SMEM_BYTES)
+#error "attention_sm90.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_CONSUMER_WG -DBLOCK_M -DBLOCK_N -DKV_STAGES -DPINGPONG -DFATUNE_SMEM_BYTES"
+#endif
+/* measured on an H100: 24 and 40 time the same (the producer needs few) */
+#ifndef PRODUCER_REGS
+#define PRODUCER_REGS 24
+#endif
+#ifndef PERSISTENT
+#define PERSISTENT 0
+#endif
+#ifndef Q_IN_REGS
+#define Q_IN_REGS 0
 #endif
 
 namespace {
@@ -66,6 +75,14 @@ constexpr int BM = BLOCK_M;
 constexpr int BN = BLOCK_N;
 constexpr int ST = KV_STAGES;
 constexpr bool PP = PINGPONG != 0;
+/* persistent: a grid of about one block per SM walks the work tiles (row
+ * block, split, head, batch) with a stride of gridDim.x; the producer loads
+ * the next tile's Q and K/V while the consumers finish the current one */
+constexpr bool PERSIST = PERSISTENT != 0;
+/* Q in registers: each consumer reads its Q fragments once (ldmatrix) and
+ * Q K^T takes A from registers, so the GEMM reads only K from shared memory
+ * (D / 4 more registers per thread) */
+constexpr bool QREG = Q_IN_REGS != 0;
 constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
 /* One consumer warpgroup leaves registers for two blocks per SM (the two
  * blocks' softmax and GEMMs then overlap, and short sequences fill more SMs). */
@@ -84,7 +101,7 @@ constexpr int Q_WG_BYTES = 64 * D * 2;		/* a consumer's Q rows */
 constexpr int Q_BYTES = BM * D * 2;
 constexpr int KV_BOX_BYTES = BN * 128;		/* one column box of a K or V tile */
 constexpr int KV_TILE_BYTES = BN * D * 2;
-constexpr int NBAR = 1 + 4 * ST;		/* q_full, full_k, full_v, empty_k, empty_v */
+constexpr int NBAR = 2 + 4 * ST;		/* q_full, q_empty, full_k, full_v, empty_k, empty_v */
 constexpr int SMEM_BYTES = Q_BYTES + 2 * ST * KV_TILE_BYTES + 8 * NBAR;
 constexpr float LN2 = 0.693147180559945309f;
 constexpr float LOG2E = 1.442695040888963407f;
@@ -109,10 +126,11 @@ struct smem_map {
 	unsigned q, k, v, bar;
 
 	__device__ unsigned q_full() const { return bar; }
-	__device__ unsigned full_k(int s) const { return bar + 8 * (1 + s); }
-	__device__ unsigned full_v(int s) const { return bar + 8 * (1 + ST + s); }
-	__device__ unsigned empty_k(int s) const { return bar + 8 * (1 + 2 * ST + s); }
-	__device__ unsigned empty_v(int s) const { return bar + 8 * (1 + 3 * ST + s); }
+	__device__ unsigned q_empty() const { return bar + 8; }
+	__device__ unsigned full_k(int s) const { return bar + 8 * (2 + s); }
+	__device__ unsigned full_v(int s) const { return bar + 8 * (2 + ST + s); }
+	__device__ unsigned empty_k(int s) const { return bar + 8 * (2 + 2 * ST + s); }
+	__device__ unsigned empty_v(int s) const { return bar + 8 * (2 + 3 * ST + s); }
 	__device__ unsigned k_tile(int s) const { return k + s * KV_TILE_BYTES; }
 	__device__ unsigned v_tile(int s) const { return v + s * KV_TILE_BYTES; }
 };
@@ -126,18 +144,25 @@ struct block_work {
 	int n;		/* KV tiles to process (0: none) */
 };
 
-static __device__ __forceinline__ block_work block_work_of(const fatune_attn_params &p)
+/* Work tiles: x = row block * num_splits + split (x fastest, then head, then
+ * batch: the row blocks of one head, which share its K and V, run together). */
+static __device__ __forceinline__ int tiles_per_head(const fatune_attn_params &p)
+{
+	return (p.s_q + BM - 1) / BM * p.num_splits;
+}
+
+static __device__ __forceinline__ block_work work_of(const fatune_attn_params &p, int x, int head, int batch)
 {
 	block_work w;
 	const int splits = p.num_splits;
 	const int m_blocks = (p.s_q + BM - 1) / BM;
-	const int mbx = (int)blockIdx.x / splits;
+	const int mbx = x / splits;
 
-	w.split = (int)blockIdx.x % splits;
+	w.split = x % splits;
 	/* causal: the last row blocks see the most keys, so they go first */
 	w.m0 = (IS_CAUSAL ? m_blocks - 1 - mbx : mbx) * BM;
-	w.head = blockIdx.y;
-	w.batch = blockIdx.z;
+	w.head = head;
+	w.batch = batch;
 	w.head_kv = w.head / (p.h / p.h_kv);
 	int kv_end = p.s_kv;
 	if (IS_CAUSAL)	/* the block's last real row sees keys < its index + 1 + causal_offset */
@@ -151,11 +176,16 @@ static __device__ __forceinline__ block_work block_work_of(const fatune_attn_par
 
 /* ---- producer ---------------------------------------------------------------- */
 
+/* Issues one work tile's copies. kv is the block's running count of KV tiles
+ * (ring stage and phase continue across tiles), nq its count of Q loads. */
 static __device__ __forceinline__ void produce(const fatune_attn_params &p, const smem_map &sm,
-					       const block_work &w)
+					       const block_work &w, int kv, int nq)
 {
 	/* Q: 64 rows per consumer warpgroup, D / 64 boxes each (rows past S_q
-	 * read as zeros: the descriptor's bounds are the tensor's) */
+	 * read as zeros: the descriptor's bounds are the tensor's), once the
+	 * consumers are done with the last tile's Q */
+	if (PERSIST)
+		ft_mbar_wait(sm.q_empty(), ((unsigned)nq & 1u) ^ 1u);
 	ft_mbar_arrive_tx(sm.q_full(), Q_BYTES);
 #pragma unroll
 	for (int c = 0; c < NCWG; c++)
@@ -164,8 +194,8 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 			ft_tma_load_4d(sm.q + c * Q_WG_BYTES + b * Q_BOX_BYTES, &p.tma_q, sm.q_full(), 64 * b,
 				       w.m0 + 64 * c, w.head, w.batch);
 	for (int j = 0; j < w.n; j++) {
-		const int s = j % ST;
-		const unsigned ph = (unsigned)(j / ST) & 1u;
+		const int s = (kv + j) % ST;
+		const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
 		const int n0 = (w.t_begin + j) * BN;
 
 		ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
@@ -187,16 +217,39 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 
 /* S = Q K^T for one KV tile: D / 16 k-steps, both operands K-major in shared
  * memory. k-step kk reads 32 bytes at column byte 32 (kk % 4) of box kk / 4. */
-static __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], unsigned q_wg, unsigned k_tile)
+static __device__ __forceinline__ void issue_qk(float (&s)[BN / 2], unsigned q_wg,
+						const unsigned (&qa)[QREG ? D / 16 : 1][4], unsigned k_tile)
 {
 #pragma unroll
 	for (int kk = 0; kk < D / 16; kk++) {
-		const ft_u64 da = ft_wgmma_desc(q_wg + (kk / 4) * Q_BOX_BYTES + (kk % 4) * 32, 16, 1024);
 		const ft_u64 db = ft_wgmma_desc(k_tile + (kk / 4) * KV_BOX_BYTES + (kk % 4) * 32, 16, 1024);
 
-		ft_wgmma_ss<BN, 0>(s, da, db, kk > 0);
+		if (QREG) {
+			ft_wgmma_rs<BN, 0>(s, qa[QREG ? kk : 0], db, kk > 0);
+		} else {
+			const ft_u64 da = ft_wgmma_desc(q_wg + (kk / 4) * Q_BOX_BYTES + (kk % 4) * 32, 16, 1024);
+
+			ft_wgmma_ss<BN, 0>(s, da, db, kk > 0);
+		}
 	}
 	ft_wgmma_commit();
+}
+
+/* The A fragments of the warp's 16 Q rows (m16n8k16 layout) from the
+ * swizzled Q area: ldmatrix.x4, lanes 0-15 at rows 0-15 of chunk 2kk, lanes
+ * 16-31 at chunk 2kk + 1, give (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows
+ * 0-7, k 8-15), (rows 8-15, k 8-15) = a0..a3. */
+static __device__ __forceinline__ void load_q_frags(unsigned (&qa)[QREG ? D / 16 : 1][4], unsigned q_wg,
+						    int warp, int lane)
+{
+	const int r = 16 * warp + (lane & 15);
+#pragma unroll
+	for (int kk = 0; kk < (QREG ? D / 16 : 0); kk++) {
+		const int ch = 2 * kk + (lane >> 4);
+
+		ft_ldmatrix_x4(qa[QREG ? kk : 0],
+			       q_wg + (ch >> 3) * Q_BOX_BYTES + r * 128 + (((ch & 7) ^ (r & 7)) << 4));
+	}
 }
 
 /* O += P V: BN / 16 k-steps over the keys; V is N-major (d contiguous):
@@ -212,6 +265,24 @@ static __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const unsigne
 		ft_wgmma_rs<D, 1>(o, pa[kk], db, 1);
 	}
 	ft_wgmma_commit();
+}
+
+/* wgmma.wait_group 0 placed after the computation of `dep` (the softmax).
+ * A plain wait at the end of the softmax is hoisted by ptxas's scheduler to
+ * the top of the softmax's basic block (a wait has no register operands, and
+ * what follows it is the longer dependency chain), which serialises the
+ * softmax with the P V GEMM it should overlap. Branching on a value the
+ * softmax computes puts the wait in later blocks that cannot move above it;
+ * both branches wait (the condition is always true: a row sum is >= 0 or NaN),
+ * and ptxas still pairs the wait with its groups (a predicated wait made it
+ * serialise every wgmma instead). Checked in the SASS: DEPBAR.LE gsb0, 0x0
+ * after the loop's MUFU.EX2, HGMMA issued back to back. */
+static __device__ __forceinline__ void wait_all_after(float dep)
+{
+	if (!(dep < 0.f))
+		ft_wgmma_wait<0>();
+	else
+		ft_wgmma_wait<0>();
 }
 
 template <int N> static __device__ __forceinline__ void fence_regs(float (&r)[N])
@@ -310,8 +381,10 @@ static __device__ __forceinline__ unsigned q_chunk(int r, int ch)
 	return (unsigned)((ch >> 3) * Q_BOX_BYTES + r * 128 + (((ch & 7) ^ (r & 7)) << 4));
 }
 
+/* One work tile of consumer warpgroup cw. kv is the block's running count of
+ * KV tiles (ring stage and phase), nq its count of Q loads (q_full parity). */
 static __device__ __forceinline__ void consume(const fatune_attn_params &p, const smem_map &sm,
-					       const block_work &w, int cw, unsigned char *smem)
+					       const block_work &w, int cw, unsigned char *smem, int kv, int nq)
 {
 	const int tid = threadIdx.x % 128;
 	const int warp = tid / 32, lane = tid % 32;
@@ -325,6 +398,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 	float o[D / 2];
 	float s[BN / 2];
 	unsigned pa[BN / 16][4];
+	unsigned qa[QREG ? D / 16 : 1][4];
 	float m[2] = { ft_neg_inf(), ft_neg_inf() };
 	float l[2] = { 0.f, 0.f };
 #pragma unroll
@@ -341,34 +415,47 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 
 		if (PP && cw == 1)
 			ft_bar_arrive(PP_BAR0, 256);	/* consumer 0 issues first */
-		ft_mbar_wait(sm.q_full(), 0);
+		ft_mbar_wait(sm.q_full(), (unsigned)nq & 1u);
+		if (QREG) {
+			load_q_frags(qa, q_wg, warp, lane);
+			if (PERSIST) {	/* Q is in registers: the next tile's may come */
+				__syncwarp();
+				if (lane == 0)
+					ft_mbar_arrive(sm.q_empty());
+			}
+		}
 
 		/* tile 0: S_0 alone */
 		{
+			const int st = kv % ST;
+			const unsigned ph = (unsigned)(kv / ST) & 1u;
 			const int n0 = w.t_begin * BN;
 			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
 			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
 			float alpha[2];
 
-			ft_mbar_wait(sm.full_k(0), 0);
+			ft_mbar_wait(sm.full_k(st), ph);
 			if (PP)
 				ft_bar_sync(my_turn, 256);
 			fence_regs(s);
 			ft_wgmma_fence();
-			issue_qk(s, q_wg, sm.k_tile(0));
+			issue_qk(s, q_wg, qa, sm.k_tile(st));
 			if (PP)
 				ft_bar_arrive(other_turn, 256);
 			ft_wgmma_wait<0>();
 			fence_regs(s);
 			__syncwarp();
-			if (lane == 0)
-				ft_mbar_arrive(sm.empty_k(0));
+			if (lane == 0) {
+				ft_mbar_arrive(sm.empty_k(st));
+				if (PERSIST && !QREG && w.n == 1)	/* the tile's last Q K^T is done */
+					ft_mbar_arrive(sm.q_empty());
+			}
 			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
 			pack_p(pa, s);
 		}
 		for (int j = 1; j < w.n; j++) {
-			const int st = j % ST, pst = (j - 1) % ST;
-			const unsigned ph = (unsigned)(j / ST) & 1u, pph = (unsigned)((j - 1) / ST) & 1u;
+			const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
+			const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
 			const int n0 = (w.t_begin + j) * BN;
 			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
 			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
@@ -380,7 +467,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			fence_regs(s);
 			fence_regs(o);
 			ft_wgmma_fence();
-			issue_qk(s, q_wg, sm.k_tile(st));
+			issue_qk(s, q_wg, qa, sm.k_tile(st));
 			ft_mbar_wait(sm.full_v(pst), pph);
 			issue_pv(o, pa, sm.v_tile(pst));
 			if (PP)
@@ -388,10 +475,16 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			ft_wgmma_wait<1>();	/* S_j done, P V may run on */
 			fence_regs(s);
 			__syncwarp();
-			if (lane == 0)
+			if (lane == 0) {
 				ft_mbar_arrive(sm.empty_k(st));
+				if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
+					ft_mbar_arrive(sm.q_empty());
+			}
 			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
-			ft_wgmma_wait<0>();
+			fence_regs(s);
+			fence_regs(alpha);
+			fence_regs(l);
+			wait_all_after(l[0]);
 			fence_regs(o);
 			__syncwarp();
 			if (lane == 0)
@@ -401,8 +494,8 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 		}
 		/* the last tile's P V */
 		{
-			const int pst = (w.n - 1) % ST;
-			const unsigned pph = (unsigned)((w.n - 1) / ST) & 1u;
+			const int pst = (kv + w.n - 1) % ST;
+			const unsigned pph = (unsigned)((kv + w.n - 1) / ST) & 1u;
 
 			ft_mbar_wait(sm.full_v(pst), pph);
 			if (PP)
@@ -431,7 +524,24 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 		lse[r] = lr > 0.f ? (m[r] * sl2 + ft_log2(lr)) * LN2 : ft_neg_inf();
 	}
 
-	if (p.num_splits == 1) {
+	if (p.num_splits == 1 && PERSIST) {
+		/* the Q area already holds (or receives) the next tile's Q: store
+		 * straight from the accumulators, 4 bytes per row and column pair */
+		unsigned short *go = static_cast<unsigned short *>(p.o) + (long long)w.batch * p.o_stride_b +
+				     (long long)w.head * p.o_stride_h;
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int gr = row + 8 * r;
+
+			if (gr >= p.s_q)
+				continue;
+			unsigned short *orow = go + (long long)gr * p.o_stride_s + 2 * t;
+#pragma unroll
+			for (int j = 0; j < D / 8; j++)
+				*reinterpret_cast<unsigned *>(orow + 8 * j) =
+					ft_pack2(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+		}
+	} else if (p.num_splits == 1) {
 		/* stage the warp's 16 rows in its own rows of the Q area (its
 		 * wgmma reads are complete), then 16-byte stores */
 		unsigned char *qa = smem + (q_wg - sm.q);
@@ -492,7 +602,8 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 	sm.k = sm.q + Q_BYTES;
 	sm.v = sm.k + ST * KV_TILE_BYTES;
 	sm.bar = sm.v + ST * KV_TILE_BYTES;
-	const block_work w = block_work_of(p);
+	const int tph = tiles_per_head(p);
+	const int total = tph * p.h * p.b;
 
 	if (tid == 0) {
 		/* the 128-byte swizzle repeats every 1024 bytes: TMA writes and
@@ -503,6 +614,7 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		ft_tma_prefetch_desc(&p.tma_k);
 		ft_tma_prefetch_desc(&p.tma_v);
 		ft_mbar_init(sm.q_full(), 1);
+		ft_mbar_init(sm.q_empty(), 4 * NCWG);
 		for (int s = 0; s < ST; s++) {
 			ft_mbar_init(sm.full_k(s), 1);
 			ft_mbar_init(sm.full_v(s), 1);
@@ -515,11 +627,43 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 
 	if (tid < 128) {
 		ft_setmaxnreg_dec<PROD_REGS>();
-		if (tid == 0 && w.n > 0)
-			produce(p, sm, w);
+		if (tid == 0) {
+			if (PERSIST) {
+				int kv = 0, nq = 0;
+
+				for (int i = blockIdx.x; i < total; i += gridDim.x) {
+					const block_work w = work_of(p, i % tph, (i / tph) % p.h, i / (tph * p.h));
+
+					if (w.n > 0) {
+						produce(p, sm, w, kv, nq);
+						kv += w.n;
+						nq++;
+					}
+				}
+			} else {
+				const block_work w = work_of(p, blockIdx.x, blockIdx.y, blockIdx.z);
+
+				if (w.n > 0)
+					produce(p, sm, w, 0, 0);
+			}
+		}
 	} else {
 		ft_setmaxnreg_inc<CONS_REGS>();
-		consume(p, sm, w, tid / 128 - 1, smem);
+		if (PERSIST) {
+			int kv = 0, nq = 0;
+
+			for (int i = blockIdx.x; i < total; i += gridDim.x) {
+				const block_work w = work_of(p, i % tph, (i / tph) % p.h, i / (tph * p.h));
+
+				consume(p, sm, w, tid / 128 - 1, smem, kv, nq);
+				if (w.n > 0) {
+					kv += w.n;
+					nq++;
+				}
+			}
+		} else {
+			consume(p, sm, work_of(p, blockIdx.x, blockIdx.y, blockIdx.z), tid / 128 - 1, smem, 0, 0);
+		}
 	}
 }
 
