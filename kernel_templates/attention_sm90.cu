@@ -4,13 +4,14 @@
  * and, with split-KV, one share of the keys. Its threads are warpgroups (4 warps):
  *
  *   warpgroup 0, the producer: gives back registers (setmaxnreg.dec) and one
- *     thread issues every copy: the Q tile once, then K and V tiles of BLOCK_N
+ *     thread issues every copy: the Q tile, then K and V tiles of BLOCK_N
  *     keys into a ring of KV_STAGES buffers, by TMA (cp.async.bulk.tensor),
  *     each completing on a "full" mbarrier; it waits on the buffer's "empty"
  *     mbarrier before reusing it.
  *   warpgroups 1..NUM_CONSUMER_WG, the consumers: take registers
  *     (setmaxnreg.inc); each owns 64 query rows and runs
- *     S = Q K^T (wgmma, both operands in shared memory, 128-byte swizzle),
+ *     S = Q K^T (wgmma, K in shared memory, 128-byte swizzle; Q in shared
+ *     memory too, or with Q_IN_REGS in registers, loaded once by ldmatrix),
  *     the online softmax in fp32 registers (exp2, scale folded in), and
  *     O += P V (wgmma, P from registers, V in shared memory read as N-major).
  *
@@ -19,7 +20,10 @@
  * waits for S_j only, runs the softmax of S_j while P V runs, then waits for
  * P V, rescales O and packs P_j to 16 bits. With PINGPONG (two consumer
  * warpgroups) named barriers make the two warpgroups take turns issuing their
- * GEMMs, so that one's softmax runs under the other's GEMMs.
+ * GEMMs, so that one's softmax runs under the other's GEMMs. With PERSISTENT
+ * the grid holds about one block per SM and each block walks the work tiles
+ * (row block, split, head, batch) with a stride of gridDim.x; the producer
+ * loads the next tile's Q and K/V while the consumers finish the current one.
  *
  * ABI v2 (fatune_abi.h): separate S_q/S_kv and H/H_kv (query head h reads KV
  * head h / (H / H_kv)), strides (TMA reads through the descriptors; the
@@ -37,11 +41,15 @@
  *   | tma_v      | BLOCK_N        | D / 64                               |
  *   | tma_o      | (not used)     | O is stored with plain 16-byte stores |
  *
+ * Grid: [ceil_div(S_q, BLOCK_M) * num_splits, H, B], or with PERSISTENT
+ * [min(that many tiles, blocks per SM * SMs), 1, 1] (any count is correct).
+ *
  * Compile-time parameters (-D): HEAD_DIM (64, 128, 256), IS_CAUSAL, FATUNE_BF16,
  * NUM_CONSUMER_WG (1-3), BLOCK_M (= 64 * NUM_CONSUMER_WG), BLOCK_N (multiple of
  * 16, 64..256), KV_STAGES (2-4), PINGPONG (0/1, needs 2 consumer warpgroups),
- * PRODUCER_REGS (24 or 40: the producer's registers after setmaxnreg; the
- * consumers get what is left), FATUNE_SMEM_BYTES (static_assert'ed below).
+ * PERSISTENT (0/1), Q_IN_REGS (0/1), PRODUCER_REGS (default 24: the producer's
+ * registers after setmaxnreg; the consumers get what is left),
+ * FATUNE_SMEM_BYTES (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
 #include "fatune_abi.h"
