@@ -7,6 +7,11 @@ num_splits > 1, the combine kernel) on torch's current stream, so that
 torch.cuda.CUDAGraph can capture the launches. The parameter block is packed
 exactly like struct fatune_attn_params (kernel_templates/fatune_abi.h).
 
+ABI v2 (fatune_abi.h, -DFATUNE_ABI=2) has its own struct (AttnParamsV2, 768
+bytes, TMA descriptors first), a TMA descriptor encoder over torch tensors
+(encode_tma, cuTensorMapEncodeTiled) and a launcher over strided
+[B, H, S, D] views with separate S_q/S_kv and H/H_kv (AttentionV2).
+
 Every CUresult is checked; a failure raises CudaError naming the call.
 Also holds the timing method the bench scripts share with fatune (docs/timing.md):
 the median over R = 30 samples, each one CUDA-event pair around a single replay
@@ -250,4 +255,163 @@ def reference(q, k, v, causal, max_scores=1 << 27):
         j = min(b * h, i + step)
         of[i:j] = torch.nn.functional.scaled_dot_product_attention(
             qf[i:j].double(), kf[i:j].double(), vf[i:j].double(), is_causal=bool(causal))
+    return out
+
+
+# ---- ABI v2 ------------------------------------------------------------------
+
+class TmaDesc(ctypes.Structure):
+    """struct fatune_tma_desc: a CUtensorMap, 128 opaque bytes (64-byte aligned in C)."""
+    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
+
+
+class AttnParamsV2(ctypes.Structure):
+    """struct fatune_attn_params_v2, field for field (fatune_abi.h, FATUNE_ABI_VERSION 2).
+    C aligns the struct to 64 bytes (its TMA descriptors): 720 bytes of fields + 48 of padding."""
+    _fields_ = [
+        ("tma_q", TmaDesc), ("tma_k", TmaDesc), ("tma_v", TmaDesc), ("tma_o", TmaDesc),
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+        ("o_partial", ctypes.c_void_p), ("lse_partial", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_longlong),
+        ("q_stride_b", ctypes.c_longlong), ("q_stride_h", ctypes.c_longlong), ("q_stride_s", ctypes.c_longlong),
+        ("k_stride_b", ctypes.c_longlong), ("k_stride_h", ctypes.c_longlong), ("k_stride_s", ctypes.c_longlong),
+        ("v_stride_b", ctypes.c_longlong), ("v_stride_h", ctypes.c_longlong), ("v_stride_s", ctypes.c_longlong),
+        ("o_stride_b", ctypes.c_longlong), ("o_stride_h", ctypes.c_longlong), ("o_stride_s", ctypes.c_longlong),
+        ("b", ctypes.c_int), ("h", ctypes.c_int), ("h_kv", ctypes.c_int), ("s_q", ctypes.c_int),
+        ("s_kv", ctypes.c_int), ("d", ctypes.c_int), ("num_splits", ctypes.c_int),
+        ("causal_offset", ctypes.c_int), ("scale", ctypes.c_float), ("scale_log2", ctypes.c_float),
+        ("layout", ctypes.c_int), ("abi_version", ctypes.c_int),
+        ("_pad", ctypes.c_char * 48),
+    ]
+
+
+# offsetof() of every field as gcc computes it for fatune_abi.h on LP64
+_V2_OFFSETS = dict(tma_q=0, tma_k=128, tma_v=256, tma_o=384, q=512, k=520, v=528, o=536, o_partial=544,
+                   lse_partial=552, workspace=560, workspace_bytes=568, q_stride_b=576, k_stride_b=600,
+                   v_stride_b=624, o_stride_b=648, o_stride_s=664, b=672, h=676, h_kv=680, s_q=684,
+                   s_kv=688, d=692, num_splits=696, causal_offset=700, scale=704, scale_log2=708,
+                   layout=712, abi_version=716)
+assert ctypes.sizeof(AttnParamsV2) == 768, "struct fatune_attn_params_v2 is 768 bytes"
+for _f, _o in _V2_OFFSETS.items():
+    assert getattr(AttnParamsV2, _f).offset == _o, f"AttnParamsV2.{_f} at {getattr(AttnParamsV2, _f).offset}, C has {_o}"
+
+CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
+CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+CU_TENSOR_MAP_SWIZZLE_128B = 3
+CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+
+
+def encode_tma(t, box_rows, box_d=64, swizzle=CU_TENSOR_MAP_SWIZZLE_128B):
+    """A TmaDesc over a [B, H, S, D] view (any strides, D contiguous) as fatune's
+    worker encodes it for ABI v2: rank 4, dims (D, S, H, B) innermost first, byte
+    strides (row, head, batch), box (box_d, box_rows, 1, 1), element strides 1,
+    interleave none, the given swizzle (128B), L2 promotion 128B, OOB fill none
+    (out-of-bound elements read as zeros)."""
+    import torch as _t
+    lib = _cuda()
+    b, h, s, d = t.shape
+    assert t.stride(3) == 1, "D must be contiguous"
+    dt = {_t.float16: CU_TENSOR_MAP_DATA_TYPE_FLOAT16, _t.bfloat16: CU_TENSOR_MAP_DATA_TYPE_BFLOAT16}[t.dtype]
+    es = t.element_size()
+    desc = TmaDesc()
+    dims = (ctypes.c_uint64 * 4)(d, s, h, b)
+    strides = (ctypes.c_uint64 * 3)(t.stride(2) * es, t.stride(1) * es, t.stride(0) * es)
+    box = (ctypes.c_uint32 * 4)(box_d, box_rows, 1, 1)
+    estr = (ctypes.c_uint32 * 4)(1, 1, 1, 1)
+    lib.cuTensorMapEncodeTiled.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    _check(lib.cuTensorMapEncodeTiled(ctypes.byref(desc), dt, 4, ctypes.c_void_p(t.data_ptr()), dims, strides,
+                                      box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+           f"cuTensorMapEncodeTiled(dims={tuple(dims)}, strides={tuple(strides)}, box={tuple(box)})")
+    return desc
+
+
+class AttentionV2:
+    """One configured ABI v2 call over [B, H, S_q, D] q/o and [B, H_kv, S_kv, D] k/v
+    views (any strides with D contiguous, e.g. bshd tensors transposed).
+
+    geometry: threads, grid (3), smem, num_splits, combine_threads, combine_grid (3);
+    box: {"q": rows, "k": rows, "v": rows} for the TMA descriptors (the family's
+    rule). Descriptors embed the tensors' addresses: they are encoded per call
+    set (`bind`), once, so that a bound call allocates nothing and can be
+    graph-captured."""
+
+    def __init__(self, module, geometry, box, q, k, v, o, layout=0):
+        import torch as _t
+        self.m, self.g = module, geometry
+        b, h, sq, d = q.shape
+        hkv, skv = k.shape[1], k.shape[2]
+        n = geometry["num_splits"]
+        self.o_partial = self.lse_partial = None
+        if n > 1:
+            self.o_partial = _t.empty((n, b, h, sq, d), dtype=_t.float32, device=q.device)
+            self.lse_partial = _t.empty((n, b, h, sq), dtype=_t.float32, device=q.device)
+        module.set_smem(geometry["smem"])
+        p = AttnParamsV2()
+        p.tma_q = encode_tma(q, box["q"])
+        p.tma_k = encode_tma(k, box["k"])
+        p.tma_v = encode_tma(v, box["v"])
+        if box.get("o"):
+            p.tma_o = encode_tma(o, box["o"])
+        p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
+        p.o_partial = self.o_partial.data_ptr() if n > 1 else None
+        p.lse_partial = self.lse_partial.data_ptr() if n > 1 else None
+        p.workspace, p.workspace_bytes = None, 0
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+            setattr(p, f"{name}_stride_b", t.stride(0))
+            setattr(p, f"{name}_stride_h", t.stride(1))
+            setattr(p, f"{name}_stride_s", t.stride(2))
+        p.b, p.h, p.h_kv, p.s_q, p.s_kv, p.d = b, h, hkv, sq, skv, d
+        p.num_splits = n
+        p.causal_offset = skv - sq
+        p.scale = 1.0 / math.sqrt(d)
+        p.scale_log2 = p.scale * math.log2(math.e)
+        p.layout, p.abi_version = layout, 2
+        self.p = p
+
+    def poison_partials(self):
+        if self.o_partial is not None:
+            self.o_partial.fill_(float("nan"))
+            self.lse_partial.fill_(float("nan"))
+
+    def __call__(self):
+        self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], self.p)
+        if self.g["num_splits"] > 1:
+            self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, self.p)
+
+
+def reference_v2(q, k, v, causal, max_scores=1 << 26):
+    """fp64 attention over [B, H, S_q, D] q and [B, H_kv, S_kv, D] k/v (GQA: query
+    head h reads KV head h // (H // H_kv)), causal mask bottom-right aligned
+    (query i sees keys <= i + S_kv - S_q); a row that sees no key is 0. Computed a
+    few heads at a time (at most max_scores fp64 scores at once)."""
+    import torch as _t
+    b, h, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    grp = h // hkv
+    out = _t.empty((b, h, sq, d), dtype=_t.float64, device=q.device)
+    scale = 1.0 / math.sqrt(d)
+    mask = None
+    if causal:
+        i = _t.arange(sq, device=q.device).view(sq, 1)
+        j = _t.arange(skv, device=q.device).view(1, skv)
+        mask = j > i + (skv - sq)
+    step = max(1, max_scores // max(1, sq * skv))
+    for bi in range(b):
+        for h0 in range(0, h, step):
+            h1 = min(h, h0 + step)
+            heads = _t.arange(h0, h1, device=q.device)
+            qf = q[bi, h0:h1].double()
+            kf = k[bi, heads // grp].double()
+            vf = v[bi, heads // grp].double()
+            sc = _t.matmul(qf, kf.transpose(-1, -2)) * scale
+            if mask is not None:
+                sc.masked_fill_(mask, float("-inf"))
+            pr = _t.softmax(sc, dim=-1)
+            pr = _t.nan_to_num(pr, nan=0.0)
+            out[bi, h0:h1] = _t.matmul(pr, vf)
     return out
