@@ -4,9 +4,10 @@
  * on sm_90 only (not on sm_100 or sm_120) and NVRTC must target "sm_90a". The
  * kernel reads Q, K and V through TMA descriptors the worker encodes per
  * candidate (fatune_abi.h): a box of 64 elements of D (128 bytes: one 128-byte
- * swizzle row, so D = 128 takes two boxes) by BLOCK_M query rows for Q and
- * BLOCK_N keys for K and V. The space must have those two parameters and
- * speak ABI v2.
+ * swizzle row, so D = 128 takes two boxes) by 64 query rows for Q (one
+ * consumer warpgroup's m64 row tile) and BLOCK_N keys for K and V; O is stored
+ * without TMA (docs/kernel_sm90.md, "What the host must do"). The space must
+ * have those parameters and speak ABI v2.
  */
 #include "family.h"
 
@@ -15,6 +16,8 @@
 /* 16-bit elements per 128-byte swizzle row: the box width along D. */
 #define BOX_COLS 64
 #define SWIZZLE_BYTES 128
+/* query rows per consumer warpgroup: the M of wgmma m64nNk16 */
+#define Q_BOX_ROWS 64
 
 static const char *wgmma_unsupported(const struct ft_arch *a)
 {
@@ -57,7 +60,7 @@ static int wgmma_plan(const struct ft_space *sp, const struct ft_shape *shape,
 	if (bm < 1 || bm > 256 || bn < 1 || bn > 256)
 		return ft_error(err, FT_EINPUT,
 				"BLOCK_M %lld / BLOCK_N %lld: a TMA box holds 1 to 256 rows", bm, bn);
-	plan->tma[FT_TENSOR_Q] = (struct ft_tma_box){ (int)bm, BOX_COLS, SWIZZLE_BYTES };
+	plan->tma[FT_TENSOR_Q] = (struct ft_tma_box){ Q_BOX_ROWS, BOX_COLS, SWIZZLE_BYTES };
 	plan->tma[FT_TENSOR_K] = (struct ft_tma_box){ (int)bn, BOX_COLS, SWIZZLE_BYTES };
 	plan->tma[FT_TENSOR_V] = (struct ft_tma_box){ (int)bn, BOX_COLS, SWIZZLE_BYTES };
 	return 0;
