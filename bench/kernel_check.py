@@ -33,10 +33,14 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import yaml
+try:
+    import yaml
+except ImportError:  # a machine without PyYAML reads a space converted to JSON (`space-json`)
+    yaml = None
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_SPACE = os.path.join(ROOT, "search_spaces", "attention.yaml")
@@ -126,7 +130,12 @@ class Space:
     def __init__(self, path):
         self.path = path
         with open(path) as f:
-            doc = yaml.safe_load(f)
+            if path.endswith(".json"):
+                doc = json.load(f)
+            elif yaml is None:
+                raise SpaceError(f"{path}: no PyYAML here: convert the space with `space-json` elsewhere")
+            else:
+                doc = yaml.safe_load(f)
         if doc.get("fatune_space") != 1:
             raise SpaceError(f"{path}: 'fatune_space' must be 1")
         self.name = doc["name"]
@@ -343,7 +352,9 @@ def cmd_build(args):
                 for dtype in args.dtype:
                     for cv, shape in compile_configs(space, d, arch, causal):
                         values = dict(cv)
-                        if args.where and not space.eval(args.where, dict(values, D=d)):
+                        if args.where and not space.eval(args.where, dict(
+                                values, D=d, CAUSAL=int(causal), DTYPE=int(dtype == "bf16"),
+                                CC=ARCH[arch]["CC"])):
                             continue
                         g = space.geometry(shape, causal, arch, dict(values, NUM_SPLITS=1))
                         defines = dict(values, HEAD_DIM=d, IS_CAUSAL=int(causal),
@@ -354,11 +365,35 @@ def cmd_build(args):
     if args.limit:
         jobs = jobs[:args.limit]
     os.makedirs(args.out, exist_ok=True)
+    # every finished compile is appended to progress.jsonl at once, so a long
+    # build can be watched, and --resume reuses what an earlier run finished
+    progress = os.path.join(args.out, "progress.jsonl")
+    done = {}
+    if args.resume and os.path.exists(progress):
+        with open(progress) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by a kill
+                done[(e["arch"], e["key"])] = e
+    lock = threading.Lock()
+    pf = open(progress, "a" if args.resume else "w")
 
     def run(job):
         arch, d, causal, dtype, values, defines, smem = job
-        cubin, log, ms = nvrtc_compile(space.template, arch, defines)
         key = config_key(d, causal, dtype, values)
+        if (arch, key) in done:
+            return done[(arch, key)]
+        ent = compile_one(job, key)
+        with lock:
+            pf.write(json.dumps(ent) + "\n")
+            pf.flush()
+        return ent
+
+    def compile_one(job, key):
+        arch, d, causal, dtype, values, defines, smem = job
+        cubin, log, ms = nvrtc_compile(space.template, arch, defines)
         ent = dict(key=key, arch=arch, d=d, causal=causal, dtype=dtype, values=values, smem=smem,
                    ms=round(ms, 1), ok=cubin is not None)
         if cubin is None:
@@ -405,12 +440,24 @@ def cmd_build(args):
 
 
 def load_manifest(builds):
-    """Entries of one or more build directories (later ones win on equal keys)."""
+    """Entries of one or more build directories (later ones win on equal keys);
+    a build that was stopped before writing manifest.json is read from its
+    progress.jsonl."""
     by_key = {}
     for build in ([builds] if isinstance(builds, str) else builds):
-        with open(os.path.join(build, "manifest.json")) as f:
-            m = json.load(f)
-        for e in m["entries"]:
+        path = os.path.join(build, "manifest.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                ents = json.load(f)["entries"]
+        else:
+            ents = []
+            with open(os.path.join(build, "progress.jsonl")) as f:
+                for line in f:
+                    try:
+                        ents.append(json.loads(line))
+                    except ValueError:
+                        pass
+        for e in ents:
             if e.get("cubin"):
                 e["cubin"] = os.path.join(build, e["cubin"])
             by_key[(e["arch"], e["key"])] = e
@@ -819,6 +866,19 @@ def cmd_fakedb(args):
     return 0
 
 
+# ---- space-json ----------------------------------------------------------------
+
+def cmd_space_json(args):
+    """The space as JSON (template path made absolute-free: relative to the output's directory)."""
+    with open(args.space) as f:
+        doc = yaml.safe_load(f)
+    tpl = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(args.space)), doc["template"]["file"]))
+    doc["template"]["file"] = os.path.relpath(tpl, os.path.dirname(os.path.abspath(args.out)))
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+    return 0
+
+
 # ---- main --------------------------------------------------------------------
 
 def main():
@@ -842,6 +902,8 @@ def main():
     p.add_argument("--dtype", nargs="+", default=list(DTYPES))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--limit", type=int, default=0, help="build only the first N (for timing NVRTC)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the configs an earlier build into --out finished (progress.jsonl)")
     p.add_argument("--where", help="build only configs where this space expression holds, "
                    "e.g. 'TILE_M == 32 * NUM_WARPS_PER_BLOCK'")
 
@@ -876,10 +938,14 @@ def main():
     p.add_argument("--row", action="append", required=True,
                    help="SHAPE:CAUSAL:DTYPE:CONFIG, e.g. 1x8x512x64:0:fp16:NUM_WARPS_PER_BLOCK=4,...")
 
+    p = sub.add_parser("space-json", help="write the space as JSON, for a machine without PyYAML")
+    p.add_argument("--space", default=DEFAULT_SPACE)
+    p.add_argument("--out", required=True)
+
     args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     return {"build": cmd_build, "sass": cmd_sass, "check": cmd_check, "time": cmd_time,
-            "fakedb": cmd_fakedb}[args.cmd](args)
+            "fakedb": cmd_fakedb, "space-json": cmd_space_json}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -460,6 +460,17 @@ static __device__ __forceinline__ void write_empty(const fatune_attn_params &p, 
 	}
 }
 
+/* blockIdx.x through volatile asm: the compiler cannot reuse the kernel's first
+ * read, so what the epilogue derives from it is recomputed there instead of
+ * being held (or spilled) across the KV loop. */
+static __device__ __forceinline__ unsigned ctaid_x_again(void)
+{
+	unsigned r;
+
+	asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(r));
+	return r;
+}
+
 } /* namespace */
 
 extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct fatune_attn_params p)
@@ -480,8 +491,6 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const int b = blockIdx.z;
 	const int hq = PACK_GQA ? blockIdx.y * grp : blockIdx.y;	/* (first) query head */
 	const int hk = PACK_GQA ? blockIdx.y : blockIdx.y / grp;	/* its KV head */
-	/* row of (split, b, hq, position 0) in lse_partial [splits, B, H, S_q] */
-	const long long prow0 = (((long long)split * p.b + b) * p.h + hq) * p.s_q;
 	/* K/V row strides: the compile-time D when DENSE_KV (immediate copy
 	 * offsets in the loop), else the run-time ones */
 	const int kst = DENSE_KV ? D : (int)p.k_stride_s;
@@ -505,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const int t_end = min(n_tiles, t_begin + per_split);
 
 	if (t_begin >= t_end) {
-		write_empty(p, make_rows(p, b, hq, grp, prow0), m0, m_rows, tid);
+		write_empty(p, make_rows(p, b, hq, grp, (((long long)split * p.b + b) * p.h + hq) * p.s_q), m0, m_rows, tid);
 		return;
 	}
 
@@ -540,7 +549,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 
 	/* prologue: Q, then the first tiles; every commit is unconditional so that
 	 * the group arithmetic below holds at the end of the range too */
-	load_q_tile(q_smem, make_rows(p, b, hq, grp, prow0), m0, m_rows, tid);
+	load_q_tile(q_smem, make_rows(p, b, hq, grp, 0), m0, m_rows, tid);
 	ft_cp_async_commit();
 	if (STAGES == 1) {
 		load_tile<BN>(k_smem, gk, kst, t_begin * BN, s_kv, tid);
@@ -641,7 +650,9 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 
 	/* where the rows go (blockIdx read again: nothing held across the loop
 	 * but prow0) */
-	const row_map rm = make_rows(p, blockIdx.z, PACK_GQA ? blockIdx.y * grp : blockIdx.y, grp, prow0);
+	const int hq_e = PACK_GQA ? blockIdx.y * grp : blockIdx.y;
+	const row_map rm = make_rows(p, blockIdx.z, hq_e, grp,
+				     (((long long)(ctaid_x_again() % (unsigned)splits) * p.b + blockIdx.z) * p.h + hq_e) * p.s_q);
 	if (splits == 1) {
 		/* stage the warp's output rows in its own rows of the Q buffer (only
 		 * this warp ever reads them), then write 16-byte chunks */
