@@ -164,7 +164,7 @@ class Space:
         self.grid = _grid(launch["grid"])
         self.combine_threads = str(launch.get("combine_threads", 0))
         self.combine_grid = _grid(launch.get("combine_grid", [0, 0, 0]))
-        self.db = sqlite3.connect(":memory:")
+        self.db = sqlite3.connect(":memory:", cached_statements=512)
         self.db.create_function("ceil_div", 2, _ceil_div, deterministic=True)
         self.db.create_function("is_pow2", 1, _is_pow2, deterministic=True)
 
@@ -175,9 +175,12 @@ class Space:
         return [p[0] for p in self.params if p[2] == "launch"]
 
     def eval(self, expr, names):
-        cols = ", ".join(f"{int(v)} AS {k}" for k, v in names.items())
+        # bound values, so that each expression is parsed once (sqlite3's
+        # statement cache) however many candidates it is evaluated for
+        cols = ", ".join(f":{k} AS {k}" for k in names)
         try:
-            return self.db.execute(f"SELECT ({expr}) FROM (SELECT {cols})").fetchone()[0]
+            return self.db.execute(f"SELECT ({expr}) FROM (SELECT {cols})",
+                                   {k: int(v) for k, v in names.items()}).fetchone()[0]
         except sqlite3.Error as e:
             raise SpaceError(f"{self.path}: expression '{expr}': {e}") from e
 
@@ -208,16 +211,31 @@ class Space:
 
     def candidates(self, shape, causal, arch, dtype="fp16"):
         """Every config that passes the constraints and fits the arch's opt-in
-        shared memory, as (values dict, geometry dict)."""
+        shared memory, as (values dict, geometry dict), in fatune's order (the
+        first parameter slowest). The constraints run in one query over the
+        product of the parameters' values (a table per parameter)."""
         names = [p[0] for p in self.params]
+        if not getattr(self, "_tables", False):
+            for name, vals, _ in self.params:
+                self.db.execute(f"CREATE TEMP TABLE v_{name} (i INTEGER, {name} INTEGER)")
+                self.db.executemany(f"INSERT INTO v_{name} VALUES (?, ?)", list(enumerate(vals)))
+            self._tables = True
+        fixed = self.names(shape, causal, arch, {}, dtype)
+        shape_cols = ", ".join(f":{k} AS {k}" for k in fixed)
+        where = " AND ".join(f"(({e}) != 0)" for _, e in self.constraints) or "1"
+        sql = (f"SELECT {', '.join(f'v_{n}.{n}' for n in names)} FROM "
+               + ", ".join(f"v_{n}" for n in names) + f", (SELECT {shape_cols}) WHERE {where} "
+               + "ORDER BY " + ", ".join(f"v_{n}.i" for n in names))
+        try:
+            rows = self.db.execute(sql, {k: int(v) for k, v in fixed.items()}).fetchall()
+        except sqlite3.Error as e:
+            raise SpaceError(f"{self.path}: constraints: {e}") from e
         out = []
-        for combo in itertools.product(*[p[1] for p in self.params]):
+        for combo in rows:
             values = dict(zip(names, combo))
-            n = self.names(shape, causal, arch, values, dtype)
-            if all(self.eval(e, n) for _, e in self.constraints):
-                g = self.geometry(shape, causal, arch, values)
-                if g["smem"] <= ARCH[arch]["SMEM_OPTIN"]:
-                    out.append((values, g))
+            g = self.geometry(shape, causal, arch, values, dtype)
+            if g["smem"] <= ARCH[arch]["SMEM_OPTIN"]:
+                out.append((values, g))
         return out
 
 
@@ -725,6 +743,9 @@ def cmd_time(args):
         cands = space.candidates(shape, causal, args.run_arch, args.dtype)
         if args.only:
             cands = [c for c in cands if all(c[0].get(k2) == v2 for k2, v2 in args.only.items())]
+        if args.shuffle:  # a budget that cannot cover them all then samples the whole space
+            import random
+            random.Random(args.seed).shuffle(cands)
         results = []
         mods = {}
         launch = {}
@@ -747,7 +768,7 @@ def cmd_time(args):
                 torch.cuda.synchronize()
                 err, nonfinite = fk.rel_l2(o, ref)
                 one = fk.quick_time(lambda: att(q, k, v, o))
-                kk, rr = fk.plan_timing(one)
+                kk, rr = fk.plan_timing(one, samples=args.samples)
                 t = fk.time_graph(lambda: att(q, k, v, o), kk, rr)
             except Exception as ex:
                 print(f"ERROR {shape} {config_text(values)}: {ex}")
@@ -929,6 +950,8 @@ def main():
     p.add_argument("--only", type=lambda t: parse_config(t), default=None,
                    help="restrict to configs with these values, e.g. NUM_WARPS_PER_BLOCK=4")
     p.add_argument("--json", help="write the summary rows here")
+    p.add_argument("--samples", type=int, default=30, help="timed samples per candidate (fatune: 30)")
+    p.add_argument("--shuffle", action="store_true", help="time the candidates in a random order")
     p.add_argument("--jsonl", help="append every timed candidate here")
 
     p = sub.add_parser("fakedb")
