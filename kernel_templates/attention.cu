@@ -127,7 +127,12 @@ static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned sh
 		constexpr int PASSES = (ROWS + RP - 1) / RP;
 		const int r0 = tid / CPR, ch = tid % CPR;
 		const int valid = s - row0 - r0;	/* pass k copies a real row iff k * RP < valid */
-		const unsigned short *src = g + (long long)(row0 + r0) * stride + ch * 8;
+		/* the dense form is spelled with D itself: the same arithmetic
+		 * through `stride`, even when that folds to D, made ptxas rebuild
+		 * every copy's address in the loop (+127 instructions per tile at
+		 * D=128, 128-key tiles) */
+		const unsigned short *src =
+			g + (DENSE_KV ? (long long)(row0 + r0) * D : (long long)(row0 + r0) * stride) + ch * 8;
 
 #pragma unroll
 		for (int k = 0; k < PASSES; k++) {
@@ -135,7 +140,8 @@ static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned sh
 				const bool ok = k * RP < valid;
 
 				ft_cp_async16(dst + swz(r0 + k * RP, ch),
-					      ok ? src + (long long)(k * RP) * stride : g, ok ? 16 : 0);
+					      ok ? (DENSE_KV ? src + k * RP * D : src + (long long)(k * RP) * stride) : g,
+					      ok ? 16 : 0);
 			}
 		}
 	} else {
@@ -479,7 +485,9 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
 	const int s_kv = p.s_kv, splits = p.num_splits, off = p.causal_offset;
-	const int grp = p.h / p.h_kv;	/* query heads per KV head */
+	/* query heads per KV head; self-attention skips the division (a
+	 * division before the first copy costs a short sequence ~5%) */
+	const int grp = p.h == p.h_kv ? 1 : p.h / p.h_kv;
 	/* the block's row space: the positions of one query head, or the
 	 * (position, head) pairs of one KV head's group */
 	const int m_rows = PACK_GQA ? p.s_q * grp : p.s_q;
@@ -490,13 +498,14 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const int m0 = mb * BM, m0w = m0 + WROWS * warp;
 	const int b = blockIdx.z;
 	const int hq = PACK_GQA ? blockIdx.y * grp : blockIdx.y;	/* (first) query head */
-	const int hk = PACK_GQA ? blockIdx.y : blockIdx.y / grp;	/* its KV head */
+	const int hk = PACK_GQA || grp == 1 ? blockIdx.y : blockIdx.y / grp;	/* its KV head */
 	/* K/V row strides: the compile-time D when DENSE_KV (immediate copy
 	 * offsets in the loop), else the run-time ones */
 	const int kst = DENSE_KV ? D : (int)p.k_stride_s;
 	const int vst = DENSE_KV ? D : (int)p.v_stride_s;
 
-	if (DENSE_KV ? (p.k_stride_s != D || p.v_stride_s != D)
+	if (DENSE_KV ? (p.k_stride_s != D || p.v_stride_s != D || p.v_stride_h != p.k_stride_h ||
+			p.v_stride_b != p.k_stride_b)
 		     : (p.k_stride_s > 0x7fffffffLL || p.v_stride_s > 0x7fffffffLL))
 		__trap();	/* compiled for other strides than these */
 
@@ -518,8 +527,13 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 		return;
 	}
 
-	const unsigned short *gk = static_cast<const unsigned short *>(p.k) + b * p.k_stride_b + hk * p.k_stride_h;
-	const unsigned short *gv = static_cast<const unsigned short *>(p.v) + b * p.v_stride_b + hk * p.v_stride_h;
+	/* with DENSE_KV, K and V share their strides (checked above): one offset
+	 * for both, as the ABI v1 template had, leaves ptxas the registers to
+	 * keep the loop's copy addresses */
+	const long long k_off = b * p.k_stride_b + hk * p.k_stride_h;
+	const long long v_off = DENSE_KV ? k_off : b * p.v_stride_b + hk * p.v_stride_h;
+	const unsigned short *gk = static_cast<const unsigned short *>(p.k) + k_off;
+	const unsigned short *gv = static_cast<const unsigned short *>(p.v) + v_off;
 	const unsigned q_smem = ft_smem_addr(smem);
 	const unsigned k_smem = q_smem + Q_BYTES;
 	const unsigned v_smem = k_smem + STAGES * KV_BYTES;
@@ -648,11 +662,10 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	if (!warp_active)
 		return;
 
-	/* where the rows go (blockIdx read again: nothing held across the loop
-	 * but prow0) */
+	/* where the rows go: recomputed here from the parameters rather than
+	 * held across the loop */
 	const int hq_e = PACK_GQA ? blockIdx.y * grp : blockIdx.y;
-	const row_map rm = make_rows(p, blockIdx.z, hq_e, grp,
-				     (((long long)(ctaid_x_again() % (unsigned)splits) * p.b + blockIdx.z) * p.h + hq_e) * p.s_q);
+	row_map rm = make_rows(p, blockIdx.z, hq_e, grp, 0);
 	if (splits == 1) {
 		/* stage the warp's output rows in its own rows of the Q buffer (only
 		 * this warp ever reads them), then write 16-byte chunks */
@@ -679,6 +692,11 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 					*reinterpret_cast<const ft_v4u *>(stage + swz(WROWS * warp + r, ch));
 		}
 	} else {
+		/* blockIdx.x read again (ctaid_x_again): an ordinary read is
+		 * merged with the first one, and its division by num_splits is then
+		 * held, or spilled, across the loop */
+		rm.prow0 = (((long long)(ctaid_x_again() % (unsigned)splits) * p.b + blockIdx.z) * p.h + hq_e) *
+			   p.s_q;
 #pragma unroll
 		for (int mt = 0; mt < MT; mt++)
 #pragma unroll
