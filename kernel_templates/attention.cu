@@ -36,8 +36,9 @@
  * Compile-time parameters (-D): HEAD_DIM (32, 64, 128), IS_CAUSAL, FATUNE_BF16,
  * NUM_WARPS_PER_BLOCK, TILE_M (16 or 32 times NUM_WARPS_PER_BLOCK), TILE_N
  * (multiple of 16), KV_STAGES (1..3), PACK_GQA (0/1), DENSE_KV (0/1: K and V
- * rows are D elements apart, so the copy addresses of the KV loop are
- * immediates; the kernel traps when the strides say otherwise) and
+ * rows are D elements apart and K and V have the same strides, so the copy
+ * addresses of the KV loop are immediates; the kernel traps when the strides
+ * say otherwise) and
  * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
  * file computes (static_assert).
  *
