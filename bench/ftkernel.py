@@ -5,7 +5,9 @@ scripts: it loads a CUBIN into torch's own (primary) context, raises the
 dynamic shared-memory limit, and launches the main kernel (and, with
 num_splits > 1, the combine kernel) on torch's current stream, so that
 torch.cuda.CUDAGraph can capture the launches. The parameter block is packed
-exactly like struct fatune_attn_params (kernel_templates/fatune_abi.h).
+exactly like struct fatune_attn_params_v2 (kernel_templates/fatune_abi.h, ABI v2):
+Q, K, V, O are passed as logical [B, H, S, D] tensors with any strides (D contiguous),
+so [B, S, H, D] storage is a transpose(1, 2) view.
 
 ABI v2 (fatune_abi.h, -DFATUNE_ABI=2) has its own struct (AttnParamsV2, 768
 bytes, TMA descriptors first), a TMA descriptor encoder over torch tensors
@@ -58,25 +60,54 @@ def _check(res, what):
                         f"({(name.value or b'?').decode()}: {(msg.value or b'?').decode()})")
 
 
+class TmaDesc(ctypes.Structure):
+    """struct fatune_tma_desc: a CUtensorMap, 128 opaque bytes (64-byte aligned in C)."""
+    _fields_ = [("opaque", ctypes.c_ulonglong * 16)]
+
+
 class AttnParams(ctypes.Structure):
-    """struct fatune_attn_params, field for field (fatune_abi.h, FATUNE_ABI_VERSION 1)."""
+    """struct fatune_attn_params_v2, field for field (fatune_abi.h, ABI v2). ctypes
+    cannot align a field to 64 bytes, but the four TMA descriptors come first
+    (offset 0, a multiple of 64 each) and the C struct's 64-byte alignment only
+    pads its end: `_pad` is that padding, so the size is the C size, 768."""
     _fields_ = [
+        ("tma_q", TmaDesc),
+        ("tma_k", TmaDesc),
+        ("tma_v", TmaDesc),
+        ("tma_o", TmaDesc),
         ("q", ctypes.c_void_p),
         ("k", ctypes.c_void_p),
         ("v", ctypes.c_void_p),
         ("o", ctypes.c_void_p),
         ("o_partial", ctypes.c_void_p),
         ("lse_partial", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_longlong),
+        ("q_stride_b", ctypes.c_longlong), ("q_stride_h", ctypes.c_longlong), ("q_stride_s", ctypes.c_longlong),
+        ("k_stride_b", ctypes.c_longlong), ("k_stride_h", ctypes.c_longlong), ("k_stride_s", ctypes.c_longlong),
+        ("v_stride_b", ctypes.c_longlong), ("v_stride_h", ctypes.c_longlong), ("v_stride_s", ctypes.c_longlong),
+        ("o_stride_b", ctypes.c_longlong), ("o_stride_h", ctypes.c_longlong), ("o_stride_s", ctypes.c_longlong),
         ("b", ctypes.c_int),
         ("h", ctypes.c_int),
-        ("s", ctypes.c_int),
+        ("h_kv", ctypes.c_int),
+        ("s_q", ctypes.c_int),
+        ("s_kv", ctypes.c_int),
+        ("d", ctypes.c_int),
         ("num_splits", ctypes.c_int),
+        ("causal_offset", ctypes.c_int),
         ("scale", ctypes.c_float),
         ("scale_log2", ctypes.c_float),
+        ("layout", ctypes.c_int),
+        ("abi_version", ctypes.c_int),
+        ("_pad", ctypes.c_ubyte * 48),
     ]
 
 
-assert ctypes.sizeof(AttnParams) == 72, "struct fatune_attn_params is 72 bytes on LP64"
+assert ctypes.sizeof(AttnParams) == 768, "struct fatune_attn_params_v2 is 768 bytes on LP64"
+assert AttnParams.workspace_bytes.offset == 568 and AttnParams.b.offset == 672 \
+    and AttnParams.abi_version.offset == 716, "fatune_attn_params_v2 field offsets"
+
+LAYOUT_BHSD, LAYOUT_BSHD = 0, 1
 
 
 def _use_torch_context():
@@ -143,13 +174,16 @@ class Attention:
     """One configured call: module + launch geometry + buffers for a shape.
 
     geometry: dict with threads, grid (3), smem, num_splits, combine_threads,
-    combine_grid (3). Partial buffers are allocated here, once, so the call
-    itself allocates nothing and can be graph-captured.
+    combine_grid (3). Shape: b, h (query heads), s (queries), d, h_kv (KV heads,
+    divides h), s_kv (keys). Partial buffers are allocated here, once, so the
+    call itself allocates nothing and can be graph-captured.
     """
 
-    def __init__(self, module, geometry, b, h, s, d, device="cuda"):
+    def __init__(self, module, geometry, b, h, s, d, h_kv=None, s_kv=None, device="cuda"):
         self.m = module
         self.g = geometry
+        self.h_kv = h if h_kv is None else h_kv
+        self.s_kv = s if s_kv is None else s_kv
         self.shape = (b, h, s, d)
         n = geometry["num_splits"]
         self.o_partial = self.lse_partial = None
@@ -157,21 +191,46 @@ class Attention:
             self.o_partial = torch.empty((n, b, h, s, d), dtype=torch.float32, device=device)
             self.lse_partial = torch.empty((n, b, h, s), dtype=torch.float32, device=device)
         module.set_smem(geometry["smem"])
+        self._params = None
 
     def poison_partials(self):
         if self.o_partial is not None:
             self.o_partial.fill_(float("nan"))
             self.lse_partial.fill_(float("nan"))
 
-    def __call__(self, q, k, v, o):
+    def params(self, q, k, v, o):
+        """The v2 parameter block for logical [B, H, S, D] views q, o and
+        [B, H_kv, S_kv, D] views k, v (any strides with D contiguous, e.g. a
+        transpose(1, 2) of a [B, S, H, D] tensor)."""
         b, h, s, d = self.shape
-        for t in (q, k, v, o):
-            assert t.is_cuda and t.is_contiguous() and tuple(t.shape) == self.shape
+        for t, shape in ((q, self.shape), (o, self.shape), (k, (b, self.h_kv, self.s_kv, d)),
+                         (v, (b, self.h_kv, self.s_kv, d))):
+            assert t.is_cuda and tuple(t.shape) == shape and t.stride(3) == 1, (tuple(t.shape), shape)
+            assert all(x % 8 == 0 for x in t.stride()[:3]), "strides must be multiples of 8 elements"
         scale = 1.0 / math.sqrt(d)
-        p = AttnParams(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                       self.o_partial.data_ptr() if self.o_partial is not None else None,
-                       self.lse_partial.data_ptr() if self.lse_partial is not None else None,
-                       b, h, s, self.g["num_splits"], scale, scale * math.log2(math.e))
+        layout = LAYOUT_BSHD if q.stride(2) > q.stride(1) else LAYOUT_BHSD
+        p = AttnParams()
+        p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
+        if self.o_partial is not None:
+            p.o_partial, p.lse_partial = self.o_partial.data_ptr(), self.lse_partial.data_ptr()
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+            sb, sh, ss, _ = t.stride()
+            setattr(p, name + "_stride_b", sb)
+            setattr(p, name + "_stride_h", sh)
+            setattr(p, name + "_stride_s", ss)
+        p.b, p.h, p.h_kv, p.s_q, p.s_kv, p.d = b, h, self.h_kv, s, self.s_kv, d
+        p.num_splits = self.g["num_splits"]
+        p.causal_offset = self.s_kv - s
+        p.scale, p.scale_log2 = scale, scale * math.log2(math.e)
+        p.layout, p.abi_version = layout, 2
+        return p
+
+    def __call__(self, q, k, v, o):
+        # the block is built once per set of tensors: graph capture keeps it
+        key = (q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr())
+        if self._params is None or self._params[0] != key:
+            self._params = (key, self.params(q, k, v, o))
+        p = self._params[1]
         self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], p)
         if self.g["num_splits"] > 1:
             self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p)
@@ -244,17 +303,34 @@ def rel_l2(out, ref):
 
 
 def reference(q, k, v, causal, max_scores=1 << 27):
-    """fp64 attention with top-left causal masking, computed a few (batch, head)
-    pairs at a time so that at most max_scores fp64 scores (1 GiB) exist at once."""
+    """fp64 attention of logical [B, H, S_q, D] q over [B, H_kv, S_kv, D] k, v
+    (query head h reads KV head h / (H / H_kv)), causal masks aligned
+    bottom-right (query i sees keys 0 .. i + S_kv - S_q; a row that sees no key
+    is 0), computed a few (batch, head) pairs at a time so that at most
+    max_scores fp64 scores (1 GiB) exist at once."""
     b, h, s, d = q.shape
+    h_kv, s_kv = k.shape[1], k.shape[2]
+    g = h // h_kv
     out = torch.empty((b, h, s, d), dtype=torch.float64, device=q.device)
-    qf, kf, vf = (t.reshape(b * h, s, d) for t in (q, k, v))
-    of = out.view(b * h, s, d)
-    step = max(1, max_scores // max(1, s * s))
-    for i in range(0, b * h, step):
-        j = min(b * h, i + step)
-        of[i:j] = torch.nn.functional.scaled_dot_product_attention(
-            qf[i:j].double(), kf[i:j].double(), vf[i:j].double(), is_causal=bool(causal))
+    scale = 1.0 / math.sqrt(d)
+    mask = None
+    if causal:
+        i = torch.arange(s, device=q.device).view(s, 1)
+        j = torch.arange(s_kv, device=q.device).view(1, s_kv)
+        mask = j <= i + (s_kv - s)
+    step = max(1, max_scores // max(1, s * s_kv))
+    for bi in range(b):
+        for h0 in range(0, h, step):
+            h1 = min(h, h0 + step)
+            qf = q[bi, h0:h1].double()
+            kf = k[bi, [hh // g for hh in range(h0, h1)]].double()
+            vf = v[bi, [hh // g for hh in range(h0, h1)]].double()
+            sc = torch.matmul(qf, kf.transpose(-1, -2)) * scale
+            if mask is not None:
+                sc = sc.masked_fill(~mask, float("-inf"))
+            p = torch.softmax(sc, dim=-1)
+            p = torch.nan_to_num(p, nan=0.0)  # rows with every key masked
+            out[bi, h0:h1] = torch.matmul(p, vf)
     return out
 
 

@@ -7,17 +7,24 @@
          --out, and fail on any compile error, spill or stack frame (no GPU)
   sass   summarise the SASS of built CUBINs with cuobjdump: HMMA, LDSM,
          LDGSTS, and local memory (LDL/STL), which must be absent (no GPU)
-  check  the correctness grid on the GPU: every built config for every head
-         dim, dtype and causal flag, odd shapes (S=1, 17, 500, 4097, B*H=1),
-         num_splits 1-4, against fp64 torch, outputs poisoned with NaN first
+  check  the correctness grid on the GPU: built configs for every head dim,
+         dtype and causal flag over self-attention (S=1, 17, 500, 4097, B*H=1),
+         GQA decode (S_q 1 and 4 over long KV), chunked prefill (S_q < S_kv)
+         and [B,S,H,D] layouts, with the space's splits, against fp64 torch
+         (bottom-right causal), outputs poisoned with NaN first
   time   time the space's candidates per shape with fatune's method next to
          torch SDPA's flash, cuDNN and efficient backends, in the same process
 
 Space formulas are evaluated here as fatune evaluates them (SQLite), from
 search_spaces/attention.yaml, so the harness checks the formulas too.
+
+Shapes are written BxHxSxD, with H_kv and S_kv after a slash where they differ
+from H and S, and ':bshd' for the [B,S,H,D] layout: 1x32/8x1/8192x128 is one
+decode step of 32 query heads over 8 KV heads and 8192 cached keys.
 """
 
 import argparse
+import collections
 import ctypes
 import itertools
 import json
@@ -26,10 +33,14 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import yaml
+try:
+    import yaml
+except ImportError:  # a machine without PyYAML reads a space converted to JSON (`space-json`)
+    yaml = None
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_SPACE = os.path.join(ROOT, "search_spaces", "attention.yaml")
@@ -56,6 +67,37 @@ ARCH = {
 
 class SpaceError(ValueError):
     pass
+
+
+class Shape(collections.namedtuple("Shape", "b h s d h_kv s_kv layout")):
+    """One attention problem: b, h query heads, s queries, d, h_kv KV heads,
+    s_kv keys, layout 0 (bhsd) or 1 (bshd)."""
+
+    @classmethod
+    def parse(cls, text):
+        """BxH[/H_KV]xS[/S_KV]xD[:bshd|:bhsd]"""
+        body, _, lay = text.lower().partition(":")
+        try:
+            b, h, s, d = body.split("x")
+            h, _, hk = h.partition("/")
+            s, _, sk = s.partition("/")
+            v = cls(int(b), int(h), int(s), int(d), int(hk or h), int(sk or s),
+                    {"": 0, "bhsd": 0, "bshd": 1}[lay])
+        except (ValueError, KeyError):
+            raise argparse.ArgumentTypeError(
+                f"shape '{text}' is not BxH[/H_KV]xS[/S_KV]xD[:bshd] (e.g. 1x32/8x1/8192x128)")
+        if min(v.b, v.h, v.s, v.d, v.h_kv, v.s_kv) < 1 or v.h % v.h_kv:
+            raise argparse.ArgumentTypeError(f"shape '{text}': sizes must be >= 1 and H_KV divide H")
+        return v
+
+    def __str__(self):
+        t = f"{self.b}x{self.h}" + (f"/{self.h_kv}" if self.h_kv != self.h else "") + f"x{self.s}" \
+            + (f"/{self.s_kv}" if self.s_kv != self.s else "") + f"x{self.d}"
+        return t + (":bshd" if self.layout else "")
+
+
+def self_shape(b, h, s, d, layout=0):
+    return Shape(b, h, s, d, h, s, layout)
 
 
 def _ceil_div(a, b):
@@ -88,12 +130,19 @@ class Space:
     def __init__(self, path):
         self.path = path
         with open(path) as f:
-            doc = yaml.safe_load(f)
+            if path.endswith(".json"):
+                doc = json.load(f)
+            elif yaml is None:
+                raise SpaceError(f"{path}: no PyYAML here: convert the space with `space-json` elsewhere")
+            else:
+                doc = yaml.safe_load(f)
         if doc.get("fatune_space") != 1:
             raise SpaceError(f"{path}: 'fatune_space' must be 1")
         self.name = doc["name"]
         t = doc["template"]
         self.template = os.path.normpath(os.path.join(os.path.dirname(path), t["file"]))
+        self.abi = int(t.get("abi", 1))  # fatune compiles the template with -DFATUNE_ABI=<abi>
+        self.family = t.get("family")
         self.kernel = t["kernel"]
         self.combine_kernel = t.get("combine_kernel")
         self.params = []  # (name, values, kind)
@@ -115,7 +164,7 @@ class Space:
         self.grid = _grid(launch["grid"])
         self.combine_threads = str(launch.get("combine_threads", 0))
         self.combine_grid = _grid(launch.get("combine_grid", [0, 0, 0]))
-        self.db = sqlite3.connect(":memory:")
+        self.db = sqlite3.connect(":memory:", cached_statements=512)
         self.db.create_function("ceil_div", 2, _ceil_div, deterministic=True)
         self.db.create_function("is_pow2", 1, _is_pow2, deterministic=True)
 
@@ -126,22 +175,31 @@ class Space:
         return [p[0] for p in self.params if p[2] == "launch"]
 
     def eval(self, expr, names):
-        cols = ", ".join(f"{int(v)} AS {k}" for k, v in names.items())
+        # bound values, so that each expression is parsed once (sqlite3's
+        # statement cache) however many candidates it is evaluated for
+        cols = ", ".join(f":{k} AS {k}" for k in names)
         try:
-            return self.db.execute(f"SELECT ({expr}) FROM (SELECT {cols})").fetchone()[0]
+            return self.db.execute(f"SELECT ({expr}) FROM (SELECT {cols})",
+                                   {k: int(v) for k, v in names.items()}).fetchone()[0]
         except sqlite3.Error as e:
             raise SpaceError(f"{self.path}: expression '{expr}': {e}") from e
 
-    def names(self, shape, causal, arch, values):
-        b, h, s, d = shape
-        n = dict(B=b, H=h, S=s, D=d, CAUSAL=int(causal), DTYPE_BYTES=2)
+    def names(self, shape, causal, arch, values, dtype="fp16"):
+        """The names an expression may use (search_spaces/README.md): the shape
+        (S the queries, S_KV the keys, H the query heads, H_KV the KV heads,
+        LAYOUT 0 bhsd / 1 bshd, DTYPE 0 fp16 / 1 bf16), the arch's limits, the
+        parameters."""
+        if not isinstance(shape, Shape):
+            shape = self_shape(*shape)
+        n = dict(B=shape.b, H=shape.h, S=shape.s, D=shape.d, CAUSAL=int(causal), DTYPE_BYTES=2,
+                 S_KV=shape.s_kv, H_KV=shape.h_kv, LAYOUT=shape.layout, DTYPE=int(dtype == "bf16"))
         n.update(ARCH[arch])
         n.update(values)
         return n
 
-    def geometry(self, shape, causal, arch, values):
+    def geometry(self, shape, causal, arch, values, dtype="fp16"):
         """smem, threads, grid, combine geometry of one fully specified config."""
-        n = self.names(shape, causal, arch, values)
+        n = self.names(shape, causal, arch, values, dtype)
         return dict(
             smem=self.eval(self.smem, n),
             threads=self.eval(self.threads, n),
@@ -151,18 +209,33 @@ class Space:
             num_splits=int(values.get("NUM_SPLITS", 1)),
         )
 
-    def candidates(self, shape, causal, arch):
+    def candidates(self, shape, causal, arch, dtype="fp16"):
         """Every config that passes the constraints and fits the arch's opt-in
-        shared memory, as (values dict, geometry dict)."""
+        shared memory, as (values dict, geometry dict), in fatune's order (the
+        first parameter slowest). The constraints run in one query over the
+        product of the parameters' values (a table per parameter)."""
         names = [p[0] for p in self.params]
+        if not getattr(self, "_tables", False):
+            for name, vals, _ in self.params:
+                self.db.execute(f"CREATE TEMP TABLE v_{name} (i INTEGER, {name} INTEGER)")
+                self.db.executemany(f"INSERT INTO v_{name} VALUES (?, ?)", list(enumerate(vals)))
+            self._tables = True
+        fixed = self.names(shape, causal, arch, {}, dtype)
+        shape_cols = ", ".join(f":{k} AS {k}" for k in fixed)
+        where = " AND ".join(f"(({e}) != 0)" for _, e in self.constraints) or "1"
+        sql = (f"SELECT {', '.join(f'v_{n}.{n}' for n in names)} FROM "
+               + ", ".join(f"v_{n}" for n in names) + f", (SELECT {shape_cols}) WHERE {where} "
+               + "ORDER BY " + ", ".join(f"v_{n}.i" for n in names))
+        try:
+            rows = self.db.execute(sql, {k: int(v) for k, v in fixed.items()}).fetchall()
+        except sqlite3.Error as e:
+            raise SpaceError(f"{self.path}: constraints: {e}") from e
         out = []
-        for combo in itertools.product(*[p[1] for p in self.params]):
+        for combo in rows:
             values = dict(zip(names, combo))
-            n = self.names(shape, causal, arch, values)
-            if all(self.eval(e, n) for _, e in self.constraints):
-                g = self.geometry(shape, causal, arch, values)
-                if g["smem"] <= ARCH[arch]["SMEM_OPTIN"]:
-                    out.append((values, g))
+            g = self.geometry(shape, causal, arch, values, dtype)
+            if g["smem"] <= ARCH[arch]["SMEM_OPTIN"]:
+                out.append((values, g))
         return out
 
 
@@ -207,7 +280,8 @@ def _nvrtc_check(res, what):
 
 
 def nvrtc_options(arch, template, defines):
-    """fatune's NVRTC options (tuner/nvrtc.h), then -D in the given order."""
+    """fatune's NVRTC options (tuner/nvrtc.h), then -D in the given order
+    (FATUNE_ABI among them for an ABI v2 space)."""
     opts = [f"-arch={arch}", "--std=c++17", "-Xptxas=-v", "-default-device",
             f"-I{os.path.dirname(template)}", f"-I{os.path.join(CUDA_HOME, 'include')}"]
     return opts + [f"-D{k}={v}" for k, v in defines.items()]
@@ -267,14 +341,23 @@ def config_key(d, causal, dtype, values):
     return f"d{d}_c{int(causal)}_{dtype}_" + "_".join(f"{k}{v}" for k, v in values.items())
 
 
+def coverage_shapes(d):
+    """Shapes whose candidates, together, hold every compile-time config of
+    the space: self-attention and GQA (32 over 8 heads), bhsd and bshd, long
+    sequences (a short one only prunes more)."""
+    return [Shape(1, 8, 8192, d, 8, 8192, lay) for lay in (0, 1)] + \
+           [Shape(1, 32, 8192, d, 8, 8192, lay) for lay in (0, 1)]
+
+
 def compile_configs(space, d, arch, causal=0):
-    """Distinct compile-time configs of the space for head dim d: those of its
-    candidates for a long sequence (a short one only prunes more)."""
+    """Distinct compile-time configs of the space for head dim d, as (values,
+    a shape that has them)."""
     seen = []
-    for values, g in space.candidates((1, 1, 8192, d), causal, arch):
-        cv = {k: values[k] for k in space.compile_params()}
-        if cv not in seen:
-            seen.append(cv)
+    for shape in coverage_shapes(d):
+        for values, g in space.candidates(shape, causal, arch):
+            cv = {k: values[k] for k in space.compile_params()}
+            if cv not in [c for c, _ in seen]:
+                seen.append((cv, shape))
     return seen
 
 
@@ -285,22 +368,50 @@ def cmd_build(args):
         for d in args.dims:
             for causal in args.causal:
                 for dtype in args.dtype:
-                    for cv in compile_configs(space, d, arch, causal):
+                    for cv, shape in compile_configs(space, d, arch, causal):
                         values = dict(cv)
-                        if args.where and not space.eval(args.where, dict(values, D=d)):
+                        if args.where and not space.eval(args.where, dict(
+                                values, D=d, CAUSAL=int(causal), DTYPE=int(dtype == "bf16"),
+                                CC=ARCH[arch]["CC"])):
                             continue
-                        g = space.geometry((1, 1, 8192, d), causal, arch, dict(values, NUM_SPLITS=1))
+                        g = space.geometry(shape, causal, arch, dict(values, NUM_SPLITS=1))
                         defines = dict(values, HEAD_DIM=d, IS_CAUSAL=int(causal),
                                        FATUNE_BF16=int(dtype == "bf16"), FATUNE_SMEM_BYTES=g["smem"])
+                        if space.abi != 1:
+                            defines["FATUNE_ABI"] = space.abi
                         jobs.append((arch, d, causal, dtype, values, defines, g["smem"]))
     if args.limit:
         jobs = jobs[:args.limit]
     os.makedirs(args.out, exist_ok=True)
+    # every finished compile is appended to progress.jsonl at once, so a long
+    # build can be watched, and --resume reuses what an earlier run finished
+    progress = os.path.join(args.out, "progress.jsonl")
+    done = {}
+    if args.resume and os.path.exists(progress):
+        with open(progress) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by a kill
+                done[(e["arch"], e["key"])] = e
+    lock = threading.Lock()
+    pf = open(progress, "a" if args.resume else "w")
 
     def run(job):
         arch, d, causal, dtype, values, defines, smem = job
-        cubin, log, ms = nvrtc_compile(space.template, arch, defines)
         key = config_key(d, causal, dtype, values)
+        if (arch, key) in done:
+            return done[(arch, key)]
+        ent = compile_one(job, key)
+        with lock:
+            pf.write(json.dumps(ent) + "\n")
+            pf.flush()
+        return ent
+
+    def compile_one(job, key):
+        arch, d, causal, dtype, values, defines, smem = job
+        cubin, log, ms = nvrtc_compile(space.template, arch, defines)
         ent = dict(key=key, arch=arch, d=d, causal=causal, dtype=dtype, values=values, smem=smem,
                    ms=round(ms, 1), ok=cubin is not None)
         if cubin is None:
@@ -347,12 +458,24 @@ def cmd_build(args):
 
 
 def load_manifest(builds):
-    """Entries of one or more build directories (later ones win on equal keys)."""
+    """Entries of one or more build directories (later ones win on equal keys);
+    a build that was stopped before writing manifest.json is read from its
+    progress.jsonl."""
     by_key = {}
     for build in ([builds] if isinstance(builds, str) else builds):
-        with open(os.path.join(build, "manifest.json")) as f:
-            m = json.load(f)
-        for e in m["entries"]:
+        path = os.path.join(build, "manifest.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                ents = json.load(f)["entries"]
+        else:
+            ents = []
+            with open(os.path.join(build, "progress.jsonl")) as f:
+                for line in f:
+                    try:
+                        ents.append(json.loads(line))
+                    except ValueError:
+                        pass
+        for e in ents:
             if e.get("cubin"):
                 e["cubin"] = os.path.join(build, e["cubin"])
             by_key[(e["arch"], e["key"])] = e
@@ -409,12 +532,52 @@ def torch_dtype(torch, name):
 
 
 def check_shapes(d):
-    # S=1, a tile-odd S with odd B and H, a non-multiple of every tile with 8
-    # heads, and one past a power of two with B*H = 1
-    return [(1, 1, 1, d), (2, 3, 17, d), (1, 8, 500, d), (1, 1, 4097, d)]
+    """(shape, causal flags, splits to try) for head dim d.
+
+    Self-attention: S=1, a tile-odd S with odd B and H, a non-multiple of every
+    tile with 8 heads, and one past a power of two with B*H = 1. GQA 32/8
+    decode (1 and 4 queries over 1000 and 8192 keys, splits up to 32), chunked
+    prefill (512 queries over 4096 keys), more queries than keys (causal rows
+    that see no key must be 0), and the bshd layout of several of them."""
+    self_splits = (1, 2, 3, 4)
+    dec_splits = (1, 2, 5, 8, 13, 32)
+    shapes = [
+        (self_shape(1, 1, 1, d), self_splits),
+        (self_shape(2, 3, 17, d), self_splits),
+        (self_shape(1, 8, 500, d), self_splits),
+        (self_shape(1, 1, 4097, d), self_splits),
+        (Shape(1, 32, 1, d, 8, 1000, 0), dec_splits),
+        (Shape(1, 32, 1, d, 8, 8192, 0), dec_splits),
+        (Shape(2, 32, 4, d, 8, 1000, 0), dec_splits),
+        (Shape(1, 32, 4, d, 8, 8192, 0), dec_splits),
+        (Shape(1, 32, 512, d, 8, 4096, 0), (1, 3)),
+        (Shape(1, 4, 512, d, 4, 4096, 0), (1, 2)),
+        (Shape(2, 6, 100, d, 2, 37, 0), (1, 2)),
+        (Shape(2, 3, 17, d, 3, 17, 1), self_splits),
+        (Shape(1, 32, 1, d, 8, 8192, 1), dec_splits),
+        (Shape(2, 32, 4, d, 8, 1000, 1), dec_splits),
+        (Shape(1, 32, 512, d, 8, 4096, 1), (1, 3)),
+        (Shape(1, 8, 500, d, 1, 500, 1), (1, 2)),
+    ]
+    return shapes
+
+
+def make_inputs(torch, shape, dtype):
+    """q, k, v (logical [B,H,S,D] views, bshd storage when shape.layout) with
+    fresh values in [-1, 1] (never all zero), and a NaN-poisoned o."""
+    b, h, s, d, hk, sk, lay = shape
+
+    def t(heads, rows, fill=None):
+        x = (torch.full((b, rows, heads, d), fill, device="cuda", dtype=dtype) if fill is not None
+             else torch.rand((b, rows, heads, d), device="cuda", dtype=dtype) * 2 - 1)
+        if lay:
+            return x.transpose(1, 2)
+        return x.transpose(1, 2).contiguous()
+    return t(h, s), t(hk, sk), t(hk, sk), t(h, s, float("nan"))
 
 
 def cmd_check(args):
+    import random
     import torch
     import ftkernel as fk
 
@@ -422,26 +585,42 @@ def cmd_check(args):
     entries = [e for e in load_manifest(args.build) if e["ok"] and e["arch"] == args.run_arch]
     log = open(args.log, "w") if args.log else None
     torch.manual_seed(args.seed)
-    fails = runs = errors = 0
+    rnd = random.Random(args.seed)
+    fails = runs = errors = skipped = 0
     worst = {}
     t0 = time.perf_counter()
     groups = sorted({(e["d"], e["causal"], e["dtype"]) for e in entries})
-    for d, causal, dtype in groups:
+    # every group gets an equal share of the budget; within it, each shape an
+    # equal share, configs in a random order, each with one of the shape's
+    # splits in turn (so a short budget still covers every code path a little)
+    per_group = args.budget / max(1, len(groups))
+    for gi, (d, causal, dtype) in enumerate(groups):
         group = [e for e in entries if (e["d"], e["causal"], e["dtype"]) == (d, causal, dtype)]
-        mods = {e["key"]: fk.Module(e["cubin"]) for e in group}
+        mods = {}
         tol = TOLERANCE[dtype]
-        for shape in check_shapes(d):
-            b, h, s, _ = shape
+        g_end = t0 + per_group * (gi + 1)
+        shapes = [(sh, sp) for sh, sp in check_shapes(d) if not (args.quick and sh.s_kv > 4096)]
+        for si, (shape, splits_list) in enumerate(shapes):
+            s_end = time.perf_counter() + (g_end - time.perf_counter()) / (len(shapes) - si)
             dt = torch_dtype(torch, dtype)
-            # fresh random inputs per (group, shape): never zeros
-            q, k, v = (torch.randn(shape, device="cuda", dtype=dt) for _ in range(3))
+            q, k, v, o = make_inputs(torch, shape, dt)
             ref = fk.reference(q, k, v, causal)
-            for e in group:
-                for splits in args.splits:
-                    values = dict(e["values"], NUM_SPLITS=splits)
+            dense = shape.layout == 0 or shape.h_kv == 1
+            todo = [e for e in group if dense or not e["values"].get("DENSE_KV", 0)]
+            rnd.shuffle(todo)
+            for n, e in enumerate(todo):
+                if time.perf_counter() > s_end:
+                    skipped += len(todo) - n
+                    break
+                splits = splits_list[n % len(splits_list)] if not args.all_splits else None
+                for sp in ([splits] if splits else splits_list):
+                    if e["key"] not in mods:
+                        mods[e["key"]] = fk.Module(e["cubin"])
+                    values = dict(e["values"], NUM_SPLITS=sp)
                     g = space.geometry(shape, causal, args.run_arch, values)
-                    att = fk.Attention(mods[e["key"]], g, b, h, s, d)
-                    o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
+                    att = fk.Attention(mods[e["key"]], g, shape.b, shape.h, shape.s, d, shape.h_kv,
+                                       shape.s_kv)
+                    o.fill_(float("nan"))
                     att.poison_partials()
                     try:
                         att(q, k, v, o)
@@ -450,7 +629,7 @@ def cmd_check(args):
                     except Exception as ex:  # a launch failure or a fault: report and go on
                         err, nonfinite = float("inf"), -1
                         errors += 1
-                        print(f"ERROR {e['key']} {shape} splits={splits}: {ex}")
+                        print(f"ERROR {e['key']} {shape} splits={sp}: {ex}")
                         if errors >= 10:  # a fault loses the context: nothing after it can run
                             print("check: stopping after 10 errors")
                             return 1
@@ -458,21 +637,24 @@ def cmd_check(args):
                     ok = nonfinite == 0 and err <= tol
                     wk = (d, causal, dtype)
                     worst[wk] = max(worst.get(wk, 0.0), err)
-                    line = (f"{'ok  ' if ok else 'FAIL'} {e['key']:44s} {b}x{h}x{s}x{d} splits={splits} "
-                            f"rel_l2={err:.2e} nonfinite={nonfinite}")
+                    line = (f"{'ok  ' if ok else 'FAIL'} {e['key']:60s} {str(shape):24s} c={causal} "
+                            f"splits={sp} rel_l2={err:.2e} nonfinite={nonfinite}")
                     if log:
                         log.write(line + "\n")
                     if not ok:
                         fails += 1
                         if fails <= 40:
                             print(line)
+            del q, k, v, o, ref
         for m in mods.values():
             m.unload()
-    print(f"check: {runs} runs over {len(entries)} configs, {fails} failed "
-          f"({time.perf_counter() - t0:.0f} s)")
-    for (d, causal, dtype), w in sorted(worst.items()):
-        print(f"  d={d:3d} causal={causal} {dtype}: worst rel_l2 {w:.2e} (tolerance {TOLERANCE[dtype]:.0e})")
-    return 1 if fails else 0
+        print(f"  d={d:3d} causal={causal} {dtype}: {len(group)} configs, worst rel_l2 "
+              f"{worst.get((d, causal, dtype), 0):.2e} (tolerance {tol:.0e}), "
+              f"{runs} runs so far, {time.perf_counter() - t0:.0f} s")
+        sys.stdout.flush()
+    print(f"check: {runs} runs over {len(entries)} configs, {fails} failed, {skipped} (config, shape) "
+          f"pairs left out by the budget ({time.perf_counter() - t0:.0f} s)")
+    return 1 if fails or errors else 0
 
 
 # ---- time (GPU) --------------------------------------------------------------
@@ -483,25 +665,47 @@ SUITE = ["1x8x512x64", "1x8x2048x64", "16x16x256x64", "4x16x2048x64", "2x16x4096
 
 
 def parse_shape(text):
-    b, h, s, d = (int(x) for x in text.lower().split("x"))
-    return b, h, s, d
+    return Shape.parse(text)
 
 
 def flops(shape, causal):
-    b, h, s, d = shape
-    f = 4.0 * b * h * s * s * d
-    return f / 2 if causal else f
+    """4 B H D x (query, key) pairs seen: S_q S_kv, less the masked ones when
+    causal (bottom-right: query i sees min(S_kv, max(0, i + 1 + S_kv - S_q)))"""
+    b, h, s, d, hk, sk, _ = shape
+    if not causal:
+        pairs = s * sk
+    else:
+        off = sk - s
+        lo = max(0, -off)  # the first query that sees a key
+        pairs = sum(min(sk, i + 1 + off) for i in range(lo, s))
+    return 4.0 * b * h * d * pairs
+
+
+def kv_bytes(shape):
+    """bytes of K and V, each read once: what bounds a decode step"""
+    return 2 * 2 * shape.b * shape.h_kv * shape.s_kv * shape.d
 
 
 def time_sdpa(torch, fk, q, k, v, causal, backend):
+    """torch SDPA on the same inputs. Its is_causal aligns top-left, so with
+    S_q != S_kv a causal problem becomes an explicit bottom-right mask (no
+    mask at all for one query: it sees every key)."""
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
           "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend]
+    s, sk = q.shape[2], k.shape[2]
+    kw = dict(enable_gqa=True) if k.shape[1] != q.shape[1] else {}
+    if causal and s == sk:
+        kw["is_causal"] = True
+    elif causal and s > 1:
+        i = torch.arange(s, device=q.device).view(s, 1)
+        j = torch.arange(sk, device=q.device).view(1, sk)
+        kw["attn_mask"] = j <= i + (sk - s)
     try:
         with sdpa_kernel([be]):
             def fn():
-                return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+                return F.scaled_dot_product_attention(q, k, v, **kw)
             out = fn()
             torch.cuda.synchronize()
             one = fk.quick_time(fn)
@@ -524,9 +728,9 @@ def cmd_time(args):
     shapes = [(parse_shape(s), c) for s in args.shape for c in args.causal]
     t_start = time.perf_counter()
     for idx, (shape, causal) in enumerate(shapes):
-        b, h, s, d = shape
+        b, h, s, d = shape.b, shape.h, shape.s, shape.d
         dt = torch_dtype(torch, args.dtype)
-        q, k, v = (torch.randn(shape, device="cuda", dtype=dt) for _ in range(3))
+        q, k, v, o = make_inputs(torch, shape, dt)
         ref = fk.reference(q, k, v, causal)
         left = args.budget - (time.perf_counter() - t_start)
         deadline = time.perf_counter() + left / (len(shapes) - idx)
@@ -536,9 +740,12 @@ def cmd_time(args):
             if out is not None:
                 t["rel_l2"] = fk.rel_l2(out, ref)[0]
             peers[be] = t
-        cands = space.candidates(shape, causal, args.run_arch)
+        cands = space.candidates(shape, causal, args.run_arch, args.dtype)
         if args.only:
             cands = [c for c in cands if all(c[0].get(k2) == v2 for k2, v2 in args.only.items())]
+        if args.shuffle:  # a budget that cannot cover them all then samples the whole space
+            import random
+            random.Random(args.seed).shuffle(cands)
         results = []
         mods = {}
         launch = {}
@@ -554,19 +761,19 @@ def cmd_time(args):
                 continue
             if e["key"] not in mods:
                 mods[e["key"]] = fk.Module(e["cubin"])
-            att = fk.Attention(mods[e["key"]], g, b, h, s, d)
-            o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
+            att = fk.Attention(mods[e["key"]], g, b, h, s, d, shape.h_kv, shape.s_kv)
+            o.fill_(float("nan"))
             try:
                 att(q, k, v, o)
                 torch.cuda.synchronize()
                 err, nonfinite = fk.rel_l2(o, ref)
                 one = fk.quick_time(lambda: att(q, k, v, o))
-                kk, rr = fk.plan_timing(one)
+                kk, rr = fk.plan_timing(one, samples=args.samples)
                 t = fk.time_graph(lambda: att(q, k, v, o), kk, rr)
             except Exception as ex:
                 print(f"ERROR {shape} {config_text(values)}: {ex}")
                 continue
-            r = dict(shape="x".join(map(str, shape)), causal=causal, dtype=args.dtype,
+            r = dict(shape=str(shape), causal=causal, dtype=args.dtype,
                      config=config_text(values), us=t["median"], us_min=t["min"], us_p90=t["p90"],
                      rel_l2=err, nonfinite=nonfinite, calls=kk, samples=rr)
             results.append(r)
@@ -579,8 +786,7 @@ def cmd_time(args):
         if best:
             # the same two timings again, last: their drift is the run's noise
             key, g = launch[best["config"]]
-            att = fk.Attention(mods[key], g, b, h, s, d)
-            o = torch.full(shape, float("nan"), device="cuda", dtype=dt)
+            att = fk.Attention(mods[key], g, b, h, s, d, shape.h_kv, shape.s_kv)
             best["us_again"] = fk.time_graph(lambda: att(q, k, v, o), best["calls"],
                                              best["samples"])["median"]
             again, _ = time_sdpa(torch, fk, q, k, v, causal, "flash")
@@ -588,9 +794,10 @@ def cmd_time(args):
                 peers["flash"]["again"] = again["median"]
         for m in mods.values():
             m.unload()
-        row = dict(shape="x".join(map(str, shape)), causal=causal, candidates=len(cands),
+        row = dict(shape=str(shape), causal=causal, candidates=len(cands),
                    timed=len(results), wrong=len(results) - len(good), skipped=skipped, best=best,
-                   top=good[:5], peers=peers, gflop=flops(shape, causal) / 1e9)
+                   top=good[:5], peers=peers, gflop=flops(shape, causal) / 1e9,
+                   kv_mb=kv_bytes(shape) / 1e6)
         rows.append(row)
         if jl:
             jl.write(json.dumps(dict(summary=row)) + "\n")
@@ -626,8 +833,8 @@ def print_row(r):
 
 
 def print_table(rows):
-    print(f"{'shape':>15s} {'c':>1s} {'fatune us':>9s} {'flash':>8s} {'cudnn':>8s} {'effic':>8s} "
-          f"{'/flash':>6s} {'/cudnn':>6s} {'/best':>6s} {'TFLOP/s':>7s}  best config")
+    print(f"{'shape':>22s} {'c':>1s} {'fatune us':>9s} {'flash':>8s} {'cudnn':>8s} {'effic':>8s} "
+          f"{'/flash':>6s} {'/cudnn':>6s} {'/best':>6s} {'TFLOP/s':>7s} {'KV GB/s':>7s}  best config")
     for r in rows:
         best = r["best"]
         f, c, e = (_us(r["peers"].get(k)) for k in ("flash", "cudnn", "efficient"))
@@ -639,9 +846,10 @@ def print_table(rows):
 
         def cell(x):
             return f"{x:8.2f}" if x else "     n/a"
-        print(f"{r['shape']:>15s} {r['causal']:1d} {(f'{ours:9.2f}' if ours else '      n/a')} "
+        print(f"{r['shape']:>22s} {r['causal']:1d} {(f'{ours:9.2f}' if ours else '      n/a')} "
               f"{cell(f)} {cell(c)} {cell(e)} {ratio(f)} {ratio(c)} {ratio(peer_best)} "
-              f"{(r['gflop'] * 1e3 / ours if ours else 0):7.1f}  {best['config'] if best else '-'}")
+              f"{(r['gflop'] * 1e3 / ours if ours else 0):7.1f} "
+              f"{(r['kv_mb'] * 1e-3 / (ours * 1e-6) if ours else 0):7.0f}  {best['config'] if best else '-'}")
 
 
 # ---- fakedb ------------------------------------------------------------------
@@ -679,6 +887,19 @@ def cmd_fakedb(args):
     return 0
 
 
+# ---- space-json ----------------------------------------------------------------
+
+def cmd_space_json(args):
+    """The space as JSON (template path made absolute-free: relative to the output's directory)."""
+    with open(args.space) as f:
+        doc = yaml.safe_load(f)
+    tpl = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(args.space)), doc["template"]["file"]))
+    doc["template"]["file"] = os.path.relpath(tpl, os.path.dirname(os.path.abspath(args.out)))
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+    return 0
+
+
 # ---- main --------------------------------------------------------------------
 
 def main():
@@ -702,6 +923,8 @@ def main():
     p.add_argument("--dtype", nargs="+", default=list(DTYPES))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--limit", type=int, default=0, help="build only the first N (for timing NVRTC)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the configs an earlier build into --out finished (progress.jsonl)")
     p.add_argument("--where", help="build only configs where this space expression holds, "
                    "e.g. 'TILE_M == 32 * NUM_WARPS_PER_BLOCK'")
 
@@ -712,7 +935,10 @@ def main():
 
     p = sub.add_parser("check")
     common(p, True)
-    p.add_argument("--splits", nargs="+", type=int, default=[1, 2, 3, 4])
+    p.add_argument("--all-splits", action="store_true",
+                   help="run every config with each of a shape's splits (default: one, in turn)")
+    p.add_argument("--budget", type=float, default=1e9, help="seconds for the whole grid")
+    p.add_argument("--quick", action="store_true", help="leave out the shapes with more than 4096 keys")
     p.add_argument("--log", help="write every run's line here")
 
     p = sub.add_parser("time")
@@ -724,6 +950,8 @@ def main():
     p.add_argument("--only", type=lambda t: parse_config(t), default=None,
                    help="restrict to configs with these values, e.g. NUM_WARPS_PER_BLOCK=4")
     p.add_argument("--json", help="write the summary rows here")
+    p.add_argument("--samples", type=int, default=30, help="timed samples per candidate (fatune: 30)")
+    p.add_argument("--shuffle", action="store_true", help="time the candidates in a random order")
     p.add_argument("--jsonl", help="append every timed candidate here")
 
     p = sub.add_parser("fakedb")
@@ -733,10 +961,14 @@ def main():
     p.add_argument("--row", action="append", required=True,
                    help="SHAPE:CAUSAL:DTYPE:CONFIG, e.g. 1x8x512x64:0:fp16:NUM_WARPS_PER_BLOCK=4,...")
 
+    p = sub.add_parser("space-json", help="write the space as JSON, for a machine without PyYAML")
+    p.add_argument("--space", default=DEFAULT_SPACE)
+    p.add_argument("--out", required=True)
+
     args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     return {"build": cmd_build, "sass": cmd_sass, "check": cmd_check, "time": cmd_time,
-            "fakedb": cmd_fakedb}[args.cmd](args)
+            "fakedb": cmd_fakedb, "space-json": cmd_space_json}[args.cmd](args)
 
 
 if __name__ == "__main__":

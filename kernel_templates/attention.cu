@@ -13,17 +13,34 @@
  * straight into the A operand of the next mma: the m16n8 C fragments of two
  * adjacent key octets are exactly the m16n8k16 A fragment.
  *
+ * It speaks ABI v2 (fatune_abi.h, compiled with -DFATUNE_ABI=2): S_q queries
+ * over S_kv keys, H query heads over H_kv KV heads (query head h reads KV head
+ * h / (H / H_kv)), every tensor through its strides, causal masks aligned
+ * bottom-right (query i sees keys 0 .. i + S_kv - S_q).
+ *
+ * With PACK_GQA = 1 (the decode path) a block's rows are not the positions of
+ * one query head but the (position, head) pairs of the H / H_kv query heads
+ * that share one KV head, position-major: packed row r is position r / g of
+ * head r % g of the group. K and V are then read once per group, and a decode
+ * step (S_q = 1, g = 4) fills a quarter of one m16 tile instead of a sixteenth
+ * of four. grid.y runs over KV heads instead of query heads.
+ *
  * Split-KV (p.num_splits > 1, chosen at launch, no recompile): block x of the
  * grid is (row block, split); each split takes an equal share of its row block's
  * KV tiles and writes its normalised partial output and log-sum-exp in fp32; the
- * combine kernel merges them (fatune_abi.h). Causal masking is top-left aligned;
- * a row block reads only the tiles up to its diagonal, masks only the tiles that
- * cross it, and row blocks are issued heaviest first.
+ * combine kernel merges them (fatune_abi.h). This is what fills the GPU in
+ * decode, where B * H_kv blocks are far fewer than the SMs. A causal row block
+ * reads only the tiles up to its last row's diagonal, masks only the tiles that
+ * cross a row's diagonal, and row blocks are issued heaviest first.
  *
  * Compile-time parameters (-D): HEAD_DIM (32, 64, 128), IS_CAUSAL, FATUNE_BF16,
  * NUM_WARPS_PER_BLOCK, TILE_M (16 or 32 times NUM_WARPS_PER_BLOCK), TILE_N
- * (multiple of 16), KV_STAGES (1..3) and FATUNE_SMEM_BYTES, the space's
- * smem_bytes formula, which must equal what this file computes (static_assert).
+ * (multiple of 16), KV_STAGES (1..3), PACK_GQA (0/1), DENSE_KV (0/1: K and V
+ * rows are D elements apart and K and V have the same strides, so the copy
+ * addresses of the KV loop are immediates; the kernel traps when the strides
+ * say otherwise) and
+ * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
+ * file computes (static_assert).
  *
  * Shared memory is dynamic: [Q: TILE_M rows][K stage 0..][V stage 0..], each
  * row HEAD_DIM 16-bit values, 16-byte chunks XOR-swizzled so that the eight row
@@ -33,9 +50,13 @@
 #include "fatune_abi.h"
 #include "attention_ptx.cuh"
 
-#if !defined(HEAD_DIM) || !defined(IS_CAUSAL) || !defined(NUM_WARPS_PER_BLOCK) || \
-	!defined(TILE_M) || !defined(TILE_N) || !defined(KV_STAGES) || !defined(FATUNE_SMEM_BYTES)
-#error "attention.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_WARPS_PER_BLOCK -DTILE_M -DTILE_N -DKV_STAGES -DFATUNE_SMEM_BYTES"
+#if !defined(FATUNE_ABI) || FATUNE_ABI != 2
+#error "attention.cu speaks ABI v2: compile it with -DFATUNE_ABI=2 (the space's template.abi)"
+#endif
+#if !defined(HEAD_DIM) || !defined(IS_CAUSAL) || !defined(NUM_WARPS_PER_BLOCK) || !defined(TILE_M) || \
+	!defined(TILE_N) || !defined(KV_STAGES) || !defined(PACK_GQA) || !defined(DENSE_KV) || \
+	!defined(FATUNE_SMEM_BYTES)
+#error "attention.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_WARPS_PER_BLOCK -DTILE_M -DTILE_N -DKV_STAGES -DPACK_GQA -DDENSE_KV -DFATUNE_SMEM_BYTES"
 #endif
 
 namespace {
@@ -67,6 +88,8 @@ static_assert(BM == WROWS * NW && (MT == 1 || MT == 2),
 static_assert(NW >= 1 && NW <= 8, "1 to 8 warps per block");
 static_assert(BN % 16 == 0 && BN >= 16 && BN <= 128, "TILE_N must be a multiple of 16, at most 128");
 static_assert(STAGES >= 1 && STAGES <= 3, "KV_STAGES must be 1, 2 or 3");
+static_assert(PACK_GQA == 0 || PACK_GQA == 1, "PACK_GQA must be 0 or 1");
+static_assert(DENSE_KV == 0 || DENSE_KV == 1, "DENSE_KV must be 0 or 1");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -82,27 +105,158 @@ static __device__ __forceinline__ unsigned swz(int row, int chunk)
 	return (unsigned)(row * CPR * 16 + ((chunk ^ (row >> 1)) & 3) * 16);
 }
 
-/* Issues the cp.async copies of rows [row0, row0 + ROWS) of a [S][D] matrix into
- * the tile at dst; rows at or past s are zero-filled. Thread tid always copies
- * chunk tid % CPR of rows tid / CPR + k * RP, so its global addresses are one
- * base plus constants, and so are its shared ones when RP is a multiple of the
- * swizzle period (8 rows). */
+/* Issues the cp.async copies of rows [row0, row0 + ROWS) of a K or V matrix
+ * (rows `stride` elements apart) into the tile at dst; rows at or past s are
+ * zero-filled (src-size 0; the source address stays a valid one).
+ *
+ * With at least 8 rows per pass (RP = NT / CPR), thread tid copies chunk
+ * tid % CPR of rows tid / CPR + k * RP: its shared addresses are one base plus
+ * constants (RP is a multiple of the swizzle period), and so are its global
+ * ones when the stride is the compile-time D (DENSE_KV); a run-time stride
+ * costs one multiply-add per copy. With fewer (one warp at D >= 64, two at
+ * D = 128) that mapping would put the swizzle phase of every copy in a
+ * register, so thread tid copies chunks tid / 8 + (NT / 8) i of rows
+ * tid % 8 + 8 k instead: all its rows share one swizzle phase (two bases plus
+ * constants on the shared side) and a row's chunks one global address. */
 template <int ROWS>
-static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned short *g, int row0,
-						 int s, int tid)
+static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned short *g, int stride,
+						 int row0, int s, int tid)
 {
 	constexpr int RP = NT / CPR;	/* rows per pass: NT >= 32 >= 2 * CPR */
-	constexpr int PASSES = (ROWS + RP - 1) / RP;
+
+	if constexpr (RP >= 8) {
+		constexpr int PASSES = (ROWS + RP - 1) / RP;
+		const int r0 = tid / CPR, ch = tid % CPR;
+		const int valid = s - row0 - r0;	/* pass k copies a real row iff k * RP < valid */
+		/* the dense form is spelled with D itself: the same arithmetic
+		 * through `stride`, even when that folds to D, made ptxas rebuild
+		 * every copy's address in the loop (+127 instructions per tile at
+		 * D=128, 128-key tiles) */
+		const unsigned short *src =
+			g + (DENSE_KV ? (long long)(row0 + r0) * D : (long long)(row0 + r0) * stride) + ch * 8;
+
+#pragma unroll
+		for (int k = 0; k < PASSES; k++) {
+			if (ROWS % RP == 0 || r0 + k * RP < ROWS) {
+				const bool ok = k * RP < valid;
+
+				ft_cp_async16(dst + swz(r0 + k * RP, ch),
+					      ok ? (DENSE_KV ? src + k * RP * D : src + (long long)(k * RP) * stride) : g,
+					      ok ? 16 : 0);
+			}
+		}
+	} else {
+		constexpr int CS = NT / 8;	/* chunk stride: 4 or 8 */
+		constexpr int CPT = CPR / CS;	/* chunks per thread per row */
+		static_assert(CPR >= 8 && CS >= 4 && CPR % CS == 0 && ROWS % 8 == 0,
+			      "the narrow copy mapping needs rows of >= 128 bytes");
+		const int r0 = tid & 7, cg = tid >> 3;	/* cg < CS */
+		const int valid = s - row0 - r0;
+		const unsigned short *src = g + (long long)(row0 + r0) * stride + cg * 8;
+		/* chunk c = cg + CS i of a row = r0 (mod 8) sits at (c & ~7) | ((c ^
+		 * r0) & 7) = (CS i & ~7) | (x ^ (CS i & 7)), x = (cg ^ r0) & 7, as
+		 * cg < CS leaves no carry; CS i & 7 is 0 or 4 */
+		const int x = (cg ^ r0) & 7;
+		const unsigned d0 = dst + (unsigned)(r0 * CPR * 16 + x * 16);
+		const unsigned d4 = dst + (unsigned)(r0 * CPR * 16 + (x ^ 4) * 16);
+
+#pragma unroll
+		for (int k = 0; k < ROWS / 8; k++) {
+			const bool ok = 8 * k < valid;
+			const unsigned short *rs = ok ? src + (long long)(8 * k) * stride : g;
+
+#pragma unroll
+			for (int i = 0; i < CPT; i++) {
+				const int a = (CS * i) & ~7, bsel = (CS * i) & 7;
+
+				ft_cp_async16((bsel ? d4 : d0) + (unsigned)((8 * k * CPR + a) * 16),
+					      rs + CS * i * 8, ok ? 16 : 0);
+			}
+		}
+	}
+}
+
+/* Where a block's query rows live. Row r of the block's row space is position
+ * r (PACK_GQA = 0) or position r / grp of head r % grp of the group
+ * (PACK_GQA = 1); q and o point at position 0 of the block's first head. */
+struct row_map {
+	const unsigned short *q;
+	unsigned short *o;
+	long long q_s, q_h, o_s, o_h;	/* strides, elements */
+	long long prow0;		/* row of (split, b, first head, position 0) in lse_partial */
+	int grp;			/* heads per KV head (PACK_GQA) */
+	int s_q;			/* query positions */
+
+	__device__ __forceinline__ void split(int r, int &pos, int &j) const
+	{
+		if (PACK_GQA) {
+			pos = r / grp;
+			j = r - pos * grp;
+		} else {
+			pos = r;
+			j = 0;
+		}
+	}
+	__device__ __forceinline__ const unsigned short *q_row(int r) const
+	{
+		int pos, j;
+
+		split(r, pos, j);
+		return q + pos * q_s + j * q_h;
+	}
+	__device__ __forceinline__ unsigned short *o_row(int r) const
+	{
+		int pos, j;
+
+		split(r, pos, j);
+		return o + pos * o_s + j * o_h;
+	}
+	/* the row's index in lse_partial ([splits, B, H, S_q]; times D in o_partial) */
+	__device__ __forceinline__ long long partial_row(int r) const
+	{
+		int pos, j;
+
+		split(r, pos, j);
+		return prow0 + (long long)j * s_q + pos;
+	}
+};
+
+/* The row map of the block at (b, first query head hq); prow0 as in row_map. */
+static __device__ __forceinline__ row_map make_rows(const fatune_attn_params &p, int b, int hq, int grp,
+						    long long prow0)
+{
+	row_map rm;
+
+	rm.q = static_cast<const unsigned short *>(p.q) + b * p.q_stride_b + hq * p.q_stride_h;
+	rm.o = static_cast<unsigned short *>(p.o) + b * p.o_stride_b + hq * p.o_stride_h;
+	rm.q_s = p.q_stride_s;
+	rm.q_h = p.q_stride_h;
+	rm.o_s = p.o_stride_s;
+	rm.o_h = p.o_stride_h;
+	rm.prow0 = prow0;
+	rm.grp = grp;
+	rm.s_q = p.s_q;
+	return rm;
+}
+
+/* The Q tile: rows [m0, m0 + BM) of the block's row space, zero-filled past
+ * m_rows. Run-time strides (and, packed, a division per row): this runs once
+ * per block. */
+static __device__ __forceinline__ void load_q_tile(unsigned dst, const row_map &rm, int m0, int m_rows,
+						   int tid)
+{
+	constexpr int RP = NT / CPR;
+	constexpr int PASSES = (BM + RP - 1) / RP;
 	const int r0 = tid / CPR, ch = tid % CPR;
-	const int valid = s - row0 - r0;	/* pass k copies a real row iff k * RP < valid */
-	const unsigned short *src = g + (long long)(row0 + r0) * D + ch * 8;
 
 #pragma unroll
 	for (int k = 0; k < PASSES; k++) {
-		if (ROWS % RP == 0 || r0 + k * RP < ROWS) {
-			const bool ok = k * RP < valid;
+		const int r = r0 + k * RP;
 
-			ft_cp_async16(dst + swz(r0 + k * RP, ch), ok ? src + k * RP * D : g, ok ? 16 : 0);
+		if (BM % RP == 0 || r < BM) {
+			const bool ok = m0 + r < m_rows;
+
+			ft_cp_async16(dst + swz(r, ch), ok ? rm.q_row(m0 + r) + ch * 8 : rm.q, ok ? 16 : 0);
 		}
 	}
 }
@@ -145,26 +299,33 @@ static __device__ __forceinline__ void load_q(unsigned a[4], unsigned q_smem, in
  * out packed to 16 bits as the A fragments of the P V mma: pa[mt][kk] is k step
  * kk (keys 16kk..16kk+15), made of the C fragments of key octets 2kk and
  * 2kk + 1: (row g, k 2t), (row g+8, k 2t), (row g, k 2t+8), (row g+8, k 2t+8).
- * Packing here frees the fp32 scores before P V. n0 is the tile's first key,
- * m0w the warp's first query row. */
+ * Packing here frees the fp32 scores before P V. n0 is the tile's first key;
+ * wk the last key the warp's first row may see (its position + causal offset).
+ * A lane's rows g and g + 8 of m16 tile mt see keys below
+ *   PACK_GQA = 0: min(s_kv, wk + 16 mt + g + 8 r + 1) (row = position),
+ *   PACK_GQA = 1: plim[mt][r] + 2t (precomputed: a division per row).
+ * Either way the per-tile cost is one subtraction per row. */
 static __device__ __forceinline__ void process_scores(warp_state &w, float (&sc)[MT][BN / 8][4],
-						      unsigned (&pa)[MT][BN / 16][4], int n0,
-						      int m0w, int s_len, int lane, float scale_log2)
+						      unsigned (&pa)[MT][BN / 16][4], int n0, int wk,
+						      const int (&plim)[MT][2], int s_kv, int lane,
+						      float scale_log2)
 {
 	const int g = lane >> 2, t = lane & 3;
-	const bool need_mask = (n0 + BN > s_len) || (IS_CAUSAL && n0 + BN - 1 > m0w);
+	const bool need_mask = (n0 + BN > s_kv) || (IS_CAUSAL && n0 + BN - 1 > wk);
 
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++) {
 		if (need_mask) {
 			/* key n0 + 8j + 2t + c is visible to row iff 8j + c < lim,
-			 * lim = min(s_len, row + 1) - n0 - 2t (row + 1 when causal) */
+			 * lim = min(s_kv, last visible key + 1) - n0 - 2t */
 			int lim[2];
 #pragma unroll
 			for (int r = 0; r < 2; r++) {
-				const int row = m0w + 16 * mt + g + 8 * r;
-
-				lim[r] = (IS_CAUSAL ? min(s_len, row + 1) : s_len) - n0 - 2 * t;
+				if (PACK_GQA && IS_CAUSAL)
+					lim[r] = plim[mt][r] - n0;
+				else
+					lim[r] = (IS_CAUSAL ? min(s_kv, wk + 16 * mt + g + 8 * r + 1) : s_kv) -
+						 n0 - 2 * t;
 			}
 #pragma unroll
 			for (int j = 0; j < BN / 8; j++)
@@ -282,18 +443,39 @@ static __device__ __forceinline__ void pv(warp_state &w, const unsigned (&pa)[MT
 	}
 }
 
-/* Writes the neutral partial of an empty split: O = 0, lse = -inf for every
- * valid row of the block. */
-static __device__ __forceinline__ void write_empty_partial(const fatune_attn_params &p, long long prow0, int m0,
-					   int tid)
+/* A block with no KV tile to read (an empty split, or causal rows that see no
+ * key because S_q > S_kv): with one split O = 0, else the neutral partial
+ * (O = 0, lse = -inf), for every valid row of the block. */
+static __device__ __forceinline__ void write_empty(const fatune_attn_params &p, const row_map &rm, int m0,
+						   int m_rows, int tid)
 {
-	const int rows = min(BM, p.s - m0);
-	float *op = p.o_partial + (prow0 + m0) * D;
+	const int rows = min(BM, m_rows - m0);
 
-	for (int i = tid; i < rows * (D / 4); i += NT)
-		reinterpret_cast<ft_v4f *>(op)[i] = ft_v4f{ 0.f, 0.f, 0.f, 0.f };
-	for (int i = tid; i < rows; i += NT)
-		p.lse_partial[prow0 + m0 + i] = ft_neg_inf();
+	for (int i = tid; i < rows * CPR; i += NT) {
+		const int r = m0 + i / CPR, ch = i % CPR;
+
+		if (p.num_splits == 1) {
+			*reinterpret_cast<ft_v4u *>(rm.o_row(r) + ch * 8) = ft_v4u{ 0u, 0u, 0u, 0u };
+		} else {
+			float *op = p.o_partial + rm.partial_row(r) * D + ch * 8;
+
+			reinterpret_cast<ft_v4f *>(op)[0] = ft_v4f{ 0.f, 0.f, 0.f, 0.f };
+			reinterpret_cast<ft_v4f *>(op)[1] = ft_v4f{ 0.f, 0.f, 0.f, 0.f };
+			if (ch == 0)
+				p.lse_partial[rm.partial_row(r)] = ft_neg_inf();
+		}
+	}
+}
+
+/* blockIdx.x through volatile asm: the compiler cannot reuse the kernel's first
+ * read, so what the epilogue derives from it is recomputed there instead of
+ * being held (or spilled) across the KV loop. */
+static __device__ __forceinline__ unsigned ctaid_x_again(void)
+{
+	unsigned r;
+
+	asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(r));
+	return r;
 }
 
 } /* namespace */
@@ -303,35 +485,72 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	extern __shared__ __align__(128) unsigned char smem[];
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
-	const int s_len = p.s, splits = p.num_splits;
-	const int m_blocks = (s_len + BM - 1) / BM;
+	const int s_kv = p.s_kv, splits = p.num_splits, off = p.causal_offset;
+	/* query heads per KV head; self-attention skips the division (a
+	 * division before the first copy costs a short sequence ~5%) */
+	const int grp = p.h == p.h_kv ? 1 : p.h / p.h_kv;
+	/* the block's row space: the positions of one query head, or the
+	 * (position, head) pairs of one KV head's group */
+	const int m_rows = PACK_GQA ? p.s_q * grp : p.s_q;
+	const int m_blocks = (m_rows + BM - 1) / BM;
 	const int split = blockIdx.x % splits;
 	/* causal: the last row blocks see the most keys, so they go first */
 	const int mb = IS_CAUSAL ? m_blocks - 1 - (int)(blockIdx.x / splits) : (int)(blockIdx.x / splits);
 	const int m0 = mb * BM, m0w = m0 + WROWS * warp;
-	const long long bh = (long long)blockIdx.z * p.h + blockIdx.y;
-	const long long base = bh * s_len * D;
-	/* first row of this (split, b, h) in lse_partial, [splits, B, H, S] */
-	const long long prow0 = ((long long)split * p.b * p.h + bh) * s_len;
+	const int b = blockIdx.z;
+	const int hq = PACK_GQA ? blockIdx.y * grp : blockIdx.y;	/* (first) query head */
+	const int hk = PACK_GQA || grp == 1 ? blockIdx.y : blockIdx.y / grp;	/* its KV head */
+	/* K/V row strides: the compile-time D when DENSE_KV (immediate copy
+	 * offsets in the loop), else the run-time ones */
+	const int kst = DENSE_KV ? D : (int)p.k_stride_s;
+	const int vst = DENSE_KV ? D : (int)p.v_stride_s;
 
-	const int kv_end = IS_CAUSAL ? min(s_len, m0 + BM) : s_len;
+	if (DENSE_KV ? (p.k_stride_s != D || p.v_stride_s != D || p.v_stride_h != p.k_stride_h ||
+			p.v_stride_b != p.k_stride_b)
+		     : (p.k_stride_s > 0x7fffffffLL || p.v_stride_s > 0x7fffffffLL))
+		__trap();	/* compiled for other strides than these */
+
+	/* the last key a row may see is its position + off (causal); the block
+	 * reads keys up to that of its last row */
+	int kv_end = s_kv;
+	if (IS_CAUSAL) {
+		const int last = min(m_rows, m0 + BM) - 1;
+
+		kv_end = max(0, min(s_kv, (PACK_GQA ? last / grp : last) + off + 1));
+	}
 	const int n_tiles = (kv_end + BN - 1) / BN;
 	const int per_split = (n_tiles + splits - 1) / splits;
 	const int t_begin = split * per_split;
 	const int t_end = min(n_tiles, t_begin + per_split);
 
-	if (t_begin >= t_end) {	/* only when splits > 1 */
-		write_empty_partial(p, prow0, m0, tid);
+	if (t_begin >= t_end) {
+		write_empty(p, make_rows(p, b, hq, grp, (((long long)split * p.b + b) * p.h + hq) * p.s_q), m0, m_rows, tid);
 		return;
 	}
 
-	const unsigned short *gq = static_cast<const unsigned short *>(p.q) + base;
-	const unsigned short *gk = static_cast<const unsigned short *>(p.k) + base;
-	const unsigned short *gv = static_cast<const unsigned short *>(p.v) + base;
+	/* with DENSE_KV, K and V share their strides (checked above): one offset
+	 * for both, as the ABI v1 template had, leaves ptxas the registers to
+	 * keep the loop's copy addresses */
+	const long long k_off = b * p.k_stride_b + hk * p.k_stride_h;
+	const long long v_off = DENSE_KV ? k_off : b * p.v_stride_b + hk * p.v_stride_h;
+	const unsigned short *gk = static_cast<const unsigned short *>(p.k) + k_off;
+	const unsigned short *gv = static_cast<const unsigned short *>(p.v) + v_off;
 	const unsigned q_smem = ft_smem_addr(smem);
 	const unsigned k_smem = q_smem + Q_BYTES;
 	const unsigned v_smem = k_smem + STAGES * KV_BYTES;
-	const bool warp_active = m0w < s_len;
+	const bool warp_active = m0w < m_rows;
+	/* the last key the warp's first and last rows may see (causal) */
+	const int wk_first = (PACK_GQA ? m0w / grp : m0w) + off;
+	const int wk_last = PACK_GQA ? (m0w + WROWS - 1) / grp + off : wk_first + WROWS - 1;
+	/* packed causal: each of the lane's rows' key limit, less 2t */
+	int plim[MT][2];
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int r = 0; r < 2; r++)
+			plim[mt][r] = PACK_GQA && IS_CAUSAL
+					      ? min(s_kv, (m0w + 16 * mt + g + 8 * r) / grp + off + 1) - 2 * t
+					      : 0;
 
 	warp_state w;
 #pragma unroll
@@ -345,20 +564,20 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 
 	/* prologue: Q, then the first tiles; every commit is unconditional so that
 	 * the group arithmetic below holds at the end of the range too */
-	load_tile<BM>(q_smem, gq, m0, s_len, tid);
+	load_q_tile(q_smem, make_rows(p, b, hq, grp, 0), m0, m_rows, tid);
 	ft_cp_async_commit();
 	if (STAGES == 1) {
-		load_tile<BN>(k_smem, gk, t_begin * BN, s_len, tid);
+		load_tile<BN>(k_smem, gk, kst, t_begin * BN, s_kv, tid);
 		ft_cp_async_commit();
-		load_tile<BN>(v_smem, gv, t_begin * BN, s_len, tid);
+		load_tile<BN>(v_smem, gv, vst, t_begin * BN, s_kv, tid);
 		ft_cp_async_commit();
 		ft_cp_async_wait<2>();	/* Q landed; K0, V0 may be in flight */
 	} else {
 #pragma unroll
 		for (int st = 0; st < STAGES - 1; st++) {
 			if (t_begin + st < t_end) {
-				load_tile<BN>(k_smem + st * KV_BYTES, gk, (t_begin + st) * BN, s_len, tid);
-				load_tile<BN>(v_smem + st * KV_BYTES, gv, (t_begin + st) * BN, s_len, tid);
+				load_tile<BN>(k_smem + st * KV_BYTES, gk, kst, (t_begin + st) * BN, s_kv, tid);
+				load_tile<BN>(v_smem + st * KV_BYTES, gv, vst, (t_begin + st) * BN, s_kv, tid);
 			}
 			ft_cp_async_commit();
 		}
@@ -378,9 +597,9 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	for (int i = t_begin; i < t_end; i++) {
 		const int n0 = i * BN;
 		/* a warp whose rows all precede the tile's first key has nothing to
-		 * do (a warp past the sequence end computes on zero-filled rows that
-		 * are never stored: branching on it costs registers everywhere) */
-		const bool skip = IS_CAUSAL && n0 > m0w + WROWS - 1;
+		 * do (a warp past the last row computes on zero-filled rows that are
+		 * never stored: branching on it costs registers everywhere) */
+		const bool skip = IS_CAUSAL && n0 > wk_last;
 		float sc[MT][BN / 8][4];
 		unsigned pa[MT][BN / 16][4];
 
@@ -393,17 +612,17 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 				qk(w, sc, k_smem, q_smem, WROWS * warp, lane);
 			__syncthreads();	/* every warp is done with K(i) */
 			if (i + 1 < t_end)
-				load_tile<BN>(k_smem, gk, (i + 1) * BN, s_len, tid);
+				load_tile<BN>(k_smem, gk, kst, (i + 1) * BN, s_kv, tid);
 			ft_cp_async_commit();
 			ft_cp_async_wait<1>();	/* V(i) */
 			__syncthreads();
 			if (!skip) {
-				process_scores(w, sc, pa, n0, m0w, s_len, lane, p.scale_log2);
+				process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
 				pv(w, pa, v_smem, lane);
 			}
 			__syncthreads();	/* every warp is done with V(i) */
 			if (i + 1 < t_end)
-				load_tile<BN>(v_smem, gv, (i + 1) * BN, s_len, tid);
+				load_tile<BN>(v_smem, gv, vst, (i + 1) * BN, s_kv, tid);
 			ft_cp_async_commit();
 		} else {
 			const int r = i - t_begin;
@@ -415,21 +634,22 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			ft_cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
 			__syncthreads();
 			if (i + STAGES - 1 < t_end) {
-				load_tile<BN>(k_smem + nst * KV_BYTES, gk, (i + STAGES - 1) * BN, s_len, tid);
-				load_tile<BN>(v_smem + nst * KV_BYTES, gv, (i + STAGES - 1) * BN, s_len, tid);
+				load_tile<BN>(k_smem + nst * KV_BYTES, gk, kst, (i + STAGES - 1) * BN, s_kv, tid);
+				load_tile<BN>(v_smem + nst * KV_BYTES, gv, vst, (i + STAGES - 1) * BN, s_kv, tid);
 			}
 			ft_cp_async_commit();
 			if (!skip) {
 				qk(w, sc, k_smem + st * KV_BYTES, q_smem, WROWS * warp, lane);
-				process_scores(w, sc, pa, n0, m0w, s_len, lane, p.scale_log2);
+				process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
 				pv(w, pa, v_smem + st * KV_BYTES, lane);
 			}
 		}
 	}
 	ft_cp_async_wait<0>();	/* leave no copy in flight (the trailing groups are empty) */
 
-	/* epilogue: each row's full sum, then O / l; a row that saw no key (only in
-	 * a split) has l = 0: 1 stands in for 1/l and O stays 0 */
+	/* epilogue: each row's full sum, then O / l; a row that saw no key (in a
+	 * split, or a causal row before every key) has l = 0: 1 stands in for
+	 * 1/l and O stays 0 */
 	float inv[MT][2], lse[MT][2];
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
@@ -443,6 +663,10 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	if (!warp_active)
 		return;
 
+	/* where the rows go: recomputed here from the parameters rather than
+	 * held across the loop */
+	const int hq_e = PACK_GQA ? blockIdx.y * grp : blockIdx.y;
+	row_map rm = make_rows(p, blockIdx.z, hq_e, grp, 0);
 	if (splits == 1) {
 		/* stage the warp's output rows in its own rows of the Q buffer (only
 		 * this warp ever reads them), then write 16-byte chunks */
@@ -459,82 +683,136 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			}
 		}
 		__syncwarp();
-		unsigned short *go = static_cast<unsigned short *>(p.o) + base;
 #pragma unroll
 		for (int it = 0; it < (WROWS * CPR) / 32; it++) {
 			const int c = lane + 32 * it;
 			const int r = c / CPR, ch = c % CPR;
 
-			if (m0w + r < s_len)
-				*reinterpret_cast<ft_v4u *>(go + (long long)(m0w + r) * D + ch * 8) =
+			if (m0w + r < m_rows)
+				*reinterpret_cast<ft_v4u *>(rm.o_row(m0w + r) + ch * 8) =
 					*reinterpret_cast<const ft_v4u *>(stage + swz(WROWS * warp + r, ch));
 		}
 	} else {
-		float *op = p.o_partial + prow0 * D;
+		/* blockIdx.x read again (ctaid_x_again): an ordinary read is
+		 * merged with the first one, and its division by num_splits is then
+		 * held, or spilled, across the loop */
+		rm.prow0 = (((long long)(ctaid_x_again() % (unsigned)splits) * p.b + blockIdx.z) * p.h + hq_e) *
+			   p.s_q;
 #pragma unroll
 		for (int mt = 0; mt < MT; mt++)
 #pragma unroll
 			for (int r = 0; r < 2; r++) {
 				const int row = m0w + 16 * mt + g + 8 * r;
 
-				if (row >= s_len)
+				if (row >= m_rows)
 					continue;
+				const long long pr = rm.partial_row(row);
+				float *op = p.o_partial + pr * D;
 #pragma unroll
 				for (int j = 0; j < D / 8; j++)
-					*reinterpret_cast<ft_v2f *>(op + (long long)row * D + 8 * j + 2 * t) =
+					*reinterpret_cast<ft_v2f *>(op + 8 * j + 2 * t) =
 						ft_v2f{ w.o[mt][j][2 * r] * inv[mt][r],
 							w.o[mt][j][2 * r + 1] * inv[mt][r] };
 				if (t == 0)
-					p.lse_partial[prow0 + row] = lse[mt][r];
+					p.lse_partial[pr] = lse[mt][r];
 			}
 	}
 }
 
-/* Combine: D/4 threads per row, each owning 4 consecutive columns (one 16-byte
- * fp32 load per split), so a block of COMBINE_THREADS covers 4 * 128 / D rows:
- * the space's combine_grid is [ceil_div(S, 512 / D), H, B]. */
+/* Combine: one row of O from its num_splits partials. A group of D/4 threads
+ * covers a row, one float4 column each; a block of 128 threads has 512 / D
+ * groups. With few splits each group takes a row of its own; with many, SG
+ * groups share a row and each sums every SG-th split (more loads in flight,
+ * which is what a decode step's few rows need), then they add up through
+ * shared memory. The space's combine_grid is [ceil_div(S, rows per block), H,
+ * B] with rows per block = (512 / D) / SG, SG = combine_groups(NUM_SPLITS). The
+ * row's lse are staged in shared memory once: max, then the weights
+ * exp(lse_i - max) / sum. */
 namespace {
 constexpr int COMBINE_THREADS = 128;
-constexpr int COMBINE_TPR = D / 4;
-constexpr int COMBINE_RPB = COMBINE_THREADS / COMBINE_TPR;
+constexpr int COMBINE_TPR = D / 4;			/* threads per group */
+constexpr int COMBINE_GROUPS = COMBINE_THREADS / COMBINE_TPR;	/* 512 / D */
+constexpr int FT_MAX_SPLITS = 64;			/* what the combine's shared memory holds */
 static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
+
+/* groups per row for n splits: 1 (n <= 4), 4 (n <= 16), else 8; at most the
+ * block's groups. The space's combine_grid repeats this formula. */
+static __device__ __forceinline__ int combine_groups(int n)
+{
+	return min(COMBINE_GROUPS, n <= 4 ? 1 : (n <= 16 ? 4 : 8));
+}
 }
 
 extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 	fatune_attention_combine(struct fatune_attn_params p)
 {
-	const int row = blockIdx.x * COMBINE_RPB + threadIdx.x / COMBINE_TPR;
-	const int c4 = threadIdx.x % COMBINE_TPR;
-	const int s_len = p.s, splits = p.num_splits;
-	const long long bh = (long long)blockIdx.z * p.h + blockIdx.y;
-	const long long stride = (long long)p.b * p.h * s_len;	/* one split, in rows */
+	__shared__ float lse_s[COMBINE_GROUPS][FT_MAX_SPLITS];
+	__shared__ ft_v4f part[COMBINE_THREADS];
+	const int splits = p.num_splits;
+	const int sg = combine_groups(splits);
+	const int rpb = COMBINE_GROUPS / sg;			/* rows per block */
+	const int grp = threadIdx.x / COMBINE_TPR, c4 = threadIdx.x % COMBINE_TPR;
+	const int rl = grp / sg, gi = grp % sg;			/* row in block, group in row */
+	const int pos = blockIdx.x * rpb + rl;
+	const int b = blockIdx.z, h = blockIdx.y;
+	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
+	const long long prow = ((long long)b * p.h + h) * p.s_q + pos;
+	const bool valid = pos < p.s_q;
 
-	if (row >= s_len)
-		return;
-	const long long prow = bh * s_len + row;
+	if (splits > FT_MAX_SPLITS)
+		__trap();
+	/* stage the lse of the block's rows: rpb * splits values */
+	for (int i = threadIdx.x; i < rpb * splits; i += COMBINE_THREADS) {
+		const int r = i / splits, sp = i - r * splits;
+		const int ps = blockIdx.x * rpb + r;
+
+		lse_s[r][sp] = ps < p.s_q ? p.lse_partial[sp * stride + ((long long)b * p.h + h) * p.s_q + ps]
+					  : ft_neg_inf();
+	}
+	__syncthreads();
 	float mx = ft_neg_inf();
 	for (int i = 0; i < splits; i++)
-		mx = fmaxf(mx, p.lse_partial[i * stride + prow]);
-	/* every split empty (cannot happen for a valid row, but stay finite) */
+		mx = fmaxf(mx, lse_s[rl][i]);
+	/* every split empty (a causal row before every key): stay finite */
 	if (mx == ft_neg_inf())
 		mx = 0.f;
 	float sum = 0.f;
 	for (int i = 0; i < splits; i++)
-		sum += ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E);
+		sum += ft_exp2((lse_s[rl][i] - mx) * LOG2E);
 	/* weight_i = exp(lse_i - lse) with lse = log(sum) + mx; a zero sum gives 0 */
 	const float inv = sum > 0.f ? ft_rcp(sum) : 0.f;
 	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
-	for (int i = 0; i < splits; i++) {
-		const float wgt = ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E) * inv;
-		const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
+	if (valid) {
+#pragma unroll 4
+		for (int i = gi; i < splits; i += sg) {
+			const float wgt = ft_exp2((lse_s[rl][i] - mx) * LOG2E) * inv;
+			const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
 
-		if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
-			acc.x += wgt * x.x;
-			acc.y += wgt * x.y;
-			acc.z += wgt * x.z;
-			acc.w += wgt * x.w;
+			if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
+				acc.x += wgt * x.x;
+				acc.y += wgt * x.y;
+				acc.z += wgt * x.z;
+				acc.w += wgt * x.w;
+			}
 		}
 	}
-	unsigned short *go = static_cast<unsigned short *>(p.o) + prow * D;
+	if (sg > 1) {
+		part[threadIdx.x] = acc;
+		__syncthreads();
+		if (gi != 0)
+			return;
+		for (int k = 1; k < sg; k++) {
+			const ft_v4f y = part[threadIdx.x + k * COMBINE_TPR];
+
+			acc.x += y.x;
+			acc.y += y.y;
+			acc.z += y.z;
+			acc.w += y.w;
+		}
+	}
+	if (!valid)
+		return;
+	unsigned short *go = static_cast<unsigned short *>(p.o) + b * p.o_stride_b + h * p.o_stride_h +
+			     pos * p.o_stride_s;
 	reinterpret_cast<ft_v2u *>(go)[c4] = ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
 }
