@@ -21,8 +21,10 @@ struct ft_replay;
 int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch,
 		   const struct ft_shape *shape, const char *template_name, struct ft_err *err);
 
-/* Fills t's status, reason, rel_err and times from the record of t->config.
- * A config with no record becomes FT_ST_COMPILED ("no recorded result"). */
+/* Fills t's status, reason, rel_err and times from the record of t->config,
+ * or of a recorded config whose every NAME=V t->config holds (a space that
+ * grew parameters since: their values are fixed by the shape). A config with
+ * no record becomes FT_ST_COMPILED ("no recorded result"). */
 void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t);
 
 /* Device the recorded trials were measured on ("" if unknown). */
