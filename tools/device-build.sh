@@ -8,4 +8,5 @@ D="$PWD/.deps/root/usr"
 export LD_LIBRARY_PATH="$D/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cmake -S . -B build -DCMAKE_PREFIX_PATH="$D" -DCMAKE_BUILD_TYPE=Release -DFATUNE_WERROR=ON >build-config.log 2>&1 ||
 	{ cat build-config.log; exit 1; }
-cmake --build build -j"$(nproc)" 2>&1 | tail -3
+cmake --build build -j"$(nproc)" >build.log 2>&1 || { grep -B2 -A6 -m5 "error" build.log; exit 1; }
+tail -1 build.log

@@ -95,7 +95,7 @@ static int env_int(const char *name, long *out)
 
 int ft_shard_parse(const char *text, int *shard, int *count, struct ft_err *err)
 {
-	long i, n, min = 0;
+	long i = 0, n = 0, min = 0;
 	char *end;
 	int rid, rn, rmin;
 
