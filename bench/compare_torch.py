@@ -2,7 +2,8 @@
 """compare_torch.py - fatune's stored best attention kernel against torch SDPA.
 
 For each requested shape (or every stored one with --all) this reads fatune's
-best config from the tuning DB (table `best`, opened read-only), loads its CUBIN
+best config - the winner across the spaces searched (the mma.sync template's and, on
+Hopper, the wgmma one's), as `fatune export` picks it - from the tuning DB (table `best`, opened read-only), loads its CUBIN
 from fatune's cache, and in one process, on the same random inputs, times it
 and torch's SDPA flash, cuDNN and efficient backends with fatune's method
 (median over R samples; one sample = CUDA events around one replay of a CUDA
@@ -26,7 +27,6 @@ import os
 import sqlite3
 import sys
 
-TEMPLATE = "attention"
 # relative L2 error vs fp64 that a correct kernel stays under (FACTS.md: fp16
 # lands near 3e-4, bf16 near 2e-3); the same bounds fatune verifies with
 TOLERANCE = {"fp16": 2e-3, "bf16": 1e-2}
@@ -62,11 +62,34 @@ def parse_config(text):
     return out
 
 
+# what each shipped family's kernels are called, when the space file is not readable here
+FAMILY_KERNELS = {"mma": ("fatune_attention_fwd", "fatune_attention_combine"),
+                  "wgmma": ("fatune_sm90_fwd", "fatune_sm90_combine")}
+# the wgmma family's TMA boxes (tuner/family_wgmma.c): 64 query rows per consumer warpgroup,
+# BLOCK_N keys for K and V
+WGMMA_Q_BOX_ROWS = 64
+
+
+def space_kernels(space_path, family):
+    """The (main, combine) entry points a space names (its template.kernel and
+    template.combine_kernel), read with PyYAML where it is installed and the file is
+    still there, else the shipped family's names."""
+    try:
+        import yaml
+        with open(space_path) as f:
+            t = yaml.safe_load(f).get("template", {})
+        return t["kernel"], t.get("combine_kernel")
+    except Exception:  # noqa: BLE001 - no yaml, no file, or not a fatune space: the family's names
+        return FAMILY_KERNELS.get(family or "mma", FAMILY_KERNELS["mma"])
+
+
 def read_best(path, arch, device, shapes, causal, dtype, everything):
-    """All of this script's access to fatune's DB (opened read-only): the stored best rows to
-    compare, newest first per key, preferring this device, as plain dicts with the launch
-    geometry. Columns a DB may not have yet (h_kv, s_kv, layout) default to h, s and 'bhsd'.
-    Exits with a message when the file is missing or not a fatune DB."""
+    """All of this script's access to fatune's DB (opened read-only): per shape (with its KV
+    length, KV heads, layout, dtype and causal flag), the winner across spaces as
+    `fatune export` picks it: the latest row of each space (preferring this device), then
+    the fastest of those. Plain dicts with the launch geometry, the family, the space's
+    kernels and every space's time (`spaces`). Exits with a message when the file is
+    missing or not a fatune DB."""
     if not os.path.exists(path):
         sys.exit(f"compare_torch: no tuning database at '{path}': run `fatune search` first, "
                  f"or pass --db / set FATUNE_DB")
@@ -75,49 +98,75 @@ def read_best(path, arch, device, shapes, causal, dtype, everything):
     cols = {r[1] for r in db.execute("PRAGMA table_info(best)")}
     if not cols:
         sys.exit(f"compare_torch: '{path}' has no 'best' table: is it a fatune database?")
-    q = "SELECT * FROM best WHERE template_name = ? AND arch = ?"
-    args = [TEMPLATE, arch]
+    if "space_name" not in cols:
+        sys.exit(f"compare_torch: '{path}' has schema version 1: open it once with this fatune "
+                 f"(`fatune query --db {path}`) to upgrade it")
+    q = ("SELECT best.*, runs.space_path AS space_path FROM best LEFT JOIN runs ON runs.id = best.run_id "
+         "WHERE best.arch = ? AND best.t_median_us IS NOT NULL")
+    args = [arch]
     if not everything:
-        q += " AND dtype = ? AND causal = ?"
+        q += " AND best.dtype = ? AND best.causal = ?"
         args += [dtype, int(causal)]
-    order = " ORDER BY (device = ?) DESC" + (", updated_at DESC" if "updated_at" in cols else "")
-    rows = db.execute(q + order, args + [device]).fetchall()
-    picked, seen = [], set()
+    q += " ORDER BY (best.device = ?) DESC, best.updated_at DESC"
+    rows = db.execute(q, args + [device]).fetchall()
+    db.close()
+    per_space, order = {}, []
     for r in rows:
         c = dict(b=r["b"], h=r["h"], s=r["s"], d=r["d"], causal=r["causal"], dtype=r["dtype"],
-                 h_kv=(r["h_kv"] if "h_kv" in cols and r["h_kv"] else r["h"]),
-                 s_kv=(r["s_kv"] if "s_kv" in cols and r["s_kv"] else r["s"]),
-                 layout={0: "bhsd", 1: "bshd"}.get(r["layout"], r["layout"] or "bhsd")
-                 if "layout" in cols else "bhsd",
-                 config=r["config"], compile_key=r["compile_key"])
+                 h_kv=r["h_kv"] or r["h"], s_kv=r["s_kv"] or r["s"], layout=r["layout"] or "bhsd",
+                 config=r["config"], compile_key=r["compile_key"], space=r["space_name"],
+                 family=r["family"] or "mma", t_db=r["t_median_us"])
         key = (c["b"], c["h"], c["s"], c["d"], c["h_kv"], c["s_kv"], c["layout"], c["dtype"], c["causal"])
-        if key in seen:
-            continue
         if not everything and (c["b"], c["h"], c["s"], c["d"]) not in shapes:
             continue
-        seen.add(key)
+        if (key, c["space"]) in per_space:
+            continue  # an older row of this space, or another device's
         values = parse_config(r["config"])
-        smem = r["smem_bytes"] if "smem_bytes" in cols else r["smem_model"]
+        c["values"] = values
+        c["kernels"] = space_kernels(r["space_path"] or "", c["family"])
         c["geometry"] = dict(threads=r["threads"], grid=[r["grid_x"], r["grid_y"], r["grid_z"]],
-                             smem=smem or 0, num_splits=values.get("NUM_SPLITS", 1),
+                             smem=r["smem_bytes"] or 0, num_splits=values.get("NUM_SPLITS", 1),
                              combine_threads=r["combine_threads"] or 0,
                              combine_grid=[r["combine_grid_x"] or 0, r["combine_grid_y"] or 0,
                                            r["combine_grid_z"] or 0])
-        picked.append(c)
-    db.close()
+        per_space[(key, c["space"])] = c
+        if key not in order:
+            order.append(key)
+    picked = []
+    for key in order:
+        cands = [c for (k, _), c in per_space.items() if k == key]
+        win = min(cands, key=lambda c: c["t_db"])
+        win["spaces"] = {c["space"]: c["t_db"] for c in cands}
+        picked.append(win)
     return picked
 
 
-def compare_one(torch, fk, pe, row, cache, peer_names):
+def launcher(fk, torch, row, cubin, q, k, v, o):
+    """A no-argument call of the row's kernel(s) over q, k, v, o, as fatune's worker
+    launches that family (the wgmma family reads Q, K, V through TMA descriptors)."""
+    main, combine = row["kernels"]
+    mod = fk.Module(cubin, main, combine if row["geometry"]["num_splits"] > 1 else None)
+    if row["family"] == "wgmma":
+        bn = row["values"]["BLOCK_N"]
+        att = fk.AttentionV2(mod, row["geometry"], {"q": WGMMA_Q_BOX_ROWS, "k": bn, "v": bn},
+                             q, k, v, o, layout=1 if row["layout"] == "bshd" else 0)
+        return att, att
+    att = fk.Attention(mod, row["geometry"], row["b"], row["h"], row["s"], row["d"], row["h_kv"], row["s_kv"])
+    return att, (lambda: att(q, k, v, o))
+
+
+def compare_one(torch, fk, pe, row, cache, peer_names, tune_budget=None):
     b, h, s, d, causal, dtype = row["b"], row["h"], row["s"], row["d"], row["causal"], row["dtype"]
     h_kv, s_kv, layout = row["h_kv"], row["s_kv"], row["layout"]
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     shape = f"{b}x{h}x{s}x{d}"
     if (h_kv, s_kv, layout) != (h, s, "bhsd"):
         shape += f"/kv{h_kv}x{s_kv}/{layout}"
-    res = dict(shape=shape, causal=causal, dtype=dtype, config=row["config"],
+    res = dict(shape=shape, causal=causal, dtype=dtype, config=row["config"], space=row["space"],
+               family=row["family"], spaces_db_us=row["spaces"],
                gflop=(pe.flops(b, h, s, s_kv, d, causal) if s_kv != s  # the unmasked scores
-                      else 4.0 * b * h * s * s * d / (2 if causal else 1)) / 1e9)
+                      else 4.0 * b * h * s * s * d / (2 if causal else 1)) / 1e9,
+               kv_bytes=2 * b * h_kv * s_kv * d * (2 if dtype in ("fp16", "bf16") else 4))
     q, k, v = pe.make_inputs(b, h, s, d, h_kv=h_kv, s_kv=s_kv, dtype=dt, layout=layout)
     ref = pe.reference(q, k, v, causal)
     tol = TOLERANCE[dtype]
@@ -125,28 +174,28 @@ def compare_one(torch, fk, pe, row, cache, peer_names):
     cubin = os.path.join(cache, "cubin", f"{row['compile_key']}.cubin")
     fat = dict(name="fatune")
     try:
-        if (h_kv, s_kv, layout) != (h, s, "bhsd"):
-            raise RuntimeError("bench/ftkernel.py launches ABI v1 kernels only (H_kv = H, S_kv = S, bhsd)")
         if not row["compile_key"] or not os.path.exists(cubin):
             raise FileNotFoundError(f"CUBIN '{cubin}' is not in fatune's cache: re-run "
                                     f"`fatune search` or set FATUNE_CACHE_DIR")
-        mod = fk.Module(cubin)
-        att = fk.Attention(mod, row["geometry"], b, h, s, d)
-        o = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=dt)
+        if layout == "bshd":
+            o = torch.full((b, s, h, d), float("nan"), device="cuda", dtype=dt).permute(0, 2, 1, 3)
+        else:
+            o = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=dt)
+        att, call = launcher(fk, torch, row, cubin, q, k, v, o)
         att.poison_partials()
-        att(q, k, v, o)
+        call()
         torch.cuda.synchronize()
         fat["rel_l2"], fat["nonfinite"] = fk.rel_l2(o, ref)
-        kk, rr = fk.plan_timing(fk.quick_time(lambda: att(q, k, v, o)))
-        fat.update(fk.time_graph(lambda: att(q, k, v, o), kk, rr))
+        kk, rr = fk.plan_timing(fk.quick_time(call))
+        fat.update(fk.time_graph(call, kk, rr))
         fat["ok"] = fat["nonfinite"] == 0 and fat["rel_l2"] <= tol
-    except (fk.CudaError, OSError, RuntimeError) as e:
+    except (fk.CudaError, OSError, RuntimeError, KeyError) as e:
         fat.update(ok=False, error=str(e))
     res["fatune"] = fat
 
     # the peers, on the same inputs, with the same method (bench/peers.py)
     names = peer_names or pe.default_peers(s)
-    results = pe.run_peers(q, k, v, bool(causal), names, ref=ref)
+    results = pe.run_peers(q, k, v, bool(causal), names, ref=ref, tune_budget=tune_budget)
     res["peers"] = results
     for col, name in COLUMNS.items():
         r = next((x for x in results if x["name"] == name), None)
@@ -175,25 +224,32 @@ def cell(p):
     return f"{'n/a':>9s}"
 
 
-def print_table(results):
+def print_header():
     print(f"{'shape':>15s} {'c':>1s} {'dtype':>5s} {'fatune':>9s} {'flash':>9s} {'cudnn':>9s} "
           f"{'effic':>9s} {'triton':>9s} {'/flash':>6s} {'/cudnn':>6s} {'/effic':>6s} {'/triton':>7s} "
-          f"{'/best':>6s} {'best':>14s} {'TFLOP/s':>7s} {'rel_l2':>8s}  config")
-    for r in results:
-        f = r["fatune"]
-        ours = f.get("median")
+          f"{'/best':>6s} {'best':>14s} {'TFLOP/s':>7s} {'KV TB/s':>7s} {'rel_l2':>8s}  space: config",
+          flush=True)
 
-        def ratio(name, width=6):
-            p = r.get(name, {})
-            return f"{ours / p['median']:{width}.2f}" if ours and "median" in p else f"{'n/a':>{width}s}"
-        tflops = f"{r['gflop'] * 1e3 / ours:7.1f}" if ours else f"{'-':>7s}"
-        err = f"{f['rel_l2']:8.1e}" if "rel_l2" in f else f"{'-':>8s}"
-        best = r.get("best")
-        vs = f"{r['vs_best']:6.2f}" if "vs_best" in r else f"{'n/a':>6s}"
-        print(f"{r['shape']:>15s} {r['causal']:1d} {r['dtype']:>5s} {cell(f)} {cell(r.get('flash', {}))} "
-              f"{cell(r.get('cudnn', {}))} {cell(r.get('efficient', {}))} {cell(r.get('triton', {}))} "
-              f"{ratio('flash')} {ratio('cudnn')} {ratio('efficient')} {ratio('triton', 7)} {vs} "
-              f"{(best['name'] if best else '-'):>14s} {tflops} {err}  {r['config']}")
+
+def print_row(r):
+    f = r["fatune"]
+    ours = f.get("median")
+
+    def ratio(name, width=6):
+        p = r.get(name, {})
+        return f"{ours / p['median']:{width}.2f}" if ours and "median" in p else f"{'n/a':>{width}s}"
+    tflops = f"{r['gflop'] * 1e3 / ours:7.1f}" if ours else f"{'-':>7s}"
+    kvbw = f"{r['kv_bytes'] / ours / 1e6:7.2f}" if ours else f"{'-':>7s}"
+    err = f"{f['rel_l2']:8.1e}" if "rel_l2" in f else f"{'-':>8s}"
+    best = r.get("best")
+    vs = f"{r['vs_best']:6.2f}" if "vs_best" in r else f"{'n/a':>6s}"
+    print(f"{r['shape']:>15s} {r['causal']:1d} {r['dtype']:>5s} {cell(f)} {cell(r.get('flash', {}))} "
+          f"{cell(r.get('cudnn', {}))} {cell(r.get('efficient', {}))} {cell(r.get('triton', r.get('decode', {})))} "
+          f"{ratio('flash')} {ratio('cudnn')} {ratio('efficient')} {ratio('triton' if 'triton' in r else 'decode', 7)} {vs} "
+          f"{(best['name'] if best else '-'):>14s} {tflops} {kvbw} {err}  {r['space']}: {r['config']}", flush=True)
+
+
+def print_notes(results):
     for r in results:
         f = r["fatune"]
         if "error" in f:
@@ -208,6 +264,19 @@ def print_table(results):
                 print(f"  {r['shape']} causal={r['causal']} {p['name']}: {p['config']}")
 
 
+def precompile_peers(torch, pe, rows, peer_names, budget_s):
+    """Compiles the Triton peers' tuning configs for every row ahead, on a process pool
+    (Triton compiles one kernel at a time per process); tuning is never timed either way."""
+    cases = [dict(shape=(r["b"], r["h"], r["s"], r["d"]), dtype=r["dtype"], layout=r["layout"],
+                  h_kv=r["h_kv"], s_kv=r["s_kv"], causal=bool(r["causal"]),
+                  peers=peer_names or pe.default_peers(r["s"])) for r in rows]
+    import time
+    done, failed, skipped, wall = pe.precompile(pe.case_jobs(cases, []),
+                                                deadline=time.time() + budget_s if budget_s else None)
+    print(f"compare_torch: Triton peers compiled ahead: {done} ok, {failed} failed, {skipped} not reached, "
+          f"{wall:.1f} s", file=sys.stderr, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description="fatune's stored best attention vs torch SDPA")
     ap.add_argument("--shape", action="append", type=parse_shape, default=[],
@@ -220,6 +289,13 @@ def main():
     ap.add_argument("--device", default=None, help="device name to prefer among rows")
     ap.add_argument("--json", nargs="?", const="-", help="write results as JSON (to a file, or - )")
     ap.add_argument("--list", action="store_true", help="print the rows and CUBINs, no GPU")
+    ap.add_argument("--tune-budget", type=float, default=0,
+                    help="seconds per Triton peer tuning; configs after it are skipped (default: none)")
+    ap.add_argument("--compile-budget", type=float, default=0,
+                    help="seconds for compiling the Triton peers ahead (default: none; 0 with --no-precompile)")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also time a 1 GiB device-to-device copy (the bandwidth target of decode shapes)")
+    ap.add_argument("--no-precompile", action="store_true", help="compile the Triton peers on first use")
     ap.add_argument("--peers", default="all",
                     help="peers to time next to fatune: all (SDPA flash, cuDNN, efficient and the "
                          "Triton kernel), or a comma list of flash, cudnn, efficient, triton, decode")
@@ -266,17 +342,35 @@ def main():
     if not rows:
         return 2
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))  # fresh inputs every run
-    results = [compare_one(torch, fk, pe, r, cache, peer_names) for r in rows]
-    print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method")
-    print_table(results)
-    if args.json:
-        text = json.dumps(dict(device=device, arch=arch, torch=torch.__version__, results=results),
-                          indent=1)
+    if not args.no_precompile:
+        precompile_peers(torch, pe, rows, peer_names, args.compile_budget)
+    print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method", flush=True)
+    ceiling = None
+    if args.ceiling:
+        ceiling = pe.copy_ceiling()
+        print(f"copy ceiling: {ceiling['tb_per_s']:.3f} TB/s (1 GiB device-to-device copy, bytes read + "
+              f"written, median of {ceiling['calls']} calls per sample)", flush=True)
+    print_header()
+    results = []
+
+    def save():
+        if not args.json:
+            return
+        text = json.dumps(dict(device=device, arch=arch, torch=torch.__version__, copy_ceiling=ceiling,
+                               results=results), indent=1)
         if args.json == "-":
             print(text)
         else:
             with open(args.json, "w") as f:
                 f.write(text + "\n")
+    for r in rows:
+        results.append(compare_one(torch, fk, pe, r, cache, peer_names, args.tune_budget or None))
+        print_row(results[-1])
+        if args.json != "-":
+            save()  # as it goes: a run cut short keeps what it measured
+    print_notes(results)
+    if args.json == "-":
+        save()
     return 0 if all(r["fatune"].get("ok") for r in results) else 1
 
 

@@ -9,10 +9,9 @@ exactly like struct fatune_attn_params_v2 (kernel_templates/fatune_abi.h, ABI v2
 Q, K, V, O are passed as logical [B, H, S, D] tensors with any strides (D contiguous),
 so [B, S, H, D] storage is a transpose(1, 2) view.
 
-ABI v2 (fatune_abi.h, -DFATUNE_ABI=2) has its own struct (AttnParamsV2, 768
-bytes, TMA descriptors first), a TMA descriptor encoder over torch tensors
-(encode_tma, cuTensorMapEncodeTiled) and a launcher over strided
-[B, H, S, D] views with separate S_q/S_kv and H/H_kv (AttentionV2).
+Attention launches kernels that read plain pointers (the mma family);
+AttentionV2 also encodes the TMA descriptors the wgmma family reads
+(encode_tma, cuTensorMapEncodeTiled), binding one set of tensors.
 
 Every CUresult is checked; a failure raises CudaError naming the call.
 Also holds the timing method the bench scripts share with fatune (docs/timing.md):
@@ -336,29 +335,8 @@ def reference(q, k, v, causal, max_scores=1 << 27):
 
 # ---- ABI v2 ------------------------------------------------------------------
 
-class TmaDesc(ctypes.Structure):
-    """struct fatune_tma_desc: a CUtensorMap, 128 opaque bytes (64-byte aligned in C)."""
-    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
-
-
-class AttnParamsV2(ctypes.Structure):
-    """struct fatune_attn_params_v2, field for field (fatune_abi.h, FATUNE_ABI_VERSION 2).
-    C aligns the struct to 64 bytes (its TMA descriptors): 720 bytes of fields + 48 of padding."""
-    _fields_ = [
-        ("tma_q", TmaDesc), ("tma_k", TmaDesc), ("tma_v", TmaDesc), ("tma_o", TmaDesc),
-        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
-        ("o_partial", ctypes.c_void_p), ("lse_partial", ctypes.c_void_p),
-        ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_longlong),
-        ("q_stride_b", ctypes.c_longlong), ("q_stride_h", ctypes.c_longlong), ("q_stride_s", ctypes.c_longlong),
-        ("k_stride_b", ctypes.c_longlong), ("k_stride_h", ctypes.c_longlong), ("k_stride_s", ctypes.c_longlong),
-        ("v_stride_b", ctypes.c_longlong), ("v_stride_h", ctypes.c_longlong), ("v_stride_s", ctypes.c_longlong),
-        ("o_stride_b", ctypes.c_longlong), ("o_stride_h", ctypes.c_longlong), ("o_stride_s", ctypes.c_longlong),
-        ("b", ctypes.c_int), ("h", ctypes.c_int), ("h_kv", ctypes.c_int), ("s_q", ctypes.c_int),
-        ("s_kv", ctypes.c_int), ("d", ctypes.c_int), ("num_splits", ctypes.c_int),
-        ("causal_offset", ctypes.c_int), ("scale", ctypes.c_float), ("scale_log2", ctypes.c_float),
-        ("layout", ctypes.c_int), ("abi_version", ctypes.c_int),
-        ("_pad", ctypes.c_char * 48),
-    ]
+# ABI v2 is the one parameter block (AttnParams above); the old name stays for the harnesses
+AttnParamsV2 = AttnParams
 
 
 # offsetof() of every field as gcc computes it for fatune_abi.h on LP64

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # device-session.sh - everything one GPU-machine call does, logs under $OUT.
 #
-#   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare all
+#   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
+#                                          hopper serving campaign24 all
+#
+# hopper, serving: a campaign (bench/suites/*.yaml) searched with the default spaces, then
+# bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
+# kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
+# cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -12,7 +18,7 @@ OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
-export FATUNE_DB="$OUT/fatune.db" FATUNE_CACHE_DIR="$PWD/build/cache"
+export FATUNE_DB="${FATUNE_DB:-/tmp/fatune-session.db}" FATUNE_CACHE_DIR="$PWD/build/cache"
 steps="${*:-all}"
 has() { [[ " $steps " == *" $1 "* || " $steps " == *" all "* ]]; }
 F=build/fatune
@@ -48,4 +54,41 @@ if has suite; then
 fi
 if has compare; then
 	python3 bench/compare_torch.py --db "$FATUNE_DB" --all --json "$OUT/compare.json" 2>&1 | tee "$OUT/compare.txt"
+fi
+# a gzipped copy of a DB under $OUT (a DB is too large to come back as it is): $1 db, $2 name
+keep_db() {
+	python3 - "$1" "$OUT/$2.db.gz" <<'PY'
+import gzip, shutil, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+db.close()
+with open(sys.argv[1], "rb") as f, gzip.open(sys.argv[2], "wb") as g:
+    shutil.copyfileobj(f, g)
+PY
+}
+# a campaign then the peers: $1 name, $2 campaign file, $3... compare_torch options
+campaign_vs_peers() {
+	local name=$1 file=$2 db=/tmp/fatune-$1.db
+	shift 2
+	/usr/bin/time -f "$name search wall %e s" $F search --campaign "$file" --db "$db" --json --quiet \
+		>"$OUT/$name.json" 2>"$OUT/$name.err"
+	tail -2 "$OUT/$name.err"
+	keep_db "$db" "$name"
+	timeout 420 python3 bench/compare_torch.py --db "$db" --all "$@" --json "$OUT/$name-compare.json" \
+		2>"$OUT/$name-compare.err" | tee "$OUT/$name-compare.txt"
+	tail -3 "$OUT/$name-compare.err"
+}
+if has hopper; then
+	campaign_vs_peers hopper bench/suites/hopper.yaml
+fi
+if has serving; then
+	campaign_vs_peers serving bench/suites/serving.yaml --ceiling
+fi
+if has campaign24; then
+	rm -rf "$FATUNE_CACHE_DIR"
+	/usr/bin/time -f "campaign24 wall %e s" $F search --campaign bench/suites/campaign24.yaml \
+		--db /tmp/fatune-campaign24.db ${CAMPAIGN_ARGS:-} --json --quiet >"$OUT/campaign24.json" \
+		2>"$OUT/campaign24.err"
+	tail -3 "$OUT/campaign24.err"
+	keep_db /tmp/fatune-campaign24.db campaign24
 fi
