@@ -51,6 +51,20 @@ sql_load() {
 		python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())' "$1" "$2"
 	fi
 }
+# expect_bench_config CONFIG: $T/out is bench --json of a verified run of CONFIG
+expect_bench_config() {
+	python3 -c 'import json,sys; b=json.load(open(sys.argv[1])); assert b["status"]=="ok" and b["config"]==sys.argv[2], b' \
+		"$T/out" "$1" || fail "bench did not verify and time $1"
+}
+# expect_header FILE SPACE FAMILY CONFIG: an exported build_config.h of SPACE's config CONFIG, one
+# constant per parameter
+expect_header() {
+	grep -q "space            $2 (family $3)\$" "$1" || fail "$1 does not name space $2 (family $3)"
+	grep -q "config           $4\$" "$1" || fail "$1 holds another config than $4"
+	for kv in $(echo "$4" | tr , ' '); do
+		grep -q "constexpr int ${kv%%=*} = ${kv#*=};" "$1" || fail "$1 has no constant for $kv"
+	done
+}
 # gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
 gpu_or_skip() {
 	if ! "$FATUNE" devices >/dev/null 2>&1; then

@@ -1,30 +1,66 @@
-# 002-search-mission: the mission shape searched on the GPU present: a verified best is stored,
-# bench re-times it, export writes the header.
+# 002-search-mission: the mission shape searched on the GPU present with the default spaces (every
+# shipped family that fits the arch: attention (mma) everywhere, attention_sm90 (wgmma) too on sm_90):
+# one verified best row per space that timed something, the search's best is the fastest of them and
+# names its space, and query --best, bench --best and export all follow that winner.
 . "$FT_TEST_LIB"
 gpu_or_skip
+arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
 run search --shape 1x8x512x64 --quiet --json
 cat "$T/out" "$T/err"
 expect_rc 0 "search"
-python3 - "$T/out" <<'PY'
+cp "$T/out" "$T/search.json"
+python3 - "$T/search.json" "$arch" <<'PY'
 import json, sys
-s = json.load(open(sys.argv[1]))
+s, arch = json.load(open(sys.argv[1])), sys.argv[2]
 assert s["timed"] is True, s
 assert s["status"]["ok"] > 0, s
+want = {"attention"} | ({"attention_sm90"} if arch == "sm_90" else set())
+got = {x["space"] for x in s["spaces"]}
+assert got == want, ("spaces searched", got, "expected", want)
+# every space searched verified and timed something
+timed = [x for x in s["spaces"] if "best" in x]
+assert {x["space"] for x in timed} == want, ("spaces without a verified best", s["spaces"])
+for x in s["spaces"]:
+    assert x["family"] == {"attention": "mma", "attention_sm90": "wgmma"}[x["space"]], x
+win = min(timed, key=lambda x: x["best"]["t_median_us"])
+assert s["best"]["space"] == win["space"], ("the best is not the fastest space's", s["best"], win)
+assert s["best"]["config"] == win["best"]["config"], s
 assert s["best"]["t_median_us"] > 0 and s["best"]["rel_err"] < 2e-3, s
 PY
-run query --format json
+# one best row per space, fastest first, each naming its space and family
+run query --best --shape 1x8x512x64 --format json
 expect_rc 0
-python3 - "$T/out" <<'PY'
+python3 - "$T/out" "$T/search.json" <<'PY'
 import json, sys
-rows = json.load(open(sys.argv[1]))
-assert len(rows) == 1 and rows[0]["shape"] == "1x8x512x64", rows
-assert rows[0]["t_median_us"] > 0, rows
+rows, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+timed = {x["space"]: x for x in s["spaces"] if "best" in x}
+assert sorted(r["space"] for r in rows) == sorted(timed), (rows, list(timed))
+for r in rows:
+    assert r["shape"] == "1x8x512x64" and r["t_median_us"] > 0, r
+    assert r["family"] == timed[r["space"]]["family"], r
+    assert r["config"] == timed[r["space"]]["best"]["config"], (r, timed[r["space"]])
+assert rows == sorted(rows, key=lambda r: r["t_median_us"]), "best rows not fastest first"
+assert rows[0]["space"] == s["best"]["space"] and rows[0]["config"] == s["best"]["config"], rows[0]
 PY
+winner=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["config"])' "$T/search.json")
+wspace=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["space"])' "$T/search.json")
+wfamily=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print([x for x in s["spaces"] if x["space"]==s["best"]["space"]][0]["family"])' "$T/search.json")
+# bench --best times the winner, from its own space file
 run bench --shape 1x8x512x64 --best --json
-cat "$T/out"
+cat "$T/out" "$T/err"
 expect_rc 0 "bench --best"
-arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
+expect_bench_config "$winner"
+# export writes the winner: its space and family, each of its parameters
 run export --arch "$arch" --shape 1x8x512x64 -o "$T/build_config.h"
 expect_rc 0 "export"
-grep -q "constexpr int NUM_WARPS_PER_BLOCK = " "$T/build_config.h" || fail "no NUM_WARPS_PER_BLOCK in the header"
-echo "ok"
+cat "$T/build_config.h"
+expect_header "$T/build_config.h" "$wspace" "$wfamily" "$winner"
+# export --space picks each space's own best
+python3 -c 'import json,sys; [print(x["space"], x["family"], x["best"]["config"]) for x in json.load(open(sys.argv[1]))["spaces"]]' \
+	"$T/search.json" >"$T/per-space"
+while read -r sp fam cfg; do
+	run export --arch "$arch" --shape 1x8x512x64 --space "$SPACES/$sp.yaml"
+	expect_rc 0 "export --space $sp"
+	expect_header "$T/out" "$sp" "$fam" "$cfg"
+done <"$T/per-space"
+echo "ok (winner $wspace: $winner)"

@@ -724,6 +724,111 @@ static void test_best_ambiguous_device(void **state)
 	ft_db_close(db);
 }
 
+/* Two template families tune one shape: each space keeps its own best row
+ * (named by space, family and template), the winner across spaces is the
+ * fastest current row and says which space won, --space's lookup takes that
+ * space's row, and a space's outdated template (an older template hash) no
+ * longer competes even when it was faster. */
+static long long family_run(struct ft_db *db, const char *space, const char *family,
+			    const char *hash, const char *key)
+{
+	struct ft_run r = sample_run("NVIDIA H100 80GB HBM3", key, 2048, 0);
+
+	r.template_name = space;
+	r.space_name = space;
+	r.family = family;
+	r.template_hash = hash;
+	r.space_path = !strcmp(family, "wgmma") ? "search_spaces/attention_sm90.yaml"
+						: "search_spaces/attention.yaml";
+	r.abi = 2;
+	return begin_run(db, &r);
+}
+
+static void refresh_space(struct ft_db *db, const char *space, const char *key)
+{
+	struct ft_best_key k = { "sm_90", "NVIDIA H100 80GB HBM3", space,
+				 sample_run("", "", 2048, 0).shape };
+	struct ft_err err = { 0 };
+
+	if (ft_db_best_refresh(db, &k, key, &err) != 1)
+		fail_msg("refresh %s: %s", space, err.msg);
+}
+
+static void expect_winner(struct ft_db *db, const char *space, const char *want_space,
+			  const char *want_family, const char *want_config, double want_us)
+{
+	struct ft_best_key k = { "sm_90", NULL, space, sample_run("", "", 2048, 0).shape };
+	struct ft_best b;
+	struct ft_err err = { 0 };
+
+	if (ft_db_best_get(db, &k, &b, &err) != 1)
+		fail_msg("best_get(%s): %s", space ? space : "any space", err.msg);
+	assert_string_equal(b.space, want_space);
+	assert_string_equal(b.family, want_family);
+	assert_string_equal(b.template_name, want_space);
+	assert_string_equal(b.config, want_config);
+	assert_true(b.t_median_us == want_us);
+	assert_string_equal(b.space_path, !strcmp(want_family, "wgmma") ? "search_spaces/attention_sm90.yaml"
+									 : "search_spaces/attention.yaml");
+}
+
+static void test_best_across_spaces(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_db *db = open_ok(fx->path);
+	struct ft_query_filter f = any_filter();
+	struct ft_err err = { 0 };
+	struct rows rows = { .want = "space" };
+	long long mma = family_run(db, "attention", "mma", "00112233aabbccdd", "k-mma");
+	long long wg = family_run(db, "attention_sm90", "wgmma", "4455667788990011", "k-wg");
+	long long wg2;
+
+	put(db, mma, "k-mma", "TILE_M=64", FT_ST_OK, 400.0);
+	put(db, mma, "k-mma", "TILE_M=128", FT_ST_OK, 380.0);
+	put(db, wg, "k-wg", "NUM_CONSUMER_WG=2", FT_ST_OK, 220.0);
+	put(db, wg, "k-wg", "NUM_CONSUMER_WG=3", FT_ST_OK, 240.0);
+	put(db, wg, "k-wg", "NUM_CONSUMER_WG=1", FT_ST_WRONG_RESULT, NAN);
+	refresh_space(db, "attention", "k-mma");
+	refresh_space(db, "attention_sm90", "k-wg");
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best"), 2);
+
+	/* the winner across spaces is wgmma's, and says so; each space keeps its own */
+	expect_winner(db, NULL, "attention_sm90", "wgmma", "NUM_CONSUMER_WG=2", 220.0);
+	expect_winner(db, "attention", "attention", "mma", "TILE_M=128", 380.0);
+	expect_winner(db, "attention_sm90", "attention_sm90", "wgmma", "NUM_CONSUMER_WG=2", 220.0);
+
+	/* query --best: one row per space, fastest first, each naming its family */
+	f.shape = &(struct ft_shape){ 1, 8, 2048, 64, 0, FT_FP16, 2048, 8, FT_LAYOUT_BHSD };
+	assert_int_equal(ft_db_query(db, FT_Q_BEST, &f, collect, &rows, &err), 0);
+	assert_int_equal(rows.n, 2);
+	assert_string_equal(rows.vals[0], "attention_sm90");
+	assert_string_equal(rows.vals[1], "attention");
+	memset(&rows, 0, sizeof(rows));
+	rows.want = "family";
+	assert_int_equal(ft_db_query(db, FT_Q_BEST, &f, collect, &rows, &err), 0);
+	assert_int_equal(rows.n, 2);
+	assert_string_equal(rows.vals[0], "wgmma");
+	assert_string_equal(rows.vals[1], "mma");
+
+	/* mma improves past it: the winner follows */
+	put(db, mma, "k-mma", "TILE_M=32", FT_ST_OK, 200.0);
+	refresh_space(db, "attention", "k-mma");
+	expect_winner(db, NULL, "attention", "mma", "TILE_M=32", 200.0);
+
+	/* the wgmma template changes (new hash) and its new best is slower than its old
+	 * one: the old template's row no longer counts, for the space or across spaces */
+	wg2 = family_run(db, "attention_sm90", "wgmma", "ffeeddccbbaa9988", "k-wg2");
+	put(db, wg2, "k-wg2", "NUM_CONSUMER_WG=2", FT_ST_OK, 150.0);
+	refresh_space(db, "attention_sm90", "k-wg2");
+	expect_winner(db, NULL, "attention_sm90", "wgmma", "NUM_CONSUMER_WG=2", 150.0);
+	put(db, wg2, "k-wg2", "NUM_CONSUMER_WG=2", FT_ST_OK, 260.0); /* re-measured slower */
+	refresh_space(db, "attention_sm90", "k-wg2");
+	expect_winner(db, "attention_sm90", "attention_sm90", "wgmma", "NUM_CONSUMER_WG=2", 260.0);
+	expect_winner(db, NULL, "attention", "mma", "TILE_M=32", 200.0);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best"), 3);
+	ft_db_close(db);
+}
+
 /* ---- queries ------------------------------------------------------------ */
 
 static void test_query_trials_order_and_filters(void **state)
@@ -982,6 +1087,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trial_latest_and_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_ambiguous_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_best_across_spaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_trials_order_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_runs_and_best, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),

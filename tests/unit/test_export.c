@@ -270,13 +270,57 @@ static void test_bad_configs(void **state)
 	}
 }
 
+/* The winner across templates is exported as it is: a wgmma best names its
+ * space, family and template and carries its own parameters (none of the
+ * mma template's), and the regenerate line has no --space (without it export
+ * takes the winner across spaces again). */
+static void test_wgmma_winner(void **state)
+{
+	static const char *const want[] = {
+		" *   template         attention_sm90 (xxh64 4455667788990011)\n",
+		" *   space            attention_sm90 (family wgmma)\n",
+		" *   config           NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,"
+		"PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1\n",
+		"constexpr int NUM_CONSUMER_WG = 2;\n", "constexpr int BLOCK_M = 128;\n",
+		"constexpr int BLOCK_N = 176;\n", "constexpr int KV_STAGES = 2;\n",
+		"constexpr int PINGPONG = 1;\n", "constexpr int PERSISTENT = 1;\n",
+		"constexpr int Q_IN_REGS = 0;\n", "constexpr int NUM_SPLITS = 1;\n",
+		"constexpr int HEAD_DIM = 128;\n",
+		"fatune export --arch sm_90 --shape 4x16x2048x128 --dtype fp16 --device 'NVIDIA H100 80GB HBM3'\n",
+	};
+	struct ft_best b = golden_best();
+	struct ft_err err = { 0 };
+	int rc;
+	char *h;
+
+	(void)state;
+	strcpy(b.device, "NVIDIA H100 80GB HBM3");
+	strcpy(b.template_name, "attention_sm90");
+	strcpy(b.space, "attention_sm90");
+	strcpy(b.family, "wgmma");
+	strcpy(b.template_hash, "4455667788990011");
+	b.shape = (struct ft_shape){ .b = 4, .h = 16, .s = 2048, .d = 128, .dtype = FT_FP16,
+				     .s_kv = 2048, .h_kv = 16 };
+	strcpy(b.config, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,"
+			 "Q_IN_REGS=0,NUM_SPLITS=1");
+	h = export(&b, FT_EXPORT_CXX, &rc, &err);
+	assert_int_equal(rc, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(h, want[i]))
+			fail_msg("the header lacks '%s':\n%s", want[i], h);
+	assert_null(strstr(h, "NUM_WARPS"));
+	assert_null(strstr(h, "--space"));
+	assert_null(strstr(h, "family mma"));
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_cxx),   cmocka_unit_test(test_golden_c),
 		cmocka_unit_test(test_golden_compiles), cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_shape_flags),  cmocka_unit_test(test_comment_safe),
-		cmocka_unit_test(test_bad_configs),
+		cmocka_unit_test(test_bad_configs),  cmocka_unit_test(test_wgmma_winner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,12 @@
  * hand-built spaces, candidates and ptxas resources, and the blocks-per-SM
  * arithmetic.
  *
- * No YAML and no GPU: struct ft_space is filled field by field. Limits used in
+ * No GPU. The generic checks use hand-built spaces (struct ft_space filled
+ * field by field); the last group loads the shipped Hopper space
+ * (search_spaces/attention_sm90.yaml under $FATUNE_SOURCE_DIR) and checks its
+ * feasibility rules - shared memory against the 227 KB opt-in, registers
+ * after setmaxnreg, threads, Hopper only - on configs whose numbers are
+ * worked out by hand in the comments. Limits used in
  * expectations are the design figures (shared/design/FACTS.md) and the CUDA
  * toolkit's own occupancy rules (include/cuda_occupancy.h: registers are
  * allocated per warp in units of 256, in 4 sub-partitions per SM, and shared
@@ -21,6 +26,7 @@
 #include <string.h>
 
 #include "feasibility.h"
+#include "shape.h"
 
 #define KB 1024
 
@@ -579,6 +585,192 @@ static void test_blocks_per_sm_smem_granularity(void **state)
 	assert_int_equal(ft_blocks_per_sm(l4, 33100, 128, NULL), 2);
 }
 
+/* ---- the Hopper space's rules (search_spaces/attention_sm90.yaml) -------- */
+
+/* sm_90: 232448 B (227 KB) of opt-in shared memory per block, 64K registers
+ * per SM, 1024 threads per block (shared/design/FACTS.md). */
+#define SM90_OPTIN 232448
+
+static struct ft_space *hopper_space(void)
+{
+	struct ft_space *sp = own(calloc(1, sizeof(*sp)));
+	const char *dir = getenv("FATUNE_SOURCE_DIR");
+	char path[FT_PATH_MAX];
+	struct ft_err err = { 0 };
+
+	if (!dir)
+		fail_msg("set FATUNE_SOURCE_DIR to the repository root");
+	snprintf(path, sizeof(path), "%s/search_spaces/attention_sm90.yaml", dir);
+	if (ft_space_load(sp, path, &err))
+		fail_msg("%s", err.msg);
+	return sp;
+}
+
+/* The model's verdict on one config of sp for shape on arch an (1 accepted,
+ * 0 rejected), through the same enumeration a search uses. */
+static int hopper_verdict(const struct ft_space *sp, const char *an, const char *shape,
+			  const char *config, struct ft_trial *t)
+{
+	struct ft_shape sh = { .dtype = FT_FP16 };
+	long long values[FT_MAX_PARAMS];
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	struct ft_err err = { 0 };
+	int rc;
+
+	if (ft_shape_parse(shape, &sh, &err) || ft_config_parse(sp, config, values, &err) ||
+	    ft_enum_open(&e, sp, &sh, arch(an), values, &err))
+		fail_msg("%s %s: %s", shape, config, err.msg);
+	rc = ft_enum_next(e, &c, &err);
+	ft_enum_close(e);
+	if (rc != 1)
+		fail_msg("%s %s: no candidate (%s)", shape, config, err.msg);
+	return model(sp, an, &c, t);
+}
+
+static void expect_hopper(const struct ft_space *sp, const char *shape, const char *config,
+			  const char *rejected_by, long long smem)
+{
+	struct ft_trial t;
+	char want[96];
+	int ok = hopper_verdict(sp, "sm_90", shape, config, &t);
+
+	if (!rejected_by) {
+		if (!ok)
+			fail_msg("%s %s rejected: %s", shape, config, t.reason);
+		if (smem && t.smem_model != smem)
+			fail_msg("%s %s: smem %lld, expected %lld", shape, config, t.smem_model, smem);
+		return;
+	}
+	snprintf(want, sizeof(want), "constraint '%s' is false", rejected_by);
+	if (ok)
+		fail_msg("%s %s accepted, expected %s", shape, config, want);
+	if (t.status != FT_ST_REJECTED_CONSTRAINT || !strstr(t.reason, want))
+		fail_msg("%s %s: '%s', expected %s", shape, config, t.reason, want);
+}
+
+/* Registers after setmaxnreg. The block starts with 64K / threads each
+ * (rounded down to 8, at most 255; one consumer runs two blocks per SM), the
+ * producer warpgroup drops to 24, the consumers share the rest, at most 240:
+ * 232 with one consumer, 240 with two, 160 with three. A consumer needs
+ * D/2 (O) + 3*BLOCK_N/4 (S and P) + D/4 with Q in registers + 24, 16 more
+ * persistent with two consumers, 8 more with three. D = 128 below. */
+static void test_hopper_registers(void **state)
+{
+	struct ft_space *sp = hopper_space();
+	const char *sh = "1x8x4096x128";
+
+	(void)state;
+	/* two consumers, 176-key tiles: 64 + 132 + 24 = 220 <= 240 */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 0);
+	/* persistent: + 16 = 236 <= 240 */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 0);
+	/* Q in registers: + 32 = 252 > 240 */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=1", "registers_fit", 0);
+	/* 128-key tiles leave room for Q: 64 + 96 + 32 + 24 = 216 */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,"
+			      "PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=1", NULL, 0);
+	/* three consumers get 160: 80-key tiles 64 + 60 + 24 + 8 = 156 fit, 128-key 192 do not */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=80,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 0);
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", "registers_fit", 0);
+	/* one consumer gets 232: 220 fits, 252 with Q in registers does not */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 0);
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=1", "registers_fit", 0);
+	/* D = 256 holds O in 128: 128-key tiles 128 + 96 + 24 = 248 > 240 */
+	expect_hopper(sp, "1x8x4096x256", "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,"
+			      "PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", "registers_fit", 0);
+}
+
+/* Shared memory: 2 B x D x (BLOCK_M + 2 x BLOCK_N x KV_STAGES) for Q and the
+ * K/V ring, then 8 B per mbarrier (2 + 4 x KV_STAGES), within 232448 B. */
+static void test_hopper_smem(void **state)
+{
+	struct ft_space *sp = hopper_space();
+	const char *sh = "1x8x4096x256";
+
+	(void)state;
+	/* D = 256, 80-key tiles, two stages: 512 x 448 + 80 = 229456 B, 2992 B under the limit */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=80,KV_STAGES=2,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 229456);
+	/* three stages: 512 x 608 + 112 = 311408 B > 232448 B */
+	expect_hopper(sp, sh, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=80,KV_STAGES=3,PINGPONG=0,"
+			      "PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", "smem_fits", 0);
+	/* D = 128, 176-key tiles: two stages 256 x 832 + 80 = 213072 B fit */
+	expect_hopper(sp, "1x8x4096x128", "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,"
+			      "PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 213072);
+	/* D = 64, three stages of 128-key tiles: 128 x 832 + 112 = 106608 B */
+	expect_hopper(sp, "1x8x4096x64", "NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=128,KV_STAGES=3,"
+			      "PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", NULL, 106608);
+}
+
+/* Over the whole space for several shapes: every candidate the model accepts
+ * fits sm_90 (227 KB, 1024 threads, exactly one producer and 1-3 consumer
+ * warpgroups), smem_fits rejects some, and other archs accept nothing
+ * (hopper_only). */
+static void test_hopper_whole_space(void **state)
+{
+	static const char *const shapes[] = { "1x8x512x64", "4x16x2048x128", "1x1x8192x256",
+					      "1x8x1x64", "2x20x1536x128" };
+	static const char *const others[] = { "sm_80", "sm_89", "sm_100", "sm_120" };
+	struct ft_space *sp = hopper_space();
+	int p_cwg = ft_space_param(sp, "NUM_CONSUMER_WG");
+	long long over = 0;
+
+	(void)state;
+	assert_true(p_cwg >= 0);
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct ft_shape sh = { .dtype = FT_BF16, .causal = 1 };
+		struct ft_enum *e = NULL;
+		struct ft_candidate c;
+		struct ft_err err = { 0 };
+		long long accepted = 0;
+		int rc;
+
+		if (ft_shape_parse(shapes[i], &sh, &err) || ft_enum_open(&e, sp, &sh, arch("sm_90"), NULL, &err))
+			fail_msg("%s: %s", shapes[i], err.msg);
+		while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+			struct ft_trial t;
+			int ok = model(sp, "sm_90", &c, &t);
+
+			if (!ok) {
+				over += strstr(t.reason, "constraint 'smem_fits' is false") != NULL;
+				continue;
+			}
+			accepted++;
+			assert_true(t.smem_model > 0 && t.smem_model <= SM90_OPTIN);
+			assert_true(t.threads == 128 * (1 + c.values[p_cwg]));
+			assert_true(t.threads <= 1024 && c.values[p_cwg] >= 1 && c.values[p_cwg] <= 3);
+		}
+		ft_enum_close(e);
+		assert_int_equal(rc, 0);
+		if (!accepted)
+			fail_msg("%s: the Hopper space accepts nothing on sm_90", shapes[i]);
+		for (size_t k = 0; k < sizeof(others) / sizeof(others[0]); k++) {
+			struct ft_trial t;
+
+			if (ft_enum_open(&e, sp, &sh, arch(others[k]), NULL, &err))
+				fail_msg("%s: %s", others[k], err.msg);
+			while ((rc = ft_enum_next(e, &c, &err)) == 1)
+				if (model(sp, others[k], &c, &t))
+					fail_msg("%s accepted %s on %s", shapes[i], t.config, others[k]);
+				else if (!strstr(t.reason, "constraint 'hopper_only' is false"))
+					fail_msg("%s on %s rejected for '%s', not hopper_only", t.config,
+						 others[k], t.reason);
+			ft_enum_close(e);
+			assert_int_equal(rc, 0);
+		}
+	}
+	/* the limit was exercised: smem_fits rejected some configs (over 227 KB) */
+	assert_true(over > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +789,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_blocks_per_sm_unlaunchable, release_owned),
 		cmocka_unit_test_teardown(test_blocks_per_sm_register_granularity, release_owned),
 		cmocka_unit_test_teardown(test_blocks_per_sm_smem_granularity, release_owned),
+		cmocka_unit_test_teardown(test_hopper_registers, release_owned),
+		cmocka_unit_test_teardown(test_hopper_smem, release_owned),
+		cmocka_unit_test_teardown(test_hopper_whole_space, release_owned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

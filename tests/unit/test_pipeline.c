@@ -204,6 +204,29 @@ static void test_compile_key_follows_compile_time_only(void **state)
 	free(sp);
 }
 
+/* A wgmma-family space compiles for sm_90a (wgmma and setmaxnreg are
+ * arch-specific), so its CUBINs never share a key with the same request for
+ * plain sm_90. */
+static void test_compile_req_wgmma_targets_sm90a(void **state)
+{
+	struct ft_space *sp = new_space(1);
+	struct ft_shape shape = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	struct ft_compile_req req;
+	struct ft_trial t;
+	char k_mma[17], k_wgmma[17];
+
+	trial_of(&t, 64, 1, 4, 16384);
+	sp->abi = 2;
+	key_for(sp, "sm_90", &shape, &t, k_mma);
+	sp->family = &ft_family_wgmma;
+	ft_pipeline_compile_req(sp, ft_arch_find("sm_90", NULL), &shape, &t, &req);
+	assert_string_equal(req.arch, "sm_90a");
+	assert_true(define(&req, "FATUNE_ABI") == 2);
+	key_for(sp, "sm_90", &shape, &t, k_wgmma);
+	assert_string_not_equal(k_wgmma, k_mma);
+	free(sp);
+}
+
 /* Every compile-time parameter a space may have (FT_MAX_PARAMS) still fits
  * the request next to the five fixed defines and the most compile.defines. */
 static void test_compile_req_many_params(void **state)
@@ -281,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_compile_req_fp16_no_combine),
 		cmocka_unit_test(test_compile_key_follows_compile_time_only),
 		cmocka_unit_test(test_compile_req_many_params),
+		cmocka_unit_test(test_compile_req_wgmma_targets_sm90a),
 		cmocka_unit_test(test_strategy_names),
 	};
 
