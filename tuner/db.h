@@ -125,6 +125,31 @@ struct ft_best {
 int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_best *out,
 		   struct ft_err *err);
 
+/* ---- merge ------------------------------------------------------------ */
+
+struct ft_merge_stats {
+	long long runs_added;		/* runs new to the output */
+	long long runs_known;		/* runs the output already held (see db_merge.c) */
+	long long runs_finished;	/* ... of which an input recorded the end */
+	long long trials_added, trials_known;
+	long long best_rows;		/* searches whose best row was recomputed and exists */
+};
+
+/* Checks that path can be merged: an intact fatune database of this build's
+ * schema (opened read-only; nothing is written). FT_EINPUT naming the file
+ * and the fix otherwise: missing, not SQLite, corrupt, another application's,
+ * an older or a newer schema. */
+int ft_db_merge_check(const char *path, struct ft_err *err);
+
+/* Merges the runs and trials of the n files at paths into out, recognising
+ * runs and trials it already holds (so merging again adds nothing), and
+ * recomputes the best row of every search that gained a trial. One
+ * transaction: on any failure out is left as it was; inputs are only read.
+ * Inputs are checked as by ft_db_merge_check, and one that is out itself is
+ * refused (FT_EINPUT). */
+int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_merge_stats *stats,
+		struct ft_err *err);
+
 /* ---- query --------------------------------------------------------------- */
 
 enum ft_query_what { FT_Q_BEST, FT_Q_TRIALS, FT_Q_RUNS };
