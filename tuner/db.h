@@ -172,6 +172,9 @@ struct ft_query_filter {
 typedef int (*ft_row_fn)(void *ctx, int ncols, const char *const *names,
 			 const char *const *values, const int *types);
 
+/* The index of the column called name in a row given to an ft_row_fn, -1 if none. */
+int ft_row_col(int ncols, const char *const *names, const char *name);
+
 /* Runs a query and calls fn per row (fn returning non-zero stops it). Rows
  * come in a stable order (best: arch, shape; trials: run, then median time
  * with untimed last; runs: id). */

@@ -318,6 +318,14 @@ static const char sql_q_runs[] =
 	" r.campaign FROM runs r" FILTERS("r.")
 	" AND ?9 IS NULL AND ?10 IS NULL ORDER BY r.id LIMIT ?11";
 
+int ft_row_col(int ncols, const char *const *names, const char *name)
+{
+	for (int i = 0; i < ncols; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
 int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
 		ft_row_fn fn, void *ctx, struct ft_err *err)
 {

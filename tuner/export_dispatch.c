@@ -39,14 +39,6 @@ struct shapes {
 	int bad;			/* a row could not be read */
 };
 
-static int col(int ncols, const char *const *names, const char *name)
-{
-	for (int i = 0; i < ncols; i++)
-		if (!strcmp(names[i], name))
-			return i;
-	return -1;
-}
-
 /* ft_db_query callback: notes each distinct shape of the best listing. */
 static int add_shape(void *ctx, int ncols, const char *const *names, const char *const *values,
 		     const int *types)
@@ -59,7 +51,7 @@ static int add_shape(void *ctx, int ncols, const char *const *names, const char 
 
 	(void)types;
 	for (int i = 0; i < 9; i++)
-		if ((c[i] = col(ncols, names, need[i])) < 0 || !values[c[i]])
+		if ((c[i] = ft_row_col(ncols, names, need[i])) < 0 || !values[c[i]])
 			return s->bad = 1;
 	sh.b = atoi(values[c[0]]);
 	sh.h = atoi(values[c[1]]);
