@@ -4,6 +4,7 @@
 # Skips (77) where the daemons are missing or cannot start (not root, no munge, ...).
 . "$FT_TEST_LIB"
 skip() { echo "SKIP: $*"; exit 77; }
+export PATH="$PATH:/usr/sbin:/sbin"	# the daemons live in sbin, which a non-login PATH may lack
 for c in munged slurmctld slurmd sbatch squeue sinfo; do
 	command -v "$c" >/dev/null 2>&1 || skip "'$c' is missing (tools/deps.sh installs munge, slurmctld and slurmd)"
 done

@@ -13,6 +13,7 @@ sql "$FATUNE_DB" "UPDATE trials SET reason = '<script>alert(1)</script> & \"x\"'
   UPDATE runs SET campaign = '<img src=x onerror=alert(2)>' WHERE campaign = 'replayed';"
 run report -o "$T/report.html"; expect_rc 0; expect_err "wrote .*report.html \(3 searches\)"
 H="$T/report.html"
+# FT_KEEP_REPORT=DIR keeps the HTML and the screenshot there, to look at them
 [ -z "${FT_KEEP_REPORT:-}" ] || trap 'cp "$H" "$T/shot.png" "$FT_KEEP_REPORT"; rm -rf "$T"' EXIT
 grep -qi "<script" "$H" && fail "the report holds a script (or unescaped text from the database)"
 grep -q "<img" "$H" && fail "the report holds unescaped text from the database"
