@@ -136,15 +136,16 @@ struct ft_merge_stats {
 };
 
 /* Checks that path can be merged: an intact fatune database of this build's
- * schema (opened read-only; nothing is written). FT_EINPUT naming the file
- * and the fix otherwise: missing, not SQLite, corrupt, another application's,
- * an older or a newer schema. */
+ * schema or an older one (opened read-only; nothing is written). FT_EINPUT
+ * naming the file and the fix otherwise: missing, not SQLite, corrupt,
+ * another application's, a newer schema. */
 int ft_db_merge_check(const char *path, struct ft_err *err);
 
 /* Merges the runs and trials of the n files at paths into out, recognising
  * runs and trials it already holds (so merging again adds nothing), and
  * recomputes the best row of every search that gained a trial. One
- * transaction: on any failure out is left as it was; inputs are only read.
+ * transaction: on any failure out is left as it was; inputs are only read
+ * (an older one through a migrated copy in $TMPDIR, removed afterwards).
  * Inputs are checked as by ft_db_merge_check, and one that is out itself is
  * refused (FT_EINPUT). */
 int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_merge_stats *stats,

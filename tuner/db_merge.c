@@ -3,8 +3,9 @@
  *
  * Part of the database module (shares db_internal.h). Inputs are opened
  * read-only and checked before anything is written (fatune's application_id,
- * this build's schema version, PRAGMA quick_check), so a refused input leaves
- * every file as it was. The copy is one BEGIN IMMEDIATE transaction on the
+ * a schema version this build knows, PRAGMA quick_check), so a refused input
+ * leaves every file as it was; an input of an older schema is read through a
+ * migrated copy in $TMPDIR, never upgraded in place. The copy is one BEGIN IMMEDIATE transaction on the
  * output over all inputs: all of it lands, or nothing does. Each input is
  * read through its own read-only connection rather than ATTACH, because
  * SQLite attaches at most 10 files and not inside a transaction, and a SLURM
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -45,10 +47,67 @@ struct cols {
 	int n;
 };
 
-/* Opens path read-only and checks it is a fatune database of this build's
- * schema, intact. Every refusal is FT_EINPUT naming the file. */
-static int open_input(struct ft_db *in, const char *path, struct ft_err *err)
+/* One input: a read-only connection (db.path is the file as given, for
+ * messages) to the file itself, or to an upgraded copy of an older one. */
+struct input {
+	struct ft_db db;
+	char tmp[FT_PATH_MAX];		/* the copy, "" when none; removed on close */
+};
+
+/* Copies an older input (through SQLite's backup API, which takes a
+ * consistent snapshot, WAL included) to a temporary file, migrates the copy
+ * with ft_db_open and reads that instead: the input itself is never written. */
+static int upgrade_copy(struct input *in, struct ft_err *err)
 {
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	struct ft_db *up = NULL;
+	sqlite3_backup *bk;
+	sqlite3 *dst = NULL;
+	int fd, rc;
+
+	snprintf(in->tmp, sizeof(in->tmp), "%s/fatune-merge-XXXXXX", dir);
+	if ((fd = mkstemp(in->tmp)) < 0) {
+		in->tmp[0] = '\0';
+		return ft_error(err, FT_EFAIL, "cannot copy merge input '%s' to upgrade it: %s in '%s': set TMPDIR to a writable directory",
+				in->db.path, strerror(errno), dir);
+	}
+	close(fd);
+	rc = sqlite3_open_v2(in->tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
+	if (rc == SQLITE_OK) {
+		bk = sqlite3_backup_init(dst, "main", in->db.h, "main");
+		if (!bk) {
+			rc = sqlite3_errcode(dst);
+		} else {
+			rc = sqlite3_backup_step(bk, -1);
+			rc = sqlite3_backup_finish(bk) == SQLITE_OK && rc == SQLITE_DONE ? SQLITE_OK : rc;
+		}
+	}
+	if (rc != SQLITE_OK)
+		ft_error(err, FT_EFAIL, "cannot copy merge input '%s' to upgrade it: %s: check the space in '%s'",
+			 in->db.path, dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc), dir);
+	sqlite3_close_v2(dst);
+	if (rc != SQLITE_OK)
+		return -1;
+	if (ft_db_open(&up, in->tmp, 0, err)) {
+		ft_err_prefix(err, "upgrading a copy of merge input '%s'", in->db.path);
+		return -1;
+	}
+	ft_db_close(up);
+	sqlite3_close_v2(in->db.h);
+	in->db.h = NULL;
+	rc = sqlite3_open_v2(in->tmp, &in->db.h, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK)
+		return ft_error(err, FT_EFAIL, "cannot read the upgraded copy of merge input '%s': %s", in->db.path,
+				in->db.h ? sqlite3_errmsg(in->db.h) : sqlite3_errstr(rc));
+	return 0;
+}
+
+/* Opens path read-only and checks it is an intact fatune database of this
+ * build's schema or an older one (which, with copy_older, is read through an
+ * upgraded copy). Every refusal is FT_EINPUT naming the file. */
+static int open_input(struct input *input, const char *path, int copy_older, struct ft_err *err)
+{
+	struct ft_db *in = &input->db;
 	static const char header[] = "SELECT (SELECT application_id FROM pragma_application_id),"
 				     " (SELECT user_version FROM pragma_user_version),"
 				     " (SELECT count(*) FROM sqlite_master)";
@@ -58,7 +117,7 @@ static int open_input(struct ft_db *in, const char *path, struct ft_err *err)
 	const char *what = "reading its header";
 	struct stat sb;
 
-	memset(in, 0, sizeof(*in));
+	memset(input, 0, sizeof(*input));
 	if (stat(path, &sb) != 0)
 		return ft_error(err, FT_EINPUT, "merge input '%s': %s: check the path", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
@@ -94,10 +153,10 @@ static int open_input(struct ft_db *in, const char *path, struct ft_err *err)
 		return ft_error(err, FT_EINPUT,
 				"merge input '%s' was written by a newer fatune (schema %lld > %d): merge with that fatune or upgrade this one",
 				path, version, latest);
-	if (rc == SQLITE_OK && version < latest)
+	if (rc == SQLITE_OK && version < 1)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' has schema %lld, this fatune merges schema %d: upgrade it first ('fatune query --runs --db %s' migrates it), then merge",
-				path, version, latest, path);
+				"merge input '%s' has fatune's application_id but schema version %lld: it is damaged; leave it out of the merge",
+				path, version);
 	if (rc == SQLITE_OK) {
 		what = "checking it (PRAGMA quick_check)";
 		rc = sqlite3_prepare_v2(in->h, "SELECT quick_check FROM pragma_quick_check LIMIT 1", -1, &st, NULL);
@@ -119,19 +178,29 @@ static int open_input(struct ft_db *in, const char *path, struct ft_err *err)
 	if (rc != SQLITE_OK)
 		return ft_error(err, FT_EINPUT, "merge input '%s' is not a readable database (%s: %s): leave it out of the merge",
 				path, what, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
-	return 0;
+	return version < latest && copy_older ? upgrade_copy(input, err) : 0;
 }
 
-static void close_input(struct ft_db *in)
+static void close_input(struct input *in)
 {
-	sqlite3_close_v2(in->h);	/* always SQLITE_OK */
-	in->h = NULL;
+	sqlite3_close_v2(in->db.h);	/* always SQLITE_OK */
+	in->db.h = NULL;
+	if (in->tmp[0]) {
+		char side[FT_PATH_MAX + 8];
+
+		unlink(in->tmp);
+		snprintf(side, sizeof(side), "%s-wal", in->tmp);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", in->tmp);
+		unlink(side);
+		in->tmp[0] = '\0';
+	}
 }
 
 int ft_db_merge_check(const char *path, struct ft_err *err)
 {
-	struct ft_db in;
-	int rc = open_input(&in, path, err);
+	struct input in;
+	int rc = open_input(&in, path, 0, err);
 
 	close_input(&in);
 	return rc;
@@ -402,7 +471,7 @@ int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_me
 		struct ft_err *err)
 {
 	struct cols *cr = NULL, *ct = NULL;
-	struct ft_db *ins = NULL;
+	struct input *ins = NULL;
 	struct merge m = { 0 };
 	int opened = 0, ret = -1;
 
@@ -416,7 +485,7 @@ int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_me
 	}
 	/* every input checked before the first write */
 	for (; opened < n; opened++)
-		if (not_output(out, paths[opened], err) || open_input(&ins[opened], paths[opened], err)) {
+		if (not_output(out, paths[opened], err) || open_input(&ins[opened], paths[opened], 1, err)) {
 			close_input(&ins[opened]);
 			goto out;
 		}
@@ -429,9 +498,9 @@ int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_me
 	    prepare_out(&m, cr, ct, err))
 		goto fail;
 	for (int i = 0; i < n; i++) {
-		m.in = &ins[i];
+		m.in = &ins[i].db;
 		if (merge_input(&m, cr, ct, err)) {
-			ft_err_prefix(err, "merging '%s'", ins[i].path);
+			ft_err_prefix(err, "merging '%s'", ins[i].db.path);
 			goto fail;
 		}
 		sqlite3_finalize(m.s_runs);

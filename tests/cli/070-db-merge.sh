@@ -1,6 +1,7 @@
 # 070-db-merge: `fatune db merge` unites shard files: idempotent, a run split over two files
-# comes back whole, best rows recomputed; foreign, corrupt, older and newer files are refused
-# (exit 2, one line) with every file unchanged; a merge failing halfway writes nothing.
+# comes back whole, best rows recomputed; foreign, corrupt, damaged and newer files are refused
+# (exit 2, one line) with every file unchanged; an older file is merged through an upgraded copy
+# and left as it was; a merge failing halfway writes nothing.
 . "$FT_TEST_LIB"
 REC="$T/recorded.db"
 sql_load "$REC" "$FATUNE_SOURCE_DIR/tests/data/recorded_h200.sql"
@@ -56,8 +57,6 @@ check_refused() { # FILE PATTERN
 check_refused "$T/foreign.db" "merge input .*foreign.db' belongs to another application"
 check_refused "$T/plain.db" "plain.db' is another SQLite database, not a fatune database"
 check_refused "$T/newer.db" "newer fatune \(schema 99 > "
-sql_load "$T/old.db" "$FATUNE_SOURCE_DIR/tests/data/recorded_h200.sql"	# schema 1
-check_refused "$T/old.db" "old.db' has schema 1, this fatune merges schema [0-9]+: upgrade it first"
 check_refused "$T/garbage.db" "garbage.db' is not a readable database"
 check_refused "$T/truncated.db" "truncated.db' is (corrupt|not a readable database)"
 check_refused "$T/missing.db" "merge input .*missing.db': No such file"
@@ -66,6 +65,20 @@ run db merge "$T/out.db"; expect_bad_input "needs OUT.db and at least one IN.db"
 run db frobnicate; expect_bad_input "no subcommand 'frobnicate'"
 run db merge --help; expect_rc 0; expect_out "usage: fatune db merge OUT.db IN.db"; expect_out "--quiet"
 run db --help; expect_rc 0; expect_out "merge +merge tuning databases"
+
+# an input of an older schema (the recorded fixture is schema 1) is read through an upgraded copy in
+# $TMPDIR: merged, left unchanged, and the copy removed
+sql_load "$T/old.db" "$FATUNE_SOURCE_DIR/tests/data/recorded_h200.sql"
+mold=$(md5 "$T/old.db"); mkdir "$T/tmp"
+TMPDIR="$T/tmp" run db merge "$T/fromold.db" "$T/old.db"; expect_rc 0
+expect_out "2 runs added \(0 already there.*2 best rows recomputed"
+[ "$(md5 "$T/old.db")" = "$mold" ] || fail "merging changed the older input"
+[ "$(sql "$T/old.db" "PRAGMA user_version")" = 1 ] || fail "the older input was upgraded in place"
+[ -z "$(ls -A "$T/tmp")" ] || fail "the upgraded copy was left in TMPDIR: $(ls "$T/tmp")"
+[ "$(sql "$T/fromold.db" "SELECT count(*) FROM trials")" = "$(sql "$T/old.db" "SELECT count(*) FROM trials")" ] ||
+	fail "trials of the older input were lost"
+sql "$T/damaged.db" "PRAGMA application_id=1180783726; CREATE TABLE runs(id);"
+check_refused "$T/damaged.db" "schema version 0: it is damaged"
 
 # all or nothing: an input whose last trial breaks the schema's CHECK (hand-edited) fails the
 # merge after its other rows were copied; the output is left exactly as it was
