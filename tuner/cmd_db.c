@@ -21,9 +21,10 @@ static int db_merge(int argc, char **argv)
 		"Merge the runs and trials of tuning databases into OUT.db and recompute its best configs.",
 		"OUT.db is created if missing. A run or trial OUT.db already holds is recognised and not\n"
 		"copied again, so merging the same files twice adds nothing; a run that was unfinished\n"
-		"in OUT.db takes its end from an input that has it. Inputs are only read. Every input is\n"
-		"checked first (a fatune database of this schema, intact); one that is not is refused\n"
-		"(exit 2) with every file left as it was. The merge is one transaction: all or nothing.\n"
+		"in OUT.db takes its end from an input that has it. Inputs are only read (one of an older\n"
+		"schema through an upgraded copy in $TMPDIR). Every input is checked first (an intact\n"
+		"fatune database of a schema this fatune knows); one that is not is refused (exit 2)\n"
+		"with every file left as it was. The merge is one transaction: all or nothing.\n"
 		"Merge files after the searches writing them have ended: copy each shard's file off a\n"
 		"network file system first (SQLite's WAL mode needs a local one)."
 	};
