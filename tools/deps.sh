@@ -4,6 +4,8 @@
 # (NVRTC and headers) must already be there: it does not come from Debian.
 set -euo pipefail
 pkgs="cmake gcc make pkg-config libsqlite3-dev libyaml-dev libxxhash-dev libcmocka-dev sqlite3 python3"
+# the SLURM test (tests/cli/071-slurm.sh) and the report render (tests/cli/073-report.sh)
+pkgs="$pkgs slurmctld slurmd munge chromium"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

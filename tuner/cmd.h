@@ -17,6 +17,8 @@ int cmd_export(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_db(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Prints "fatune: error: MSG" to stderr and returns err->status (1 if unset). */
 int ft_report(const struct ft_err *err);

@@ -21,8 +21,6 @@
 #include "db_internal.h"
 #include "embedded_sql.h"
 
-/* "FaTn" in ASCII: marks a file as fatune's (`file` and `sqlite3` show it). */
-#define APPLICATION_ID 0x4661546e
 
 /* How long a connection waits for another's write lock. fatune's write
  * transactions last milliseconds (one trial row, or one best-row upsert), so
@@ -256,10 +254,10 @@ static int check_state(struct ft_db *db, const struct db_state *s, struct ft_err
 		return ft_error(err, FT_EFAIL,
 				"'%s' is an SQLite database but not a fatune one (no application_id): pass --db with a fatune database",
 				db->path);
-	if (s->app_id != APPLICATION_ID)
+	if (s->app_id != FT_DB_APPLICATION_ID)
 		return ft_error(err, FT_EFAIL,
 				"'%s' belongs to another application (SQLite application_id 0x%08llx, fatune's is 0x%08x): pass --db with a fatune database",
-				db->path, (unsigned long long)s->app_id & 0xffffffffULL, APPLICATION_ID);
+				db->path, (unsigned long long)s->app_id & 0xffffffffULL, FT_DB_APPLICATION_ID);
 	if (s->version > latest)
 		return ft_error(err, FT_EFAIL,
 				"tuning database '%s' was written by a newer fatune (schema %lld > %d): upgrade fatune",
@@ -326,7 +324,7 @@ static int upgrade(struct ft_db *db, struct ft_err *err)
 			goto fail;
 		}
 	}
-	if (set_pragma(db, "application_id", APPLICATION_ID, err) ||
+	if (set_pragma(db, "application_id", FT_DB_APPLICATION_ID, err) ||
 	    set_pragma(db, "user_version", latest, err) || ft_dbi_commit(db, err))
 		goto fail;
 	return 0;

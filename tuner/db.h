@@ -125,6 +125,32 @@ struct ft_best {
 int ft_db_best_get(struct ft_db *db, const struct ft_best_key *key, struct ft_best *out,
 		   struct ft_err *err);
 
+/* ---- merge ------------------------------------------------------------ */
+
+struct ft_merge_stats {
+	long long runs_added;		/* runs new to the output */
+	long long runs_known;		/* runs the output already held (see db_merge.c) */
+	long long runs_finished;	/* ... of which an input recorded the end */
+	long long trials_added, trials_known;
+	long long best_rows;		/* searches whose best row was recomputed and exists */
+};
+
+/* Checks that path can be merged: an intact fatune database of this build's
+ * schema or an older one (opened read-only; nothing is written). FT_EINPUT
+ * naming the file and the fix otherwise: missing, not SQLite, corrupt,
+ * another application's, a newer schema. */
+int ft_db_merge_check(const char *path, struct ft_err *err);
+
+/* Merges the runs and trials of the n files at paths into out, recognising
+ * runs and trials it already holds (so merging again adds nothing), and
+ * recomputes the best row of every search that gained a trial. One
+ * transaction: on any failure out is left as it was; inputs are only read
+ * (an older one through a migrated copy in $TMPDIR, removed afterwards).
+ * Inputs are checked as by ft_db_merge_check, and one that is out itself is
+ * refused (FT_EINPUT). */
+int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_merge_stats *stats,
+		struct ft_err *err);
+
 /* ---- query --------------------------------------------------------------- */
 
 enum ft_query_what { FT_Q_BEST, FT_Q_TRIALS, FT_Q_RUNS };
@@ -146,6 +172,9 @@ struct ft_query_filter {
 /* One row of a query result. types[i]: 0 NULL, 1 integer, 2 real, 3 text. */
 typedef int (*ft_row_fn)(void *ctx, int ncols, const char *const *names,
 			 const char *const *values, const int *types);
+
+/* The index of the column called name in a row given to an ft_row_fn, -1 if none. */
+int ft_row_col(int ncols, const char *const *names, const char *name);
 
 /* Runs a query and calls fn per row (fn returning non-zero stops it). Rows
  * come in a stable order (best: arch, shape; trials: run, then median time

@@ -9,6 +9,9 @@
 
 #include "db.h"
 
+/* "FaTn" in ASCII: marks a file as fatune's (`file` and `sqlite3` show it). */
+#define FT_DB_APPLICATION_ID 0x4661546e
+
 /* SQLite's "now" as the schema's UTC ISO-8601 text. */
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 
@@ -39,6 +42,11 @@ int ft_dbi_begin(struct ft_db *db, struct ft_err *err);	/* BEGIN IMMEDIATE */
 int ft_dbi_commit(struct ft_db *db, struct ft_err *err);
 /* Undoes the open transaction after a failure already described in err. */
 void ft_dbi_rollback(struct ft_db *db);
+
+/* ft_db_best_refresh inside the caller's transaction (db_merge.c refreshes
+ * every merged search in the merge's one transaction). */
+int ft_dbi_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
+			struct ft_err *err);
 
 /* Binding parameters 1, 2, ... in order (see struct binder). */
 void ft_dbi_b_text(struct binder *b, const char *s);

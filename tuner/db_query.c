@@ -93,52 +93,63 @@ static int step_int(struct ft_db *db, sqlite3_stmt *st, struct binder *b, long l
 	return 0;
 }
 
-int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
-		       struct ft_err *err)
+int ft_dbi_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
+			struct ft_err *err)
 {
 	sqlite3_stmt *sel = NULL, *up = NULL, *ex = NULL;
 	struct binder b;
 	long long trial_id = -1, n = 0;
-	int rc;
+	int rc, ret = -1;
 
 	if (!key->arch || !key->device || !key->space || !search_key)
 		return ft_error(err, FT_EFAIL,
 				"best-config refresh needs arch, device, space and search key: this is a fatune bug");
 	if (ft_dbi_prep(db, sql_best_trial, 0, &sel, "preparing the best-trial selection", err) ||
 	    ft_dbi_prep(db, sql_best_upsert, 0, &up, "preparing the best-row update", err) ||
-	    ft_dbi_prep(db, sql_best_exists, 0, &ex, "preparing the best-row check", err) || ft_dbi_begin(db, err))
-		goto fail;
+	    ft_dbi_prep(db, sql_best_exists, 0, &ex, "preparing the best-row check", err))
+		goto out;
 	b = (struct binder){ sel, 0, SQLITE_OK };
 	ft_dbi_b_text(&b, search_key);
 	if (step_int(db, sel, &b, &trial_id, "selecting the best trial", err))
-		goto fail;
+		goto out;
 	if (trial_id >= 0) {
 		b = (struct binder){ up, 0, SQLITE_OK };
 		bind_best_key(&b, key, NULL); /* ?3 unused: the run names the space */
 		ft_dbi_b_int(&b, trial_id);
 		if (ft_dbi_b_done(db, &b, "updating the best config", err))
-			goto fail;
+			goto out;
 		rc = sqlite3_step(up);
 		if (rc != SQLITE_DONE) {
 			ft_dbi_fail(db, rc, err, "updating the best config");
-			goto fail;
+			goto out;
 		}
 	}
 	b = (struct binder){ ex, 0, SQLITE_OK };
 	bind_best_key(&b, key, key->space);
-	if (step_int(db, ex, &b, &n, "checking the best config", err) || ft_dbi_commit(db, err))
-		goto fail;
+	if (step_int(db, ex, &b, &n, "checking the best config", err))
+		goto out;
+	ret = n > 0;
+out:
+	/* finalize repeats a failed step's error, already in err */
 	sqlite3_finalize(sel);
 	sqlite3_finalize(up);
 	sqlite3_finalize(ex);
-	return n > 0;
-fail:
-	/* finalize repeats the failed step's error, already in err */
-	sqlite3_finalize(sel);
-	sqlite3_finalize(up);
-	sqlite3_finalize(ex);
-	ft_dbi_rollback(db);
-	return -1;
+	return ret;
+}
+
+int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
+		       struct ft_err *err)
+{
+	int ret;
+
+	if (ft_dbi_begin(db, err))
+		return -1;
+	ret = ft_dbi_best_refresh(db, key, search_key, err);
+	if (ret < 0 || ft_dbi_commit(db, err)) {
+		ft_dbi_rollback(db);
+		return -1;
+	}
+	return ret;
 }
 
 /* The current row of each space (updated last: the template it runs now),
@@ -306,6 +317,14 @@ static const char sql_q_runs[] =
 	" r.space_path, r.space_hash, r.search_key, r.space_name AS space, r.family, r.abi,"
 	" r.campaign FROM runs r" FILTERS("r.")
 	" AND ?9 IS NULL AND ?10 IS NULL ORDER BY r.id LIMIT ?11";
+
+int ft_row_col(int ncols, const char *const *names, const char *name)
+{
+	for (int i = 0; i < ncols; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
 
 int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
 		ft_row_fn fn, void *ctx, struct ft_err *err)

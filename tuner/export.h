@@ -31,4 +31,27 @@ enum ft_export_style {
 int ft_export_header(FILE *out, const struct ft_best *b, enum ft_export_style style,
 		     struct ft_err *err);
 
+/* ---- shared with the dispatch-table writer (export_dispatch.c) ---------- */
+
+/* A config comes from a space, which has at most FT_MAX_PARAMS parameters. */
+#define FT_EXPORT_MAX_ENTRIES FT_MAX_PARAMS
+
+struct ft_export_entry {
+	char name[FT_NAME_MAX];
+	int value;
+};
+
+/* Parses "NAME=V,..." into e[] (FT_EXPORT_MAX_ENTRIES of them) with the checks
+ * ft_export_header describes; *n receives the count. */
+int ft_export_parse_config(const char *config, struct ft_export_entry *e, int *n, struct ft_err *err);
+
+/* Copies s into buf so that it cannot end the comment it is printed in, open
+ * a nested one (-Wcomment) or break its line: control characters become '?',
+ * "*" "/" becomes "* /" and "/" "*" becomes "/ *". Returns buf. */
+const char *ft_export_comment_safe(const char *s, char *buf, size_t size);
+
+/* s quoted for a POSIX shell (inside single quotes, ' becomes '\''), then made
+ * comment-safe. Returns buf. */
+const char *ft_export_shell_quote(const char *s, char *buf, size_t size);
+
 #endif

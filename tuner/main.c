@@ -25,6 +25,8 @@ static const struct command commands[] = {
 	{ "bench", cmd_bench, "time one config (or the stored best) with the search's method" },
 	{ "query", cmd_query, "read the tuning database: best configs, trials, runs" },
 	{ "export", cmd_export, "write build_config.h for the best config of a shape" },
+	{ "report", cmd_report, "write an HTML report: speed per shape, heatmaps, rejected regions" },
+	{ "db", cmd_db, "maintain tuning databases: merge the files of SLURM shards or hosts" },
 	{ "cache", cmd_cache, "show or clear the compiled-CUBIN cache" },
 	{ "devices", cmd_devices, "show the GPU fatune would use and its limits" },
 };

@@ -1,5 +1,5 @@
 /* test_db.c - the tuning database: opening, refusals, migrations, trials, best rows,
- * queries, concurrent writers; also the trial status names (status.c).
+ * queries, concurrent writers, merging files; also the trial status names (status.c).
  *
  * Fixtures that fatune itself must never write (foreign or newer files) are
  * made with sqlite3 directly; everything else goes through db.h.
@@ -1068,6 +1068,89 @@ static void test_concurrent_create(void **state)
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), ft_db_schema_version());
 }
 
+/* ---- merge (db_merge.c) --------------------------------------------------- */
+
+static void merge_ok(struct ft_db *out, const char *const *in, int n, struct ft_merge_stats *st)
+{
+	struct ft_err err = { 0 };
+
+	if (ft_db_merge(out, in, n, st, &err))
+		fail_msg("merge: %s", err.msg);
+}
+
+static void test_merge(void **state)
+{
+	struct fx *fx = *state;
+	char a[160], b[160], out[160], foreign[160];
+	const char *both[2] = { a, b }, *bad[2] = { a, foreign };
+	struct ft_run r = sample_run("NVIDIA H200", "key-m", 512, 0);
+	struct ft_best_key key = { "sm_90", "NVIDIA H200", "attention", r.shape };
+	struct ft_merge_stats st;
+	struct ft_err err = { 0 };
+	struct ft_best best;
+	struct ft_db *db;
+	long long run;
+	size_t n;
+	char *buf;
+
+	snprintf(a, sizeof(a), "%s/a.db", fx->dir);
+	snprintf(b, sizeof(b), "%s/b.db", fx->dir);
+	snprintf(out, sizeof(out), "%s/out.db", fx->dir);
+	snprintf(foreign, sizeof(foreign), "%s/foreign.db", fx->dir);
+	/* a: one run with two trials; b: a copy of a whose run then gained a faster trial */
+	db = open_ok(a);
+	run = begin_run(db, &r);
+	put(db, run, "key-m", "T=32", FT_ST_OK, 12.0);
+	put(db, run, "key-m", "T=64", FT_ST_REJECTED_SMEM, NAN);
+	ft_db_close(db);
+	buf = read_all(a, &n);
+	write_all(b, buf, n);
+	free(buf);
+	db = open_ok(b);
+	put(db, run, "key-m", "T=128", FT_ST_OK, 7.0);
+	ft_db_close(db);
+
+	db = open_ok(out);
+	merge_ok(db, both, 1, &st);
+	assert_int_equal(st.runs_added, 1);
+	assert_int_equal(st.trials_added, 2);
+	assert_int_equal(st.best_rows, 1);
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_string_equal(best.config, "T=32");
+	/* the same run again, with one trial more: only that trial is added, and it wins */
+	merge_ok(db, both, 2, &st);
+	assert_int_equal(st.runs_added, 0);
+	assert_int_equal(st.runs_known, 2);
+	assert_int_equal(st.trials_added, 1);
+	assert_int_equal(st.trials_known, 4);
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_string_equal(best.config, "T=128");
+	merge_ok(db, both, 2, &st);
+	assert_int_equal(st.runs_added + st.trials_added + st.best_rows, 0);
+	/* a foreign input: refused before anything is written */
+	raw_exec(foreign, "CREATE TABLE t(x); PRAGMA application_id = 42;");
+	assert_int_equal(ft_db_merge_check(foreign, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "another application"));
+	assert_int_equal(ft_db_merge(db, bad, 2, &st, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	/* the output as an input */
+	assert_int_equal(ft_db_merge(db, (const char *const[]){ out }, 1, &st, &err), -1);
+	assert_non_null(strstr(err.msg, "the output"));
+	ft_db_close(db);
+	assert_int_equal(raw_int(out, "SELECT count(*) FROM trials"), 3);
+	assert_int_equal(raw_int(out, "SELECT count(*) FROM runs"), 1);
+	for (const char *const *p = (const char *const[]){ a, b, out, foreign, NULL }; *p; p++) {
+		char side[200];
+
+		unlink(*p);
+		snprintf(side, sizeof(side), "%s-wal", *p);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", *p);
+		unlink(side);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1092,6 +1175,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_runs_and_best, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_create, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* test_export.c - build_config.h: golden files byte for byte, determinism, refusals.
+/* test_export.c - build_config.h: golden files byte for byte, determinism, refusals;
+ * the dispatch table's three formats (export_dispatch.c).
  *
  * tests/golden/build_config.h (cxx style) and build_config_c.h (c style) were
  * written from golden_best() below and checked by hand once; any byte of
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "export_dispatch.h"
 
 static struct ft_best golden_best(void)
 {
@@ -51,17 +53,25 @@ static struct ft_best golden_best(void)
 	return b;
 }
 
-/* ft_export_header into a malloc'ed string; *rc receives its result. */
-static char *export(const struct ft_best *b, enum ft_export_style style, int *rc, struct ft_err *err)
+/* ft_export_header (d NULL) or ft_dispatch_write (d, style a format) into a
+ * malloc'ed string; *rc receives its result. */
+static char *export_to(const struct ft_best *b, const struct ft_dispatch *d, int style, int *rc,
+		       struct ft_err *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	*rc = ft_export_header(f, b, style, err);
+	*rc = d ? ft_dispatch_write(f, d, (enum ft_dispatch_format)style, err)
+		: ft_export_header(f, b, (enum ft_export_style)style, err);
 	assert_int_equal(fclose(f), 0);
 	return buf;
+}
+
+static char *export(const struct ft_best *b, enum ft_export_style style, int *rc, struct ft_err *err)
+{
+	return export_to(b, NULL, (int)style, rc, err);
 }
 
 static char *read_file(const char *path, size_t *n)
@@ -314,6 +324,115 @@ static void test_wgmma_winner(void **state)
 	free(h);
 }
 
+/* ---- the dispatch table (export_dispatch.c): rows built here; collecting them,
+ * the golden files and the compiled picks are tests/cli/072-dispatch.sh's part */
+
+static struct ft_best row(int s, int causal, const char *config, double us)
+{
+	struct ft_best b;
+
+	memset(&b, 0, sizeof(b));
+	strcpy(b.arch, "sm_90");
+	strcpy(b.device, "Evil */ GPU \"x\"");	/* must not end the comment or the JSON string */
+	strcpy(b.space, "attention");
+	strcpy(b.family, "mma");
+	strcpy(b.template_name, "attention");
+	strcpy(b.template_hash, "00112233aabbccdd");
+	strcpy(b.compile_key, "0123456789abcdef");
+	strcpy(b.fatune_version, "0.1.0");
+	strcpy(b.updated_at, "2026-11-20T10:00:00Z");
+	b.shape = (struct ft_shape){ .b = 2, .h = 8, .s = s, .d = 64, .causal = causal, .dtype = FT_FP16,
+				     .s_kv = s, .h_kv = 8 };
+	snprintf(b.config, sizeof(b.config), "%s", config);
+	b.t_median_us = us;
+	b.t_min_us = us;
+	b.rel_err = NAN;
+	return b;
+}
+
+static void table(struct ft_dispatch *d, struct ft_best *rows, int n)
+{
+	memset(d, 0, sizeof(*d));
+	d->rows = rows;
+	d->n = n;
+	d->nparams = 2;
+	strcpy(d->params[0], "TILE_N");
+	strcpy(d->params[1], "NUM_SPLITS");
+}
+
+static void test_c_and_cxx(void **state)
+{
+	struct ft_best rows[2] = { row(512, 0, "TILE_N=64,NUM_SPLITS=1", 6.5), row(4096, 1, "TILE_N=128,NUM_SPLITS=-2", NAN) };
+	struct ft_err err = { 0 };
+	struct ft_dispatch d;
+	char *c, *cxx;
+	int rc;
+
+	(void)state;
+	table(&d, rows, 2);
+	c = export_to(NULL, &d, FT_DISPATCH_C, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(c, "do not edit"));
+	assert_non_null(strstr(c, "#define FATUNE_DISPATCH_COUNT 2\n"));
+	assert_non_null(strstr(c, "\tint tile_n;\t/* TILE_N */\n\tint num_splits;\t/* NUM_SPLITS */\n"));
+	/* rows in the given order, values in field order; an untimed row says -1 */
+	assert_non_null(strstr(c, "{ 64, 0, 0, 512, 512, 2, 8, 8, 0, 6.50, 64, 1 },\n"));
+	assert_non_null(strstr(c, "{ 64, 0, 1, 4096, 4096, 2, 8, 8, 0, -1.00, 128, -2 },\n"));
+	assert_true(strstr(c, "6.50") < strstr(c, "-1.00"));
+	assert_non_null(strstr(c, "4096x64 fp16 causal: not timed, template 00112233aabbccdd"));
+	/* the device name cannot close the comment early */
+	assert_null(strstr(c, "Evil */"));
+	assert_non_null(strstr(c, "Evil * / GPU"));
+	assert_non_null(strstr(c, "--device 'Evil * / GPU \"x\"' --style c"));
+	assert_non_null(strstr(c, "fatune_dispatch_pick(int head_dim, int bf16, int causal"));
+	cxx = export_to(NULL, &d, FT_DISPATCH_CXX, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(cxx, "namespace fatune {"));
+	assert_non_null(strstr(cxx, "constexpr DispatchEntry kDispatchTable[] = {"));
+	assert_non_null(strstr(cxx, "constexpr int kDispatchCount = 2;"));
+	assert_non_null(strstr(cxx, "dispatch_pick(int head_dim, bool bf16, bool causal"));
+	assert_non_null(strstr(cxx, "int kv_len = 0)"));
+	assert_null(strstr(cxx, "--style c"));
+	free(c);
+	free(cxx);
+}
+
+static void test_json(void **state)
+{
+	struct ft_best rows[1] = { row(512, 0, "TILE_N=64,NUM_SPLITS=1", 6.5) };
+	struct ft_err err = { 0 };
+	struct ft_dispatch d;
+	char *j;
+	int rc;
+
+	(void)state;
+	table(&d, rows, 1);
+	j = export_to(NULL, &d, FT_DISPATCH_JSON, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(j, "\"device\": \"Evil */ GPU \\\"x\\\"\""));
+	assert_non_null(strstr(j, "\"params\": [\"TILE_N\", \"NUM_SPLITS\"]"));
+	assert_non_null(strstr(j, "\"config\": {\"TILE_N\": 64, \"NUM_SPLITS\": 1}"));
+	assert_non_null(strstr(j, "\"t_median_us\": 6.500, \"t_min_us\": 6.500, \"rel_err\": null"));
+	assert_non_null(strstr(j, "\"rule\": \"1. only entries"));
+	free(j);
+}
+
+static void test_empty_refused(void **state)
+{
+	struct ft_err err = { 0 };
+	struct ft_dispatch d;
+	char *out;
+	int rc;
+
+	(void)state;
+	table(&d, NULL, 0);
+	out = export_to(NULL, &d, FT_DISPATCH_C, &rc, &err);
+	assert_int_equal(rc, -1);
+	assert_int_equal(err.status, FT_EFAIL);
+	assert_string_equal(out, "");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_golden_compiles), cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_shape_flags),  cmocka_unit_test(test_comment_safe),
 		cmocka_unit_test(test_bad_configs),  cmocka_unit_test(test_wgmma_winner),
+		cmocka_unit_test(test_c_and_cxx),    cmocka_unit_test(test_json),
+		cmocka_unit_test(test_empty_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
