@@ -104,6 +104,8 @@ static void print_spaces_json(const struct ft_campaign_outcome *out, int n)
 		printf(",\"family\":\"%s\",\"device\":", out[i].sp->family->name);
 		ft_json_string(stdout, out[i].device);
 		printf(",\"candidates\":%lld,", out[i].res.st.enumerated);
+		if (out[i].res.nseeds)
+			printf("\"seeds\":%d,", out[i].res.nseeds);
 		print_counts_json(out[i].res.counts);
 		for (int k = 0; k < 2; k++)
 			if (!isnan(out[i].res.top[k].t_median_us))
@@ -469,6 +471,9 @@ int cmd_search(int argc, char **argv)
 		"where it stopped when run again (--fresh redoes it). --budget takes a number of\n"
 		"candidates (e.g. 40) or seconds (e.g. 30s) per space and shape. --devices all (or\n"
 		"0,1,...) times on several GPUs at once; each GPU model keeps its own results.\n"
+		"--strategy transfer starts each shape from the best configs of the nearest shapes\n"
+		"already tuned in the database (same arch, device, space, D, dtype) and stops once\n"
+		"it stops improving: for campaigns.\n"
 		"--replay DB takes each verdict and time from trials recorded in DB instead of a GPU\n"
 		"(for testing strategies; one space, the shipped mma one unless --space says).\n"
 		"Causal attention with a KV length other than S is bottom-right aligned: query i sees\n"
@@ -491,7 +496,8 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_STR_("devices", 0, &c.devices, "all|N,N,...",
 			    "GPUs to time on (default: $FATUNE_DEVICE or 0)"),
 		FT_OPT_INT_("jobs", 'j', &c.jobs, "N", "compile threads (default: all cores)", 1, 256),
-		FT_OPT_STR_("strategy", 0, &c.strategy, "NAME", "exhaustive (default), random, model or guided"),
+		FT_OPT_STR_("strategy", 0, &c.strategy, "NAME",
+			    "exhaustive (default), random, model, guided or transfer"),
 		FT_OPT_STR_("budget", 0, &c.budget, "N|Ns", "stop after N candidates or N seconds"),
 		FT_OPT_INT_("seed", 0, &c.seed, "N", "seed for inputs and the random strategy (default 1234)", 0, 9e18),
 		FT_OPT_STR_("timing", 0, &c.timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),

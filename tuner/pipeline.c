@@ -479,6 +479,39 @@ static void drain(struct run *r, long long *received, int wait)
 	}
 }
 
+/* The guided strategies' feedback loop: keep `window` candidates in flight
+ * (enough to overlap compiling with the GPU) and choose each next one from
+ * the results so far. held[i] and ts[i] are the same candidates (ts in the
+ * guide's order); every held item is queued or freed. -1: out of memory. */
+static int feed_guided(struct run *r, struct ft_trial **ts, struct item **held, long long nheld,
+		       long long take, long long window, long long *sent, long long *received)
+{
+	struct item **by_rank = malloc((nheld ? nheld : 1) * sizeof(*by_rank));
+	long long pick = 0;
+
+	if (!by_rank) {
+		for (long long i = 0; i < nheld; i++)
+			free(held[i]);
+		return -1;
+	}
+	for (long long i = 0; i < nheld; i++)
+		by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+	while (*sent < take && pick >= 0 && !interrupted) {
+		while (*sent - *received < window && *sent < take &&
+		       (pick = ft_guide_next(r->guide)) >= 0) {
+			q_push(&r->compile_q, by_rank[pick]);
+			by_rank[pick] = NULL;
+			(*sent)++;
+		}
+		if (*sent > *received)
+			drain(r, received, 1);
+	}
+	for (long long i = 0; i < nheld; i++)
+		free(by_rank[i]);
+	free(by_rank);
+	return 0;
+}
+
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
 		    struct ft_err *err)
 {
@@ -596,34 +629,15 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 			ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape,
 					  cfg->sm_count, ts, nheld);
 			take = cfg->budget_evals >= 0 && cfg->budget_evals < nheld ? cfg->budget_evals : nheld;
-			if (cfg->strategy == FT_STRATEGY_GUIDED)
+			if (cfg->strategy == FT_STRATEGY_GUIDED || cfg->strategy == FT_STRATEGY_TRANSFER)
 				r.guide = ft_guide_new(cfg->sp, ts, nheld, cfg->seed);
+			if (r.guide && cfg->strategy == FT_STRATEGY_TRANSFER &&
+			    ft_guide_seed(r.guide, ts, cfg->seeds, cfg->nseeds))
+				ft_guide_patience(r.guide, cfg->patience, cfg->gain);
 		}
 		if (ts && r.guide) {
-			/* feedback: keep a few candidates in flight (enough to overlap
-			 * compiling with the GPU), choose each next one from the results */
-			long long window = nthreads + 2 * nev, pick = 0;
-			struct item **by_rank = malloc((nheld ? nheld : 1) * sizeof(*by_rank));
-			if (!by_rank)
+			if (feed_guided(&r, ts, held, nheld, take, nthreads + 2 * nev, &sent, &received))
 				rc = ft_error(err, FT_EFAIL, "out of memory");
-			for (long long i = 0; i < nheld; i++)
-				if (!by_rank)
-					free(held[i]);
-			for (long long i = 0; by_rank && i < nheld; i++)
-				by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-			while (by_rank && sent < take && pick >= 0 && !interrupted) {
-				while (sent - received < window && sent < take &&
-				       (pick = ft_guide_next(r.guide)) >= 0) {
-					q_push(&r.compile_q, by_rank[pick]);
-					by_rank[pick] = NULL;
-					sent++;
-				}
-				if (sent > received)
-					drain(&r, &received, 1);
-			}
-			for (long long i = 0; by_rank && i < nheld; i++)
-				free(by_rank[i]);
-			free(by_rank);
 			free(ts);
 		} else if (ts) {
 			/* ts[i] points into held items; map back by container */
@@ -681,14 +695,15 @@ out_nothreads:
 
 int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
 {
-	static const char *const names[] = { "exhaustive", "random", "model", "guided" };
+	static const char *const names[] = { "exhaustive", "random", "model", "guided", "transfer" };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(text, names[i])) {
 			*out = (enum ft_strategy)i;
 			return 0;
 		}
-	return ft_error(err, FT_EINPUT, "bad strategy '%s': use exhaustive, random, model or guided",
+	return ft_error(err, FT_EINPUT,
+			"bad strategy '%s': use exhaustive, random, model, guided or transfer",
 			text);
 }
 
@@ -697,5 +712,6 @@ const char *ft_strategy_name(enum ft_strategy s)
 	return s == FT_STRATEGY_RANDOM ? "random"
 	       : s == FT_STRATEGY_MODEL ? "model"
 	       : s == FT_STRATEGY_GUIDED ? "guided"
+	       : s == FT_STRATEGY_TRANSFER ? "transfer"
 					 : "exhaustive";
 }
