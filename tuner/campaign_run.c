@@ -40,12 +40,26 @@ static void target_opts(const struct ft_campaign_run_opts *o, const struct ft_ca
 	so->replay = replay;
 }
 
-/* Unit u on target t: one search per space that fits. Returns -1 on a
- * failure beyond the unit (err), with r->interrupted on an interrupt. */
+/* The searches unit u will run: the spaces that fit, on every target. */
+static int count_parts(const struct ft_campaign_run_opts *o, int u)
+{
+	char why[512];
+	int n = 0;
+
+	for (int g = 0; g < o->ntargets; g++)
+		for (int i = 0; i < o->nsp; i++)
+			n += !ft_space_unfit(o->sps[i], o->targets[g].arch, &o->camp->units[u], why,
+					     sizeof(why));
+	return n;
+}
+
+/* Unit u on target t: one search per space that fits (*part counts them
+ * over the unit's targets). Returns -1 on a failure beyond the unit (err),
+ * with r->interrupted on an interrupt. */
 static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
 		      const struct ft_campaign_target *t, struct ft_replay *replay,
-		      const char *label, struct ft_campaign_result *r, char *why, size_t why_size,
-		      struct ft_err *err)
+		      const char *label, int *part, int parts, struct ft_campaign_result *r,
+		      char *why, size_t why_size, struct ft_err *err)
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
@@ -61,7 +75,7 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 			continue;
 		}
 		if (so.progress)
-			ft_progress_unit(so.progress, label, u, o->camp->nunits,
+			ft_progress_unit(so.progress, label, u, o->camp->nunits, (*part)++, parts,
 					 ft_space_candidates(o->sps[i], shape, so.arch));
 		oc->sp = o->sps[i];
 		oc->device = so.device;
@@ -86,7 +100,7 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 	const struct ft_campaign *c = o->camp;
 	struct ft_replay *replay = NULL;
 	char label[128] = "", why[512] = "";
-	int rc = 0, w;
+	int rc = 0, w, part = 0, parts = count_parts(o, u);
 
 	r->first[u] = r->nout;
 	if (c->nunits > 1)
@@ -96,7 +110,8 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 			   o->sps[0]->name, err))
 		return -1;
 	for (int g = 0; g < o->ntargets && !r->interrupted && !rc; g++)
-		rc = run_target(db, o, u, &o->targets[g], replay, label, r, why, sizeof(why), err);
+		rc = run_target(db, o, u, &o->targets[g], replay, label, &part, parts, r, why,
+				sizeof(why), err);
 	ft_replay_close(replay);
 	r->count[u] = r->nout - r->first[u];
 	if (rc || r->interrupted)

@@ -17,8 +17,11 @@
  *     have not made the best more than FT_TRANSFER_GAIN faster.
  *
  * With no neighbour (the first shape of a campaign), transfer is the guided
- * strategy and does not stop early. The constants were chosen by replay
- * (bench/strategies.py --campaign) on the recorded H200 searches.
+ * strategy and does not stop early. Measured by replay with
+ * `bench/strategies.py --transfer` (README.md, Campaigns). The constants are
+ * a first choice: the recorded fixture (one shape, causal and not) reaches
+ * its optimum with the first seed and cannot tell them apart; revisit them
+ * with a recorded campaign of many shapes.
  */
 #ifndef FT_TRANSFER_H
 #define FT_TRANSFER_H
