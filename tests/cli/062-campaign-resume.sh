@@ -12,11 +12,7 @@ expect_rc 0 "uninterrupted campaign"
 export FATUNE_CACHE_DIR="$T/cold-cache"
 "$FATUNE" $C --db "$T/killed.db" >/dev/null 2>&1 &
 pid=$!
-for i in $(seq 1 600); do
-	n=$(sql "$T/killed.db" "SELECT count(*) FROM trials WHERE status = 'compiled'" 2>/dev/null || echo 0)
-	[ "${n:-0}" -ge 10 ] && break
-	sleep 0.05
-done
+wait_rows "$T/killed.db" "SELECT count(*) FROM trials WHERE status = 'compiled'" 10
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 [ "$(sql "$T/killed.db" "PRAGMA integrity_check")" = "ok" ] || fail "the database is damaged after kill -9"
@@ -41,11 +37,7 @@ trials() { sql "$1" "SELECT search_key, config, status FROM trials ORDER BY 1, 2
 export FATUNE_CACHE_DIR="$T/cold-cache2"
 "$FATUNE" $C --json --db "$T/int.db" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
-for i in $(seq 1 600); do
-	n=$(sql "$T/int.db" "SELECT count(*) FROM trials WHERE status = 'compiled'" 2>/dev/null || echo 0)
-	[ "${n:-0}" -ge 10 ] && break
-	sleep 0.05
-done
+wait_rows "$T/int.db" "SELECT count(*) FROM trials WHERE status = 'compiled'" 10
 kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 [ "$rc" -eq 1 ] || { cat "$T/int.err" >&2; fail "an interrupted campaign exited $rc, not 1"; }
