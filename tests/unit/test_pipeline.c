@@ -6,9 +6,8 @@
  * the promise of cache.h: launch-time parameters and B, H, S never change the
  * key, compile-time parameters and the shape's D, causal flag and dtype do.
  *
- * Several GPUs: two fake workers (this binary run again with --fake-worker,
- * speaking the real protocol through ft_worker_serve, each reporting the
- * ordinal it was started for) take the candidates of a real space compiled
+ * Several GPUs: two fake workers of one model (fake_gpus.h: this binary run
+ * again, speaking the real protocol) take the candidates of a real space compiled
  * by NVRTC (no GPU needed): both GPUs get work, every trial names the GPU that
  * ran it, and one GPU's hung candidate is that GPU's watchdog's business
  * while the other goes on.
@@ -20,15 +19,13 @@
 
 #include <cmocka.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cache.h"
 #include "evaluate.h"
+#include "fake_gpus.h"
 #include "pipeline.h"
 
 /* BLOCK_M (compile), NUM_SPLITS (launch), NUM_WARPS (compile), in that order:
@@ -288,55 +285,6 @@ static void test_strategy_names(void **state)
 
 /* ---- several GPUs: fake workers -------------------------------------------- */
 
-/* Each fake job takes this long: long enough that the second candidate is
- * compiled while the first GPU is still busy with the first. */
-#define FAKE_JOB_MS 3000
-
-static int fake_ordinal;
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static int fake_open(void *ctx, const char *ref, int device, struct ft_device_info *info,
-		     struct ft_err *err)
-{
-	(void)ctx, (void)ref, (void)err;
-	fake_ordinal = device;
-	info->present = 1;
-	info->driver_version = 13000;
-	info->lim.cc = 90;
-	info->lim.ordinal = device;
-	info->lim.device_count = 2;
-	snprintf(info->lim.name, sizeof(info->lim.name), "fake GPU");
-	return 0;
-}
-
-/* "ok": every job ok after FAKE_JOB_MS; "hang0": GPU 0 never answers. */
-static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
-{
-	const char *mode = ctx;
-
-	if (!strcmp(mode, "hang0") && fake_ordinal == 0)
-		for (;;)
-			sleep_ms(1000);
-	sleep_ms(FAKE_JOB_MS);
-	res->status = FT_ST_OK;
-	res->rel_err = job->tolerance / 2;
-	res->t_median_us = 10.0 + fake_ordinal;
-	res->samples = 1;
-	return 0;
-}
-
-static int fake_main(const char *mode)
-{
-	struct ft_worker_backend be = { fake_open, NULL, fake_run, NULL, (void *)mode };
-	return ft_worker_serve(0, 1, &be);
-}
-
 struct seen {
 	int n, on[2], ok, timeout;
 	char device[2][96];
@@ -359,7 +307,6 @@ static int collect(void *ctx, struct ft_trial *t)
 /* Runs tests/spaces/two_gpus.yaml (2 candidates) on two fake GPUs. */
 static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 {
-	static char *cmd[4] = { "/proc/self/exe", "--fake-worker", "ok", NULL };
 	const char *src = getenv("FATUNE_SOURCE_DIR");
 	char path[4096], cache[] = "/tmp/fatune-test-pipeline.XXXXXX", hash[17];
 	struct ft_space *sp = calloc(1, sizeof(*sp));
@@ -378,8 +325,7 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
 	assert_int_equal(ft_space_load(sp, path, &err), 0);
 	assert_int_equal(ft_template_hash(sp->template_path, hash, &err), 0);
-	cmd[2] = (char *)mode;
-	ft_worker_set_command(cmd);
+	fake_gpus_use(mode);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(ft_worker_start(&w[i], "unused", i, 10000, &info, &err), 0);
 		assert_int_equal(info.lim.ordinal, i);
@@ -402,7 +348,7 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	rc = ft_pipeline_run(&cfg, &st, &err);
 	for (int i = 0; i < 2; i++)
 		ft_worker_stop(w[i]);
-	ft_worker_set_command(NULL);
+	fake_gpus_use(NULL);
 	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
 	if (system(path) != 0)
 		fprintf(stderr, "could not remove %s\n", cache);
@@ -424,8 +370,8 @@ static void test_two_gpus_share_the_candidates(void **state)
 	assert_int_equal(s.ok, 2);
 	assert_int_equal(s.on[0], 1);
 	assert_int_equal(s.on[1], 1);
-	assert_string_equal(s.device[0], "fake GPU");
-	assert_string_equal(s.device[1], "fake GPU");
+	assert_string_equal(s.device[0], "fake H200");
+	assert_string_equal(s.device[1], "fake H200");
 }
 
 /* GPU 0 hangs on its candidate: its watchdog makes it a timeout (on GPU
@@ -445,6 +391,7 @@ static void test_one_gpu_hangs_the_other_goes_on(void **state)
 
 int main(int argc, char **argv)
 {
+	int rc = fake_gpus_main(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compile_req_defines),
 		cmocka_unit_test(test_compile_req_fp16_no_combine),
@@ -455,8 +402,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_gpu_hangs_the_other_goes_on),
 	};
 
-	if (argc > 2 && !strcmp(argv[1], "--fake-worker"))
-		return fake_main(argv[2]);
-
+	if (rc >= 0)
+		return rc;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
