@@ -161,6 +161,9 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 				printf("%s %lld  ", ft_status_name((enum ft_status)k), r->counts[k]);
 		if (st->skipped)
 			printf("(%lld already done, skipped)", st->skipped);
+		if (r->nseeds)
+			printf("(transfer: started from the best of %d tuned neighbour%s)", r->nseeds,
+			       r->nseeds > 1 ? "s" : "");
 		printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
 		       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
 		if (timed && st->wall_ms > 0)

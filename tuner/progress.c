@@ -41,16 +41,29 @@ void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int un
 	p->campaign_t0_ms = t0;
 }
 
+/* The fraction of the search done, by the candidates that cost time: a
+ * rejection by the model costs nothing, and they come first (enumeration
+ * outruns compiling), so the work is what is left after them. */
+static double search_fraction(const struct ft_progress *p)
+{
+	long long rejected = p->counts[FT_ST_REJECTED_CONSTRAINT] + p->counts[FT_ST_REJECTED_SMEM];
+
+	if (p->total <= 0)
+		return 0;
+	if (p->total - rejected <= 0)
+		return p->done >= p->total ? 1 : 0;
+	return (double)(p->done - rejected) / (double)(p->total - rejected);
+}
+
 double ft_progress_eta_s(const struct ft_progress *p, double now)
 {
-	double frac = p->total > 0 ? (double)p->done / p->total : 0;
+	double frac = search_fraction(p), done;
 
 	if (p->units * p->parts > 1) {
-		double done = (p->unit + (p->part + frac) / p->parts) / p->units;
+		done = (p->unit + (p->part + frac) / p->parts) / p->units;
 		return done > 0 && done < 1 ? (now - p->campaign_t0_ms) / 1e3 / done * (1 - done) : -1;
 	}
-	return p->done > 0 && p->done < p->total ? (now - p->t0_ms) / 1e3 / p->done * (p->total - p->done)
-						  : -1;
+	return frac > 0 && frac < 1 ? (now - p->t0_ms) / 1e3 / frac * (1 - frac) : -1;
 }
 
 static void draw(struct ft_progress *p, int force)

@@ -11,7 +11,9 @@
  * the campaign's: the time since the campaign started over the fraction of
  * it done, times the fraction left. A unit searched in several parts (spaces,
  * GPU models) counts each part as an equal share of the unit, and the part
- * in progress by its candidates done.
+ * in progress by its candidates done, less the rejections by the model
+ * (which cost nothing and come first). A budget or an early stop ends a
+ * search before its last candidate: there the ETA is an upper bound.
  */
 #ifndef FT_PROGRESS_H
 #define FT_PROGRESS_H

@@ -1,5 +1,5 @@
 /* test_progress.c - the progress display's ETA (progress.c): of one search from
- * its candidates, and of a whole campaign from its units and their parts, with
+ * the candidates that cost time, and of a whole campaign from its units and their parts, with
  * the clock given by hand.
  */
 #include <setjmp.h>
@@ -13,15 +13,20 @@
 
 #include "progress.h"
 
-/* Counts n finished candidates (rejections: nothing is drawn for them). */
-static void finish(struct ft_progress *p, int n)
+/* Counts n finished candidates of the given status. */
+static void finish_as(struct ft_progress *p, int n, enum ft_status status)
 {
 	struct ft_trial t;
 
 	ft_trial_init(&t);
-	t.status = FT_ST_REJECTED_CONSTRAINT;
+	t.status = status;
 	for (int i = 0; i < n; i++)
 		ft_progress_add(p, &t, 0);
+}
+
+static void finish(struct ft_progress *p, int n)
+{
+	finish_as(p, n, FT_ST_COMPILED);
 }
 
 static void test_eta_of_one_search(void **state)
@@ -33,6 +38,20 @@ static void test_eta_of_one_search(void **state)
 	assert_true(ft_progress_eta_s(&p, p.t0_ms + 1000) < 0);	/* nothing done yet */
 	finish(&p, 25);
 	/* 25 in 2 s: 75 more take 6 s */
+	assert_true(fabs(ft_progress_eta_s(&p, p.t0_ms + 2000) - 6.0) < 1e-9);
+}
+
+/* Rejections by the model cost nothing: 900 of 1000 rejected and 25 of the
+ * other 100 done in 2 s leave 6 s, not a fraction of a second. */
+static void test_eta_ignores_rejections(void **state)
+{
+	struct ft_progress p;
+
+	(void)state;
+	ft_progress_init(&p, FT_PROGRESS_QUIET, 1000);
+	finish_as(&p, 900, FT_ST_REJECTED_CONSTRAINT);
+	assert_true(ft_progress_eta_s(&p, p.t0_ms + 1000) < 0);
+	finish(&p, 25);
 	assert_true(fabs(ft_progress_eta_s(&p, p.t0_ms + 2000) - 6.0) < 1e-9);
 }
 
@@ -81,6 +100,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eta_of_one_search),
+		cmocka_unit_test(test_eta_ignores_rejections),
 		cmocka_unit_test(test_eta_of_a_campaign),
 		cmocka_unit_test(test_eta_counts_parts),
 	};
