@@ -20,11 +20,16 @@ quality (best found / exhaustive optimum), beside guided and random.
 """
 import argparse, json, os, shutil, sqlite3, statistics, subprocess, sys, tempfile
 
+# the template replayed: search --replay replays the shipped mma space ("attention"); a
+# recording made on Hopper also holds the wgmma space's trials, which it cannot reach
+TEMPLATE = "attention"
+
 def targets(rec):
     con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
     rows = con.execute("""SELECT DISTINCT r.arch, r.b, r.h, r.s, r.d, r.dtype, r.causal
                           FROM runs r JOIN trials t ON t.run_id = r.id
-                          WHERE t.status = 'ok' AND r.mode = 'timed' ORDER BY 1,2,3,4,5,6,7""").fetchall()
+                          WHERE t.status = 'ok' AND r.mode = 'timed' AND r.template_name = ?
+                          ORDER BY 1,2,3,4,5,6,7""", (TEMPLATE,)).fetchall()
     con.close()
     return rows
 
@@ -91,7 +96,8 @@ def optimum(rec, t):
     con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
     (best,) = con.execute("""SELECT min(t.t_median_us) FROM trials t JOIN runs r ON r.id = t.run_id
                              WHERE t.status = 'ok' AND r.arch=? AND r.b=? AND r.h=? AND r.s=? AND r.d=?
-                             AND r.dtype=? AND r.causal=?""", t).fetchone()
+                             AND r.dtype=? AND r.causal=? AND r.template_name=?""",
+                          tuple(t) + (TEMPLATE,)).fetchone()
     con.close()
     return best
 
@@ -99,7 +105,6 @@ def transfer(fatune, rec, ts, tol):
     """{target: {"loo": score, "campaign": score}} for the transfer strategy."""
     out = {t: {} for t in ts}
     with tempfile.TemporaryDirectory() as tmp:
-        camp = campaign_file(tmp, ts)
         by_arch = {}
         for t in ts:
             by_arch.setdefault(t[0], []).append(t)
