@@ -2,6 +2,7 @@
 #include "campaign_run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +79,7 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 			ft_progress_unit(so.progress, label, u, o->camp->nunits, (*part)++, parts,
 					 ft_space_candidates(o->sps[i], shape, so.arch));
 		oc->sp = o->sps[i];
-		oc->device = so.device;
+		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
 		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
 		if (so.progress)
 			ft_progress_end(so.progress);

@@ -35,7 +35,7 @@ struct ft_campaign_target {
 /* The outcome of one search (one unit x target x space), for the summary. */
 struct ft_campaign_outcome {
 	const struct ft_space *sp;
-	const char *device;
+	char device[128];		/* the GPU model ("" when nothing was timed) */
 	struct ft_search_result res;
 };
 

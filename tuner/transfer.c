@@ -100,7 +100,8 @@ int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, co
 		ft_err_prefix(err, "transfer: reading the best configs");
 		return -1;
 	}
-	qsort(c.v, (size_t)c.n, sizeof(*c.v), by_distance);
+	if (c.n)
+		qsort(c.v, (size_t)c.n, sizeof(*c.v), by_distance);
 	for (long long i = 0; i < c.n && out->n < FT_TRANSFER_NEIGHBOURS; i++) {
 		int dup = 0;
 
