@@ -25,7 +25,7 @@ for s in random model guided; do
 done
 # the strategy and its seed and budget are recorded with the run
 [ "$(sql "$T/guided.db" "SELECT strategy || ' ' || seed || ' ' || budget FROM runs")" = "guided 7 10" ] || fail "run row lacks the strategy"
-run $R --strategy guided --budget 1s --db "$T/secs.db"; expect_rc 0
+run $R --strategy guided --budget 5s --db "$T/secs.db"; expect_rc 0 "a budget in seconds"
 run search --replay "$REC" --arch sm_89 --shape 1x8x512x64 --db "$T/none.db"
 expect_bad_input "holds no timed trial for sm_89"
 # transfer replayed as a campaign of the two recorded targets (non-causal, then causal): the first

@@ -20,8 +20,8 @@
 #include "evaluate.h"
 #include "worker.h"
 
-/* Each fake job takes this long: long enough that a second candidate is
- * compiled while the first GPU is still busy with the first. */
+/* Each fake job takes this long: long enough that a second candidate, ready
+ * at the same time, reaches the GPUs while the first GPU is still busy. */
 #define FAKE_JOB_MS 3000
 #define FAKE_FAST_MS 100
 

@@ -345,7 +345,16 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	cfg.budget_evals = -1;
 	cfg.emit = collect;
 	cfg.ctx = seen;
+	/* compile first (no GPU), so that both candidates reach the GPUs at once,
+	 * however loaded the machine is: FAKE_JOB_MS apart is then impossible */
+	cfg.nworkers = 0;
 	rc = ft_pipeline_run(&cfg, &st, &err);
+	memset(seen, 0, sizeof(*seen));
+	cfg.nworkers = 2;
+	if (!rc)
+		rc = ft_pipeline_run(&cfg, &st, &err);
+	if (!rc)
+		assert_int_equal(st.cache_hits, 2);
 	for (int i = 0; i < 2; i++)
 		ft_worker_stop(w[i]);
 	fake_gpus_use(NULL);
