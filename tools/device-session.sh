@@ -4,7 +4,7 @@
 #   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
 #                                          hopper serving campaign24 all
 #
-# hopper, serving: a campaign (bench/suites/*.yaml) searched with the default spaces, then
+# hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
@@ -79,14 +79,14 @@ campaign_vs_peers() {
 	tail -3 "$OUT/$name-compare.err"
 }
 if has hopper; then
-	campaign_vs_peers hopper bench/suites/hopper.yaml
+	campaign_vs_peers hopper bench/campaigns/hopper.yaml
 fi
 if has serving; then
-	campaign_vs_peers serving bench/suites/serving.yaml --ceiling
+	campaign_vs_peers serving bench/campaigns/serving.yaml --ceiling
 fi
 if has campaign24; then
 	rm -rf "$FATUNE_CACHE_DIR"
-	/usr/bin/time -f "campaign24 wall %e s" $F search --campaign bench/suites/campaign24.yaml \
+	/usr/bin/time -f "campaign24 wall %e s" $F search --campaign bench/campaigns/suite24.yaml \
 		--db /tmp/fatune-campaign24.db ${CAMPAIGN_ARGS:-} --json --quiet >"$OUT/campaign24.json" \
 		2>"$OUT/campaign24.err"
 	tail -3 "$OUT/campaign24.err"

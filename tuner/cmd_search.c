@@ -24,19 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "campaign.h"
+#include "campaign_run.h"
 #include "cmd.h"
 #include "format.h"
 #include "replay.h"
 #include "search.h"
 #include "target.h"
-
-/* The outcome of one space's search, for the summary. */
-struct outcome {
-	const struct ft_space *sp;
-	const char *device;
-	struct ft_search_result res;
-};
 
 static void print_trial_json(const char *name, const struct ft_trial *t, const char *space)
 {
@@ -57,26 +50,28 @@ static void print_counts_json(const long long *c)
 	printf("}");
 }
 
-/* The winner across outcomes: index into out[] and which of its top two. */
-static int winner(const struct outcome *out, int n)
+/* The runner-up across spaces: the winner's own second, or another space's
+ * best (NULL: none); *space names its space. */
+static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, int n, int w,
+					 const char **space)
 {
-	int w = -1;
+	const struct ft_trial *runner = isnan(out[w].res.top[1].t_median_us) ? NULL : &out[w].res.top[1];
 
+	*space = out[w].sp->name;
 	for (int i = 0; i < n; i++)
-		if (!isnan(out[i].res.top[0].t_median_us) &&
-		    (w < 0 || out[i].res.top[0].t_median_us < out[w].res.top[0].t_median_us))
-			w = i;
-	return w;
+		if (i != w && !isnan(out[i].res.top[0].t_median_us) &&
+		    (!runner || out[i].res.top[0].t_median_us < runner->t_median_us)) {
+			runner = &out[i].res.top[0];
+			*space = out[i].sp->name;
+		}
+	return runner;
 }
 
-static void print_json(const struct outcome *out, int n, const struct ft_arch *a,
-		       const struct ft_shape *sh, int timed)
+/* One unit's totals over its searches, as JSON fields. */
+static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1;
-	char shape[FT_SHAPE_TEXT_MAX];
-	int w = winner(out, n);
-	const struct ft_trial *runner = NULL;
 
 	for (int i = 0; i < n; i++) {
 		const struct ft_pipeline_stats *st = &out[i].res.st;
@@ -92,34 +87,16 @@ static void print_json(const struct outcome *out, int n, const struct ft_arch *a
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
 	}
-	/* the runner-up across spaces: the winner's own second, or another space's best */
-	if (w >= 0) {
-		runner = isnan(out[w].res.top[1].t_median_us) ? NULL : &out[w].res.top[1];
-		for (int i = 0; i < n; i++)
-			if (i != w && !isnan(out[i].res.top[0].t_median_us) &&
-			    (!runner || out[i].res.top[0].t_median_us < runner->t_median_us))
-				runner = &out[i].res.top[0];
-	}
-	printf("{\"arch\":\"%s\",\"shape\":", a->name);
-	ft_json_string(stdout, ft_shape_format(sh, shape, sizeof(shape)));
-	printf(",\"dtype\":\"%s\",\"causal\":%d,\"timed\":%s,\"candidates\":%lld,\"skipped\":%lld,"
-	       "\"wall_s\":%.3f,",
-	       ft_dtype_name(sh->dtype), sh->causal, timed ? "true" : "false", cand, skipped,
-	       wall / 1e3);
+	printf("\"candidates\":%lld,\"skipped\":%lld,\"wall_s\":%.3f,", cand, skipped, wall / 1e3);
 	print_counts_json(total);
 	printf(",\"compiles\":%lld,\"cache_hits\":%lld,\"compile_ms_total\":%.1f,"
 	       "\"gpu_busy_ms\":%.1f,\"first_compile_ms\":%.1f",
 	       compiles, hits, cms, gpu, first);
-	if (w >= 0) {
-		print_trial_json("best", &out[w].res.top[0], out[w].sp->name);
-		if (runner) {
-			const char *rs = out[w].sp->name;
-			for (int i = 0; i < n; i++)
-				if (runner == &out[i].res.top[0] || runner == &out[i].res.top[1])
-					rs = out[i].sp->name;
-			print_trial_json("runner_up", runner, rs);
-		}
-	}
+}
+
+/* "spaces": one object per search. */
+static void print_spaces_json(const struct ft_campaign_outcome *out, int n)
+{
 	printf(",\"spaces\":[");
 	for (int i = 0; i < n; i++) {
 		printf("%s{\"space\":", i ? "," : "");
@@ -127,20 +104,45 @@ static void print_json(const struct outcome *out, int n, const struct ft_arch *a
 		printf(",\"family\":\"%s\",\"device\":", out[i].sp->family->name);
 		ft_json_string(stdout, out[i].device);
 		printf(",\"candidates\":%lld,", out[i].res.st.enumerated);
+		if (out[i].res.nseeds)
+			printf("\"seeds\":%d,", out[i].res.nseeds);
 		print_counts_json(out[i].res.counts);
 		for (int k = 0; k < 2; k++)
 			if (!isnan(out[i].res.top[k].t_median_us))
 				print_trial_json(k ? "runner_up" : "best", &out[i].res.top[k], NULL);
 		printf("}");
 	}
-	printf("]}\n");
+	printf("]");
 }
 
-static void print_text(const struct outcome *out, int n, const struct ft_arch *a,
+static void print_json(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,
+		       const struct ft_shape *sh, int timed)
+{
+	char shape[FT_SHAPE_TEXT_MAX];
+	int w = ft_campaign_winner(out, n);
+
+	printf("{\"arch\":\"%s\",\"shape\":", a->name);
+	ft_json_string(stdout, ft_shape_format(sh, shape, sizeof(shape)));
+	printf(",\"dtype\":\"%s\",\"causal\":%d,\"timed\":%s,", ft_dtype_name(sh->dtype), sh->causal,
+	       timed ? "true" : "false");
+	print_totals_json(out, n);
+	if (w >= 0) {
+		const char *rs;
+		const struct ft_trial *runner = runner_up(out, n, w, &rs);
+
+		print_trial_json("best", &out[w].res.top[0], out[w].sp->name);
+		if (runner)
+			print_trial_json("runner_up", runner, rs);
+	}
+	print_spaces_json(out, n);
+	printf("}\n");
+}
+
+static void print_text(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,
 		       const struct ft_shape *sh, int timed, int jobs)
 {
 	char shape[FT_SHAPE_TEXT_MAX];
-	int w = winner(out, n);
+	int w = ft_campaign_winner(out, n);
 
 	ft_shape_format(sh, shape, sizeof(shape));
 	for (int i = 0; i < n; i++) {
@@ -159,6 +161,9 @@ static void print_text(const struct outcome *out, int n, const struct ft_arch *a
 				printf("%s %lld  ", ft_status_name((enum ft_status)k), r->counts[k]);
 		if (st->skipped)
 			printf("(%lld already done, skipped)", st->skipped);
+		if (r->nseeds)
+			printf("(transfer: started from the best of %d tuned neighbour%s)", r->nseeds,
+			       r->nseeds > 1 ? "s" : "");
 		printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
 		       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
 		if (timed && st->wall_ms > 0)
@@ -215,44 +220,84 @@ static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arc
 	return 0;
 }
 
-/* One unit's searches and how the summary reads them. */
-static void report_unit(const struct outcome *out, int n, const struct ft_arch *a,
-			const struct ft_shape *sh, int timed, int jobs, int json)
+/* Everything `fatune search` holds: its options, then what they set up. */
+struct search_cmd {
+	struct ft_target_opts o;
+	struct ft_strlist spaces, shapes;
+	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
+	long long jobs, seed, samples, launches, timeout_s;
+	int fresh, quiet, json;
+
+	struct ft_campaign camp;
+	struct ft_space *sps[FT_LIST_MAX + FT_CAMPAIGN_MAX_SPACES + 4];
+	int nsp;
+	struct ft_gpus gpus;
+	struct ft_campaign_target targets[FT_MAX_WORKERS];
+	int ntargets;
+	const struct ft_arch *arch;	/* the target arch */
+	int timed;			/* on GPUs or replayed */
+	struct ft_progress prog;
+};
+
+static void on_skip(void *ctx, int u, const struct ft_space *sp, const char *why)
 {
-	if (json)
-		print_json(out, n, a, sh, timed);
-	else
-		print_text(out, n, a, sh, timed, jobs);
+	const struct search_cmd *c = ctx;
+	char label[128];
+
+	if (c->camp.nunits > 1)
+		ft_campaign_label(&c->camp, u, label, sizeof(label));
+	fprintf(stderr, "fatune: skipping space '%s' (%s) for %s: %s\n", sp->name, sp->path,
+		c->camp.nunits > 1 ? label : "this shape", why);
+}
+
+/* One unit's searches and how the summary reads them (or why none ran). */
+static void on_unit(void *ctx, int u, const struct ft_campaign_outcome *out, int n,
+		    const char *why)
+{
+	const struct search_cmd *c = ctx;
+	const struct ft_shape *sh = &c->camp.units[u];
+	char st[FT_SHAPE_TEXT_MAX];
+
+	if (n && c->json) {
+		print_json(out, n, c->arch, sh, c->timed);
+	} else if (n) {
+		print_text(out, n, c->arch, sh, c->timed, c->jobs ? (int)c->jobs : ft_ncores());
+	} else if (c->json) {
+		printf("{\"arch\":\"%s\",\"shape\":", c->arch->name);
+		ft_json_string(stdout, ft_shape_format(sh, st, sizeof(st)));
+		printf(",\"dtype\":\"%s\",\"causal\":%d,\"not_run\":", ft_dtype_name(sh->dtype),
+		       sh->causal);
+		ft_json_string(stdout, why);
+		printf("}\n");
+	}
 	fflush(stdout);
 }
 
 /* The campaign's closing table: one line per unit (text) or one JSON object. */
-static void report_campaign(const struct ft_campaign *c, const struct outcome *out,
-			    const int *first, const int *count, const struct ft_arch *a,
-			    double wall_ms, int interrupted, int json)
+static void report_campaign(const struct search_cmd *c, const struct ft_campaign_result *r)
 {
-	int tuned = 0;
+	const struct ft_campaign *camp = &c->camp;
 
-	for (int u = 0; u < c->nunits; u++)
-		tuned += count[u] && winner(out + first[u], count[u]) >= 0;
-	if (json) {
+	if (c->json) {
 		printf("{\"campaign\":");
-		ft_json_string(stdout, c->name);
+		ft_json_string(stdout, camp->name);
 		printf(",\"arch\":\"%s\",\"units\":%d,\"units_in_campaign\":%d,\"tuned\":%d,"
 		       "\"interrupted\":%s,\"wall_s\":%.3f}\n",
-		       a->name, c->nunits, c->total, tuned, interrupted ? "true" : "false", wall_ms / 1e3);
+		       c->arch->name, camp->nunits, camp->total, r->tuned,
+		       r->interrupted ? "true" : "false", r->wall_ms / 1e3);
 		return;
 	}
 	printf("\ncampaign%s%s: %d of %d units on %s in %.1f s, %d with a verified best%s\n",
-	       c->name[0] ? " " : "", c->name, c->nunits, c->total, a->name, wall_ms / 1e3, tuned,
-	       interrupted ? " (interrupted: run the same command to resume)" : "");
+	       camp->name[0] ? " " : "", camp->name, camp->nunits, camp->total, c->arch->name,
+	       r->wall_ms / 1e3, r->tuned,
+	       r->interrupted ? " (interrupted: run the same command to resume)" : "");
 	printf("  %-44s %-5s %-6s %10s %9s  %s\n", "shape", "dtype", "causal", "best us", "TFLOP/s",
 	       "space");
-	for (int u = 0; u < c->nunits; u++) {
+	for (int u = 0; u < camp->nunits; u++) {
 		char shape[FT_SHAPE_TEXT_MAX];
-		int w = count[u] ? winner(out + first[u], count[u]) : -1;
-		const struct outcome *o = w >= 0 ? &out[first[u] + w] : NULL;
-		const struct ft_shape *sh = &c->units[u];
+		int w = r->count[u] ? ft_campaign_winner(r->out + r->first[u], r->count[u]) : -1;
+		const struct ft_campaign_outcome *o = w >= 0 ? &r->out[r->first[u] + w] : NULL;
+		const struct ft_shape *sh = &camp->units[u];
 
 		ft_shape_format(sh, shape, sizeof(shape));
 		if (o)
@@ -261,7 +306,7 @@ static void report_campaign(const struct ft_campaign *c, const struct outcome *o
 			       ft_shape_flops(sh) / (o->res.top[0].t_median_us * 1e6), o->sp->name);
 		else
 			printf("  %-44s %-5s %-6s %10s %9s  %s\n", shape, ft_dtype_name(sh->dtype),
-			       sh->causal ? "yes" : "no", "-", "-", count[u] ? "not timed" : "not run");
+			       sh->causal ? "yes" : "no", "-", "-", r->count[u] ? "not timed" : "not run");
 	}
 }
 
@@ -304,6 +349,111 @@ static int load_units(const struct ft_target_opts *o, const struct ft_strlist *s
 	return 0;
 }
 
+/* The arch, the spaces and where to run: recorded results (--replay), the
+ * GPUs grouped by model, or no GPU (one untimed target). */
+static int setup_targets(struct search_cmd *c, struct ft_err *err)
+{
+	struct ft_strlist list = c->spaces;
+
+	/* the spaces: --space, else the campaign file's, else the families' defaults */
+	for (int i = 0; !c->spaces.n && i < c->camp.nspaces; i++)
+		list.v[list.n++] = c->camp.spaces[i];
+	if (c->replay_db) {
+		if (!c->o.arch)
+			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
+		if (list.n > 1)
+			return ft_error(err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
+		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
+		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
+			return -1;
+	} else if (ft_cmd_gpus("search", c->devices, c->o.arch, &c->gpus, err) ||
+		   load_spaces(&list, c->gpus.arch, 0, c->sps, &c->nsp, err)) {
+		return -1;
+	} else {
+		c->arch = c->gpus.arch;
+	}
+	c->timed = c->replay_db || c->gpus.ngroups > 0;
+	for (int g = 0; g < c->gpus.ngroups; g++) {
+		struct ft_gpu_group *grp = &c->gpus.groups[g];
+		c->targets[g] = (struct ft_campaign_target){ &grp->arch, grp->name, grp->driver,
+							     grp->workers, grp->nworkers,
+							     grp->sm_count };
+	}
+	c->ntargets = c->gpus.ngroups;
+	if (!c->ntargets)
+		c->targets[c->ntargets++] = (struct ft_campaign_target){ c->arch, "", "", NULL, 0, 0 };
+	return 0;
+}
+
+/* The options every search of the campaign shares. */
+static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct ft_err *err)
+{
+	memset(so, 0, sizeof(*so));
+	if (ft_strategy_parse(c->strategy, &so->strategy, err) ||
+	    ft_cmd_timing("search", c->timing, err) ||
+	    ft_cmd_budget("search", c->budget, &so->budget_n, &so->budget_s, err))
+		return -1;
+	so->jobs = c->jobs ? (int)c->jobs : ft_ncores();
+	so->seed = c->seed;
+	so->timing = c->timing;
+	so->samples = (int)c->samples;
+	so->launches = (int)c->launches;
+	so->timeout_ms = (int)(c->timeout_s * 1000);
+	so->fresh = c->fresh;
+	so->progress = &c->prog;
+	so->campaign = c->name ? c->name : c->camp.name[0] ? c->camp.name : NULL;
+	return 0;
+}
+
+/* Runs the campaign and reports its end; returns the exit status. */
+static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_search_opts *so)
+{
+	struct ft_campaign_run_opts ro = {
+		.camp = &c->camp, .sps = c->sps, .nsp = c->nsp, .targets = c->targets,
+		.ntargets = c->ntargets, .replay_db = c->replay_db, .search = *so,
+		.on_skip = on_skip, .on_unit = on_unit, .ctx = c,
+	};
+	struct ft_campaign_result r;
+	struct ft_err err = { 0 };
+	int rc, status;
+
+	ft_progress_init(&c->prog, c->quiet ? FT_PROGRESS_QUIET
+					   : ft_stderr_is_tty() ? FT_PROGRESS_TTY : FT_PROGRESS_LINES, 0);
+	ft_search_signals(1);
+	rc = ft_campaign_run(db, &ro, &r, &err);
+	ft_search_signals(0);
+	if (rc && !r.interrupted) {
+		status = ft_report(&err);
+		goto out;
+	}
+	if (!r.searched && !r.interrupted) {
+		ft_error(&err, FT_EINPUT,
+			 "fatune search: no space can run these shapes on %s (see above): pass --space FILE or another --arch",
+			 c->arch->name);
+		status = ft_report(&err);
+		goto out;
+	}
+	if (c->camp.nunits > 1)
+		report_campaign(c, &r);
+	if (r.interrupted) {
+		ft_error(&err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+		status = ft_report(&err);
+		goto out;
+	}
+	if (!c->timed && !c->quiet)
+		fprintf(stderr, "fatune: stored the feasibility part in '%s'; timing needs an %s device\n",
+			ft_db_path(&c->o), c->arch->name);
+	status = r.untuned_timed ? FT_EFAIL : FT_OK;
+	if (status)
+		fprintf(stderr, "fatune: %s: nothing to export%s\n",
+			c->camp.nunits > 1 ? "some shapes have no candidate that passed verification"
+					   : "no candidate passed verification",
+			c->camp.nunits > 1 ? " for them" : "");
+out:
+	ft_campaign_result_release(&r);
+	return status;
+}
+
 int cmd_search(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
@@ -324,221 +474,70 @@ int cmd_search(int argc, char **argv)
 		"where it stopped when run again (--fresh redoes it). --budget takes a number of\n"
 		"candidates (e.g. 40) or seconds (e.g. 30s) per space and shape. --devices all (or\n"
 		"0,1,...) times on several GPUs at once; each GPU model keeps its own results.\n"
+		"--strategy transfer starts each shape from the best configs of the nearest shapes\n"
+		"already tuned in the database (same arch, device, space, D, dtype) and stops once\n"
+		"it stops improving: for campaigns.\n"
 		"--replay DB takes each verdict and time from trials recorded in DB instead of a GPU\n"
 		"(for testing strategies; one space, the shipped mma one unless --space says).\n"
 		"Causal attention with a KV length other than S is bottom-right aligned: query i sees\n"
 		"keys 0 .. i + kv_len - S (FlashAttention >= 2.1, serving engines)."
 	};
-	struct ft_target_opts o = { 0 };
-	struct ft_strlist spaces = { 0 }, shapes = { 0 };
-	struct ft_search_opts so = { 0 };
-	const char *strategy = "exhaustive", *budget = NULL, *timing = "warm", *replay_db = NULL,
-		   *devices = NULL, *campaign = NULL, *shard = NULL, *name = NULL;
-	long long jobs = 0, seed = 1234, samples = 15, launches = 20, timeout_s = 10;
-	int fresh = 0, quiet = 0, json = 0, npos, rc;
+	struct search_cmd c;
 	struct ft_option opts[] = {
-		FT_ARCH_OPTION(&o),
-		FT_OPT_LIST_("shape", 0, &shapes, "BxHxSxD",
+		FT_ARCH_OPTION(&c.o),
+		FT_OPT_LIST_("shape", 0, &c.shapes, "BxHxSxD",
 			     "a shape or shape set: batch x query heads x query rows x head dim, e.g. 1x8x512x64"),
-		FT_SHAPE_OPTIONS(&o),
-		FT_OPT_STR_("campaign", 0, &campaign, "FILE", "tune the shapes a campaign file lists"),
-		FT_OPT_STR_("shard", 0, &shard, "I/N",
+		FT_SHAPE_OPTIONS(&c.o),
+		FT_OPT_STR_("campaign", 0, &c.campaign, "FILE", "tune the shapes a campaign file lists"),
+		FT_OPT_STR_("shard", 0, &c.shard, "I/N",
 			    "tune every N-th shape from the I-th (default: SLURM_ARRAY_TASK_ID/_COUNT)"),
-		FT_OPT_STR_("name", 0, &name, "NAME",
+		FT_OPT_STR_("name", 0, &c.name, "NAME",
 			    "label the campaign in the database (default: the campaign file's name)"),
-		FT_OPT_LIST_("space", 0, &spaces, "FILE",
+		FT_OPT_LIST_("space", 0, &c.spaces, "FILE",
 			     "search space YAML (default: every shipped family's space that fits the arch)"),
-		FT_DB_OPTION(&o),
-		FT_OPT_STR_("devices", 0, &devices, "all|N,N,...",
+		FT_DB_OPTION(&c.o),
+		FT_OPT_STR_("devices", 0, &c.devices, "all|N,N,...",
 			    "GPUs to time on (default: $FATUNE_DEVICE or 0)"),
-		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
-		FT_OPT_STR_("strategy", 0, &strategy, "NAME", "exhaustive (default), random, model or guided"),
-		FT_OPT_STR_("budget", 0, &budget, "N|Ns", "stop after N candidates or N seconds"),
-		FT_OPT_INT_("seed", 0, &seed, "N", "seed for inputs and the random strategy (default 1234)", 0, 9e18),
-		FT_OPT_STR_("timing", 0, &timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),
-		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples per candidate, median kept (default 15)", 1, 1000),
-		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20)", 1, 1000),
-		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog per candidate (default 10)", 1, 3600),
-		FT_OPT_FLAG_("fresh", 0, &fresh, "redo trials finished by an earlier run of this search"),
-		FT_OPT_STR_("replay", 0, &replay_db, "DB", "take results recorded in DB instead of a GPU"),
-		FT_OPT_FLAG_("quiet", 'q', &quiet, "no progress output"),
-		FT_OPT_FLAG_("json", 0, &json, "print the summary as JSON (one line per shape in a campaign)"),
+		FT_OPT_INT_("jobs", 'j', &c.jobs, "N", "compile threads (default: all cores)", 1, 256),
+		FT_OPT_STR_("strategy", 0, &c.strategy, "NAME",
+			    "exhaustive (default), random, model, guided or transfer"),
+		FT_OPT_STR_("budget", 0, &c.budget, "N|Ns", "stop after N candidates or N seconds"),
+		FT_OPT_INT_("seed", 0, &c.seed, "N", "seed for inputs and the random strategy (default 1234)", 0, 9e18),
+		FT_OPT_STR_("timing", 0, &c.timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),
+		FT_OPT_INT_("samples", 0, &c.samples, "R", "timed samples per candidate, median kept (default 15)", 1, 1000),
+		FT_OPT_INT_("launches", 0, &c.launches, "K", "calls per sample in one CUDA graph (default 20)", 1, 1000),
+		FT_OPT_INT_("timeout", 0, &c.timeout_s, "SECONDS", "watchdog per candidate (default 10)", 1, 3600),
+		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
+		FT_OPT_STR_("replay", 0, &c.replay_db, "DB", "take results recorded in DB instead of a GPU"),
+		FT_OPT_FLAG_("quiet", 'q', &c.quiet, "no progress output"),
+		FT_OPT_FLAG_("json", 0, &c.json, "print the summary as JSON (one line per shape in a campaign)"),
 		FT_OPT_END_
 	};
+	struct ft_search_opts so;
 	struct ft_err err = { 0 };
-	struct ft_campaign camp;
-	struct ft_space *sps[FT_LIST_MAX + FT_CAMPAIGN_MAX_SPACES + 4] = { 0 };
-	struct ft_strlist space_list = { 0 };
-	struct outcome *out = NULL;
-	int *first = NULL, *count = NULL;
-	struct ft_gpus gpus = { 0 };
-	struct ft_replay *replay = NULL;
 	struct ft_db *db = NULL;
-	struct ft_progress prog;
-	const struct ft_arch *arch = NULL;
-	int nsp = 0, nout = 0, timed = 0, status = FT_EFAIL, searched = 0, ngroups, interrupted = 0;
-	int failed_units = 0;
-	double budget_s = 0, t0;
-	long long budget_n = -1;
-	enum ft_strategy strat;
+	int npos, rc, status;
 
-	ft_campaign_init(&camp);
+	memset(&c, 0, sizeof(c));
+	c.strategy = "exhaustive";
+	c.timing = "warm";
+	c.seed = 1234;
+	c.samples = 15;
+	c.launches = 20;
+	c.timeout_s = 10;
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
-	t0 = ft_now_ms();
-	if (load_units(&o, &shapes, campaign, shard, &camp, &err) ||
-	    ft_strategy_parse(strategy, &strat, &err) || ft_cmd_timing("search", timing, &err) ||
-	    ft_cmd_budget("search", budget, &budget_n, &budget_s, &err))
-		goto fail;
-	/* the spaces: --space, else the campaign file's, else the families' defaults */
-	space_list = spaces;
-	for (int i = 0; !spaces.n && i < camp.nspaces; i++)
-		space_list.v[space_list.n++] = camp.spaces[i];
-
-	if (replay_db) {
-		if (!o.arch) {
-			ft_error(&err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
-			goto fail;
-		}
-		if (space_list.n > 1) {
-			ft_error(&err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
-			goto fail;
-		}
-		if (!(arch = ft_arch_find(o.arch, &err)) ||
-		    load_spaces(&space_list, arch, 1, sps, &nsp, &err))
-			goto fail;
-		timed = 1;
-	} else if (ft_cmd_gpus("search", devices, o.arch, &gpus, &err) ||
-		   load_spaces(&space_list, gpus.arch, 0, sps, &nsp, &err)) {
-		goto fail;
-	}
-	if (!replay_db)
-		arch = gpus.arch;
-	timed = timed || gpus.ngroups > 0;
-	ngroups = gpus.ngroups ? gpus.ngroups : 1;
-
-	if (ft_db_open(&db, ft_db_path(&o), 1, &err))
-		goto fail;
-	out = calloc((size_t)(camp.nunits ? camp.nunits : 1) * nsp * ngroups, sizeof(*out));
-	first = calloc((size_t)(camp.nunits ? camp.nunits : 1), sizeof(*first));
-	count = calloc((size_t)(camp.nunits ? camp.nunits : 1), sizeof(*count));
-	if (!out || !first || !count) {
-		ft_error(&err, FT_EFAIL, "out of memory");
-		goto fail;
-	}
-	so.jobs = jobs ? (int)jobs : ft_ncores();
-	so.strategy = strat;
-	so.seed = seed;
-	so.budget_n = budget_n;
-	so.budget_s = budget_s;
-	so.timing = timing;
-	so.samples = (int)samples;
-	so.launches = (int)launches;
-	so.timeout_ms = (int)(timeout_s * 1000);
-	so.fresh = fresh;
-	so.progress = &prog;
-	so.campaign = name ? name : camp.name[0] ? camp.name : NULL;
-	ft_progress_init(&prog, quiet ? FT_PROGRESS_QUIET
-				       : ft_stderr_is_tty() ? FT_PROGRESS_TTY : FT_PROGRESS_LINES, 0);
-	ft_search_signals(1);
-	for (int u = 0; u < camp.nunits && !interrupted; u++) {
-		const struct ft_shape *shape = &camp.units[u];
-		char label[128], why[512] = "";
-
-		first[u] = nout;
-		if (camp.nunits > 1)
-			ft_campaign_label(&camp, u, label, sizeof(label));
-		else
-			label[0] = '\0';
-		if (replay_db &&
-		    ft_replay_open(&replay, replay_db, arch->name, shape, sps[0]->name, &err))
-			goto fail_signals;
-		so.replay = replay;
-		for (int g = 0; g < ngroups && !interrupted; g++) {
-			struct ft_gpu_group *grp = gpus.ngroups ? &gpus.groups[g] : NULL;
-
-			so.arch = grp ? &grp->arch : arch;
-			so.device = grp ? grp->name : replay ? ft_replay_device(replay) : "";
-			so.driver_version = grp ? grp->driver : "";
-			so.workers = grp ? grp->workers : NULL;
-			so.nworkers = grp ? grp->nworkers : 0;
-			so.sm_count = grp ? grp->sm_count : 0;
-			for (int i = 0; i < nsp; i++) {
-				struct outcome *oc = &out[nout];
-
-				if (ft_space_unfit(sps[i], so.arch, shape, why, sizeof(why))) {
-					fprintf(stderr, "fatune: skipping space '%s' (%s) for %s: %s\n",
-						sps[i]->name, sps[i]->path, label[0] ? label : "this shape", why);
-					continue;
-				}
-				ft_progress_unit(&prog, label, u, camp.nunits,
-						 ft_space_candidates(sps[i], shape, so.arch));
-				oc->sp = sps[i];
-				oc->device = so.device;
-				rc = ft_search_run(db, sps[i], shape, &so, &oc->res, &err);
-				ft_progress_end(&prog);
-				nout++;
-				searched++;
-				if (rc) {
-					if (!oc->res.interrupted)
-						goto fail_signals;
-					interrupted = 1;
-				}
-			}
-		}
-		count[u] = nout - first[u];
-		if (!interrupted && count[u]) {
-			report_unit(out + first[u], count[u], arch, shape, timed, so.jobs, json);
-			failed_units += timed && winner(out + first[u], count[u]) < 0;
-		} else if (!interrupted && json) {
-			char st[FT_SHAPE_TEXT_MAX];
-			printf("{\"arch\":\"%s\",\"shape\":", arch->name);
-			ft_json_string(stdout, ft_shape_format(shape, st, sizeof(st)));
-			printf(",\"dtype\":\"%s\",\"causal\":%d,\"not_run\":", ft_dtype_name(shape->dtype),
-			       shape->causal);
-			ft_json_string(stdout, why);
-			printf("}\n");
-		}
-		ft_replay_close(replay);
-		replay = NULL;
-	}
-	ft_search_signals(0);
-	if (!searched && !interrupted) {
-		ft_error(&err, FT_EINPUT,
-			 "fatune search: no space can run these shapes on %s (see above): pass --space FILE or another --arch",
-			 arch->name);
-		goto fail;
-	}
-	if (camp.nunits > 1)
-		report_campaign(&camp, out, first, count, arch, ft_now_ms() - t0, interrupted, json);
-	if (interrupted) {
-		ft_error(&err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
-		goto fail;
-	}
-	if (!timed && !quiet)
-		fprintf(stderr, "fatune: stored the feasibility part in '%s'; timing needs an %s device\n",
-			ft_db_path(&o), arch->name);
-	status = failed_units ? FT_EFAIL : FT_OK;
-	if (status)
-		fprintf(stderr, "fatune: %s: nothing to export%s\n",
-			camp.nunits > 1 ? "some shapes have no candidate that passed verification"
-					: "no candidate passed verification",
-			camp.nunits > 1 ? " for them" : "");
-	goto out;
-fail_signals:
-	ft_search_signals(0);
-fail:
-	status = ft_report(&err);
-out:
-	ft_cmd_gpus_stop(&gpus);
-	ft_replay_close(replay);
+	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &err) ||
+	    search_opts(&c, &so, &err) || setup_targets(&c, &err) ||
+	    ft_db_open(&db, ft_db_path(&c.o), 1, &err))
+		status = ft_report(&err);
+	else
+		status = run_campaign(&c, db, &so);
+	ft_cmd_gpus_stop(&c.gpus);
 	if (db)
 		ft_db_close(db);
-	for (int i = 0; i < nsp; i++)
-		free(sps[i]);
-	free(out);
-	free(first);
-	free(count);
-	ft_campaign_release(&camp);
+	for (int i = 0; i < c.nsp; i++)
+		free(c.sps[i]);
+	ft_campaign_release(&c.camp);
 	return status;
 }

@@ -58,6 +58,16 @@ struct run {
 	pthread_mutex_t stat_m;
 	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
 	struct ft_err fatal;		/* first fatal error (under stat_m) */
+	/* main thread only */
+	long long sent, received;	/* items queued to compile, items back from done_q */
+	struct item **held;		/* ordered strategies: feasible items until all are known */
+	long long nheld, capheld;
+	pthread_t compilers[64], evaluators[FT_MAX_WORKERS];
+	struct eval_arg {
+		struct run *r;
+		struct ft_worker *w;	/* NULL with replay */
+	} eargs[FT_MAX_WORKERS];
+	int ncompilers, nevaluators;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -431,11 +441,6 @@ fatal:
 	it->dropped = 1;
 }
 
-struct eval_arg {
-	struct run *r;
-	struct ft_worker *w;	/* NULL with replay */
-};
-
 static void *eval_thread(void *arg)
 {
 	struct eval_arg *a = arg;
@@ -467,16 +472,191 @@ static void finish(struct run *r, struct item *it)
 	free(it);
 }
 
-static void drain(struct run *r, long long *received, int wait)
+static void drain(struct run *r, int wait)
 {
 	struct item *it;
 
 	while ((it = q_pop(&r->done_q, wait))) {
-		(*received)++;
+		r->received++;
 		finish(r, it);
 		if (wait)
 			break;
 	}
+}
+
+/* The guided strategies' feedback loop: keep `window` candidates in flight
+ * (enough to overlap compiling with the GPU) and choose each next one from
+ * the results so far. ts[i] is held item i's trial in the guide's order;
+ * every held item is queued or freed. -1: out of memory. */
+static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long long window)
+{
+	struct item **by_rank = malloc((r->nheld ? r->nheld : 1) * sizeof(*by_rank));
+	long long pick = 0;
+
+	if (!by_rank) {
+		for (long long i = 0; i < r->nheld; i++)
+			free(r->held[i]);
+		return -1;
+	}
+	for (long long i = 0; i < r->nheld; i++)
+		by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+	while (r->sent < take && pick >= 0 && !interrupted) {
+		while (r->sent - r->received < window && r->sent < take &&
+		       (pick = ft_guide_next(r->guide)) >= 0) {
+			q_push(&r->compile_q, by_rank[pick]);
+			by_rank[pick] = NULL;
+			r->sent++;
+		}
+		if (r->sent > r->received)
+			drain(r, 1);
+	}
+	for (long long i = 0; i < r->nheld; i++)
+		free(by_rank[i]);
+	free(by_rank);
+	return 0;
+}
+
+/* The ordered strategies, once every feasible candidate is held: order them,
+ * then queue the first `take` (budget) or let the guide choose. Every held
+ * item is queued or freed. */
+static int feed_ordered(struct run *r, struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_trial **ts = malloc((r->nheld ? r->nheld : 1) * sizeof(*ts));
+	long long take, n = r->nheld;
+	int rc = 0;
+
+	if (!ts) {
+		for (long long i = 0; i < n; i++)
+			free(r->held[i]);
+		return ft_error(err, FT_EFAIL, "out of memory");
+	}
+	for (long long i = 0; i < n; i++)
+		ts[i] = &r->held[i]->t;
+	ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape, cfg->sm_count,
+			  ts, n);
+	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
+	if (cfg->strategy == FT_STRATEGY_GUIDED || cfg->strategy == FT_STRATEGY_TRANSFER)
+		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
+	if (r->guide && cfg->strategy == FT_STRATEGY_TRANSFER &&
+	    ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds))
+		ft_guide_patience(r->guide, cfg->patience, cfg->gain);
+	if (r->guide) {
+		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))
+			rc = ft_error(err, FT_EFAIL, "out of memory");
+	} else {
+		/* ts[i] points into held items; map back by container */
+		for (long long i = 0; i < n; i++) {
+			struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+			if (i < take) {
+				q_push(&r->compile_q, it);
+				r->sent++;
+			} else {
+				free(it);
+			}
+		}
+	}
+	free(ts);
+	return rc;
+}
+
+/* Starts the compile threads (as many as start, at least one) and one
+ * evaluation thread per worker (one for replay or no GPU). */
+static int start_threads(struct run *r, int jobs, struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	int n = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
+	int nev = cfg->nworkers > 0 ? (cfg->nworkers < FT_MAX_WORKERS ? cfg->nworkers : FT_MAX_WORKERS) : 1;
+
+	atomic_store(&r->live_compilers, n);
+	for (r->ncompilers = 0; r->ncompilers < n; r->ncompilers++)
+		if (pthread_create(&r->compilers[r->ncompilers], NULL, compile_thread, r)) {
+			/* run with the threads we have */
+			atomic_fetch_sub(&r->live_compilers, n - r->ncompilers);
+			break;
+		}
+	for (r->nevaluators = 0; r->nevaluators < nev; r->nevaluators++) {
+		struct eval_arg *a = &r->eargs[r->nevaluators];
+
+		*a = (struct eval_arg){ r, cfg->nworkers > 0 ? cfg->workers[r->nevaluators] : NULL };
+		if (r->ncompilers == 0 || pthread_create(&r->evaluators[r->nevaluators], NULL, eval_thread, a))
+			return ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
+	}
+	return 0;
+}
+
+/* Lets the threads run out of work and joins them. */
+static void join_threads(struct run *r)
+{
+	q_close(&r->compile_q);
+	for (int i = 0; i < r->ncompilers; i++)
+		pthread_join(r->compilers[i], NULL);
+	q_close(&r->eval_q);
+	for (int i = 0; i < r->nevaluators; i++)
+		pthread_join(r->evaluators[i], NULL);
+}
+
+/* Keeps item `it` for the ordered strategies (it is freed on failure). */
+static int hold(struct run *r, struct item *it, struct ft_err *err)
+{
+	if (r->nheld == r->capheld) {
+		struct item **n = realloc(r->held, (r->capheld = r->capheld ? 2 * r->capheld : 256) * sizeof(*n));
+		if (!n) {
+			free(it);
+			return ft_error(err, FT_EFAIL, "out of memory");
+		}
+		r->held = n;
+	}
+	r->held[r->nheld++] = it;
+	return 0;
+}
+
+/* Enumerates the space on the main thread: the model check, then each
+ * feasible candidate queued (exhaustive: streamed, cut by the budget) or
+ * held (ordered strategies). Returns 0 at the end, -1 with err. */
+static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pipeline_stats *st,
+		     struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_candidate c;
+	int rc;
+
+	while ((rc = ft_enum_next(e, &c, err)) == 1) {
+		struct item *it = calloc(1, sizeof(*it));
+		if (!it)
+			return ft_error(err, FT_EFAIL, "out of memory");
+		st->enumerated++;
+		ft_trial_init(&it->t);
+		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
+			finish(r, it);
+			continue;
+		}
+		st->feasible++;
+		if (!cfg->compile) {
+			/* check without --compile: accepted by the model, nothing more is known */
+			it->t.status = FT_ST_COMPILED;
+			finish(r, it);
+			continue;
+		}
+		if (cfg->skip && cfg->skip(cfg->ctx, &it->t)) {
+			st->skipped++;
+			free(it);
+			continue;
+		}
+		if (!stream) {
+			if (hold(r, it, err))
+				return -1;
+		} else if (cfg->budget_evals >= 0 && r->sent >= cfg->budget_evals) {
+			free(it);
+		} else {
+			q_push(&r->compile_q, it);
+			r->sent++;
+		}
+		drain(r, 0);
+		if (interrupted)
+			break;
+	}
+	return rc;
 }
 
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
@@ -484,14 +664,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 {
 	struct run r;
 	struct ft_enum *e = NULL;
-	struct ft_candidate c;
-	pthread_t threads[64], ev[FT_MAX_WORKERS];
-	struct eval_arg eargs[FT_MAX_WORKERS];
-	int nthreads = cfg->jobs < 1 ? 1 : cfg->jobs > 64 ? 64 : cfg->jobs;
-	int nev = cfg->nworkers > 0 ? (cfg->nworkers < FT_MAX_WORKERS ? cfg->nworkers : FT_MAX_WORKERS) : 1;
 	int ret = -1, rc, stream = cfg->strategy == FT_STRATEGY_EXHAUSTIVE;
-	struct item **held = NULL;
-	long long nheld = 0, capheld = 0, received = 0, sent = 0;
 
 	memset(st, 0, sizeof(*st));
 	memset(&r, 0, sizeof(r));
@@ -508,146 +681,25 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
 		goto out_nothreads;
-	atomic_store(&r.live_compilers, nthreads);
-	for (int i = 0; i < nthreads; i++)
-		if (pthread_create(&threads[i], NULL, compile_thread, &r)) {
-			/* run with the threads we have */
-			atomic_fetch_sub(&r.live_compilers, nthreads - i);
-			nthreads = i;
-			break;
-		}
-	for (int i = 0; i < nev; i++) {
-		eargs[i] = (struct eval_arg){ &r, cfg->nworkers > 0 ? cfg->workers[i] : NULL };
-		if (nthreads == 0 || pthread_create(&ev[i], NULL, eval_thread, &eargs[i])) {
-			ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
-			q_close(&r.compile_q);
-			q_close(&r.eval_q);
-			for (int j = 0; j < nthreads; j++)
-				pthread_join(threads[j], NULL);
-			for (int j = 0; j < i; j++)
-				pthread_join(ev[j], NULL);
-			goto out_nothreads;
-		}
+	if (start_threads(&r, cfg->jobs, err)) {
+		join_threads(&r);
+		goto out_nothreads;
 	}
-
-	while ((rc = ft_enum_next(e, &c, err)) == 1) {
-		struct item *it = calloc(1, sizeof(*it));
-		if (!it) {
-			rc = ft_error(err, FT_EFAIL, "out of memory");
-			break;
-		}
-		st->enumerated++;
-		ft_trial_init(&it->t);
-		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
-			finish(&r, it);
-			continue;
-		}
-		st->feasible++;
-		if (!cfg->compile) {
-			/* check without --compile: accepted by the model, nothing more is known */
-			it->t.status = FT_ST_COMPILED;
-			finish(&r, it);
-			continue;
-		}
-		if (cfg->skip && cfg->skip(cfg->ctx, &it->t)) {
-			st->skipped++;
-			free(it);
-			continue;
-		}
-		if (stream) {
-			if (cfg->budget_evals >= 0 && sent >= cfg->budget_evals) {
-				free(it);
-				continue;
-			}
-			q_push(&r.compile_q, it);
-			sent++;
-		} else {
-			if (nheld == capheld) {
-				struct item **n = realloc(held, (capheld = capheld ? 2 * capheld : 256) * sizeof(*n));
-				if (!n) {
-					free(it);
-					rc = ft_error(err, FT_EFAIL, "out of memory");
-					break;
-				}
-				held = n;
-			}
-			held[nheld++] = it;
-		}
-		drain(&r, &received, 0);
-		if (interrupted)
-			break;
-	}
-	if (rc != 0 && !stream) {
+	rc = enumerate(&r, e, stream, st, err);
+	if (rc == 0 && !stream && !interrupted) {
+		rc = feed_ordered(&r, err);
+	} else if (!stream) {
 		/* stopped while enumerating (error or interrupt): nothing held was sent */
-		for (long long i = 0; i < nheld; i++)
-			free(held[i]);
-		nheld = 0;
+		for (long long i = 0; i < r.nheld; i++)
+			free(r.held[i]);
 	}
-	if (rc == 0 && !stream) {
-		struct ft_trial **ts = malloc((nheld ? nheld : 1) * sizeof(*ts));
-		long long take;
-		if (!ts) {
-			rc = ft_error(err, FT_EFAIL, "out of memory");
-			for (long long i = 0; i < nheld; i++)
-				free(held[i]);
-		} else {
-			for (long long i = 0; i < nheld; i++)
-				ts[i] = &held[i]->t;
-			ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape,
-					  cfg->sm_count, ts, nheld);
-			take = cfg->budget_evals >= 0 && cfg->budget_evals < nheld ? cfg->budget_evals : nheld;
-			if (cfg->strategy == FT_STRATEGY_GUIDED)
-				r.guide = ft_guide_new(cfg->sp, ts, nheld, cfg->seed);
-		}
-		if (ts && r.guide) {
-			/* feedback: keep a few candidates in flight (enough to overlap
-			 * compiling with the GPU), choose each next one from the results */
-			long long window = nthreads + 2 * nev, pick = 0;
-			struct item **by_rank = malloc((nheld ? nheld : 1) * sizeof(*by_rank));
-			if (!by_rank)
-				rc = ft_error(err, FT_EFAIL, "out of memory");
-			for (long long i = 0; i < nheld; i++)
-				if (!by_rank)
-					free(held[i]);
-			for (long long i = 0; by_rank && i < nheld; i++)
-				by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-			while (by_rank && sent < take && pick >= 0 && !interrupted) {
-				while (sent - received < window && sent < take &&
-				       (pick = ft_guide_next(r.guide)) >= 0) {
-					q_push(&r.compile_q, by_rank[pick]);
-					by_rank[pick] = NULL;
-					sent++;
-				}
-				if (sent > received)
-					drain(&r, &received, 1);
-			}
-			for (long long i = 0; by_rank && i < nheld; i++)
-				free(by_rank[i]);
-			free(by_rank);
-			free(ts);
-		} else if (ts) {
-			/* ts[i] points into held items; map back by container */
-			for (long long i = 0; i < nheld; i++) {
-				struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-				if (i < take) {
-					q_push(&r.compile_q, it);
-					sent++;
-				} else {
-					free(it);
-				}
-			}
-			free(ts);
-		}
-	}
+	r.nheld = 0;
 	q_close(&r.compile_q);
-	while (received < sent)
-		drain(&r, &received, 1);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(threads[i], NULL);
-	for (int i = 0; i < nev; i++)
-		pthread_join(ev[i], NULL);
-	drain(&r, &received, 0);
-	st->selected = sent;
+	while (r.received < r.sent)
+		drain(&r, 1);
+	join_threads(&r);
+	drain(&r, 0);
+	st->selected = r.sent;
 	if (rc < 0)
 		goto out;
 	if (r.fatal.status) {
@@ -668,7 +720,7 @@ out:
 	st->first_compile_ms = r.first_compile_ms;
 out_nothreads:
 	st->wall_ms = now_ms() - r.t0;
-	free(held);
+	free(r.held);
 	ft_guide_free(r.guide);
 	ft_enum_close(e);
 	q_destroy(&r.compile_q);
@@ -681,14 +733,15 @@ out_nothreads:
 
 int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
 {
-	static const char *const names[] = { "exhaustive", "random", "model", "guided" };
+	static const char *const names[] = { "exhaustive", "random", "model", "guided", "transfer" };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(text, names[i])) {
 			*out = (enum ft_strategy)i;
 			return 0;
 		}
-	return ft_error(err, FT_EINPUT, "bad strategy '%s': use exhaustive, random, model or guided",
+	return ft_error(err, FT_EINPUT,
+			"bad strategy '%s': use exhaustive, random, model, guided or transfer",
 			text);
 }
 
@@ -697,5 +750,6 @@ const char *ft_strategy_name(enum ft_strategy s)
 	return s == FT_STRATEGY_RANDOM ? "random"
 	       : s == FT_STRATEGY_MODEL ? "model"
 	       : s == FT_STRATEGY_GUIDED ? "guided"
+	       : s == FT_STRATEGY_TRANSFER ? "transfer"
 					 : "exhaustive";
 }

@@ -24,6 +24,9 @@ enum ft_strategy {
 	FT_STRATEGY_MODEL,	/* ranked by a cheap predicted-time model, cut by the budget */
 	FT_STRATEGY_GUIDED,	/* a few random picks, then always the untried candidate
 				 * nearest the best measured so far (a local search) */
+	FT_STRATEGY_TRANSFER,	/* guided, started from the best configs of the nearest
+				 * shapes already tuned (cfg->seeds), stopping early
+				 * when it stops improving (transfer.h) */
 };
 
 struct ft_replay;	/* replay.h: recorded results standing in for the GPU */
@@ -50,6 +53,10 @@ struct ft_pipeline_cfg {
 	unsigned long long seed;	/* strategy seed */
 	long long budget_evals;		/* max candidates compiled+evaluated, -1: all */
 	double budget_seconds;		/* stop taking new candidates after this, <= 0: none */
+	const char *const *seeds;	/* transfer: configs to evaluate first (NULL: none) */
+	int nseeds;
+	int patience;			/* transfer with seeds: stop after this many results */
+	double gain;			/* in a row without a gain of more than this fraction */
 
 	/* Resume: return 1 to skip a feasible candidate already finished
 	 * (called on the main thread before it is compiled). May be NULL. */
@@ -89,7 +96,7 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 			     const struct ft_shape *shape, const struct ft_trial *t,
 			     struct ft_compile_req *req);
 
-/* "exhaustive" | "random" | "model" | "guided" */
+/* "exhaustive" | "random" | "model" | "guided" | "transfer" */
 int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err);
 const char *ft_strategy_name(enum ft_strategy s);
 

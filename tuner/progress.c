@@ -26,30 +26,44 @@ void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long lo
 	p->t0_ms = ft_now_ms();
 }
 
-void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units,
-		      long long total)
+void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units, int part,
+		      int parts, long long total)
 {
 	enum ft_progress_mode mode = p->mode;
-	double t0 = unit == 0 || !p->campaign_t0_ms ? ft_now_ms() : p->campaign_t0_ms;
+	double t0 = (unit == 0 && part == 0) || !p->campaign_t0_ms ? ft_now_ms() : p->campaign_t0_ms;
 
 	ft_progress_init(p, mode, total);
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->unit = unit;
 	p->units = units;
+	p->part = part;
+	p->parts = parts > 0 ? parts : 1;
 	p->campaign_t0_ms = t0;
 }
 
-/* Seconds left: of the unit, or of the whole campaign from the time per unit. */
-static double eta_s(const struct ft_progress *p, double now)
+/* The fraction of the search done, by the candidates that cost time: a
+ * rejection by the model costs nothing, and they come first (enumeration
+ * outruns compiling), so the work is what is left after them. */
+static double search_fraction(const struct ft_progress *p)
 {
-	double frac = p->total > 0 ? (double)p->done / p->total : 0;
+	long long rejected = p->counts[FT_ST_REJECTED_CONSTRAINT] + p->counts[FT_ST_REJECTED_SMEM];
 
-	if (p->units > 1) {
-		double done = p->unit + frac;
-		return done > 0 ? (now - p->campaign_t0_ms) / 1e3 / done * (p->units - done) : -1;
+	if (p->total <= 0)
+		return 0;
+	if (p->total - rejected <= 0)
+		return p->done >= p->total ? 1 : 0;
+	return (double)(p->done - rejected) / (double)(p->total - rejected);
+}
+
+double ft_progress_eta_s(const struct ft_progress *p, double now)
+{
+	double frac = search_fraction(p), done;
+
+	if (p->units * p->parts > 1) {
+		done = (p->unit + (p->part + frac) / p->parts) / p->units;
+		return done > 0 && done < 1 ? (now - p->campaign_t0_ms) / 1e3 / done * (1 - done) : -1;
 	}
-	return p->done > 0 && p->done < p->total ? (now - p->t0_ms) / 1e3 / p->done * (p->total - p->done)
-						  : -1;
+	return frac > 0 && frac < 1 ? (now - p->t0_ms) / 1e3 / frac * (1 - frac) : -1;
 }
 
 static void draw(struct ft_progress *p, int force)
@@ -73,7 +87,7 @@ static void draw(struct ft_progress *p, int force)
 	fprintf(stderr, "\r\033[K%s%s%s[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld%s",
 		p->label[0] ? "[" : "", p->label, p->label[0] ? "] " : "", bar, p->done, p->total,
 		p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected, failed, best);
-	if ((eta = eta_s(p, now)) >= 0)
+	if ((eta = ft_progress_eta_s(p, now)) >= 0)
 		fprintf(stderr, "  ETA %.0fs", eta);
 	fflush(stderr);
 	p->drawn = 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "strategy.h"
 
 struct rec {
 	char config[FT_CONFIG_MAX];
@@ -119,30 +120,11 @@ int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch
 	return 0;
 }
 
-/* 1 when every NAME=V of the recorded config is in the candidate's: a space
- * that grew parameters since the recording (their value fixed by the shape,
- * such as PACK_GQA and DENSE_KV for self-attention) still replays it. */
-static int covers(const char *candidate, const char *recorded)
-{
-	char item[FT_CONFIG_MAX], padded[FT_CONFIG_MAX + 2];
-	const char *p = recorded;
-
-	snprintf(padded, sizeof(padded), ",%s,", candidate);
-	while (*p) {
-		size_t n = strcspn(p, ",");
-		snprintf(item, sizeof(item), ",%.*s,", (int)n, p);
-		if (!strstr(padded, item))
-			return 0;
-		p += n + (p[n] == ',');
-	}
-	return 1;
-}
-
 void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
 {
 	for (long long i = 0; i < r->n; i++) {
 		const struct rec *x = &r->recs[i];
-		if (strcmp(x->config, t->config) && !covers(t->config, x->config))
+		if (strcmp(x->config, t->config) && !ft_config_covers(t->config, x->config))
 			continue;
 		t->status = x->status;
 		snprintf(t->reason, sizeof(t->reason), "%s", x->reason);

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "evaluate.h"
 #include "nvrtc.h"
+#include "transfer.h"
 #include "verify.h"
 
 /* Rejections by model are cheap and can number 100k: commit them in batches of
@@ -130,6 +131,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_run run;
 	struct ft_best_key bk;
+	struct ft_transfer_seeds seeds = { 0 };
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -141,6 +143,12 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	if (ft_template_hash(sp->template_path, res->template_hash, err))
 		goto out;
 	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
+	/* transfer: the best configs of the nearest shapes tuned so far */
+	if (o->strategy == FT_STRATEGY_TRANSFER && res->timed &&
+	    ft_transfer_seeds(db, o->arch->name, o->device ? o->device : "", sp->name, shape, &seeds,
+			      err))
+		goto out;
+	res->nseeds = seeds.n;
 	run = (struct ft_run){
 		.fatune_version = FATUNE_VERSION,
 		.arch = o->arch->name,
@@ -193,6 +201,10 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.seed = (unsigned long long)o->seed;
 	cfg.budget_evals = o->budget_n;
 	cfg.budget_seconds = o->budget_s;
+	cfg.seeds = seeds.ptr;
+	cfg.nseeds = seeds.n;
+	cfg.patience = FT_TRANSFER_PATIENCE;
+	cfg.gain = FT_TRANSFER_GAIN;
 	cfg.skip = on_skip;
 	cfg.emit = on_trial;
 	cfg.ctx = s;

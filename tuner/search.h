@@ -49,6 +49,7 @@ struct ft_search_result {
 	long long done;
 	struct ft_trial top[2];		/* best and runner-up (incl. resumed); NAN when none */
 	int interrupted;		/* stopped by SIGINT/SIGTERM: run the same search again */
+	int nseeds;			/* transfer: configs of tuned neighbours tried first */
 };
 
 /* Runs one search of sp for shape and stores it in db. Returns 0 when it ran

@@ -2,7 +2,9 @@
 #include "strategy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "feasibility.h"
 
@@ -107,7 +109,15 @@ struct ft_guide {
 	unsigned char best[FT_MAX_PARAMS];
 	double best_us;		/* NAN until an ok trial */
 	long long *explore;	/* a seeded random order for the first picks */
+	long long nexplore;	/* how many of them (GUIDE_EXPLORE, 0 with seeds) */
 	long long handed;	/* picks so far */
+	long long *seeds;	/* transfer: candidates handed out first */
+	int nseeds, seeded;	/* how many, how many handed out */
+	int patience;		/* early stop (0: never) */
+	double gain;
+	long long observed;	/* results told so far */
+	long long last_gain;	/* `observed` when the best last improved by > gain */
+	double gain_ref_us;	/* the best then */
 };
 
 static int value_index(const struct ft_param *p, long long v)
@@ -130,6 +140,8 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	g->n = n;
 	g->nparams = sp->nparams;
 	g->best_us = NAN;
+	g->gain_ref_us = NAN;
+	g->nexplore = GUIDE_EXPLORE;
 	g->idx = malloc((n ? n : 1) * sp->nparams);
 	g->taken = calloc(n ? n : 1, 1);
 	g->explore = malloc((n ? n : 1) * sizeof(*g->explore));
@@ -155,7 +167,18 @@ long long ft_guide_next(struct ft_guide *g)
 {
 	long long pick = -1, best_d = -1;
 
-	if (g->handed < GUIDE_EXPLORE && g->handed < g->n) {
+	if (g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
+	    g->observed - g->last_gain >= g->patience)
+		return -1;
+	while (g->seeded < g->nseeds) {
+		pick = g->seeds[g->seeded++];
+		if (!g->taken[pick]) {
+			g->taken[pick] = 1;
+			return pick;
+		}
+	}
+	pick = -1;
+	if (g->handed < g->nexplore && g->handed < g->n) {
 		pick = g->explore[g->handed++];
 		g->taken[pick] = 1;
 		return pick;
@@ -183,8 +206,15 @@ long long ft_guide_next(struct ft_guide *g)
 
 void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
 {
-	if (!g || t->status != FT_ST_OK || isnan(t->t_median_us))
+	if (!g)
 		return;
+	g->observed++;
+	if (t->status != FT_ST_OK || isnan(t->t_median_us))
+		return;
+	if (isnan(g->gain_ref_us) || t->t_median_us < g->gain_ref_us * (1 - g->gain)) {
+		g->gain_ref_us = t->t_median_us;
+		g->last_gain = g->observed;
+	}
 	if (!isnan(g->best_us) && t->t_median_us >= g->best_us)
 		return;
 	g->best_us = t->t_median_us;
@@ -192,10 +222,56 @@ void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
 		g->best[k] = (unsigned char)value_index(&g->sp->params[k], t->values[k]);
 }
 
+int ft_config_covers(const char *whole, const char *part)
+{
+	char item[FT_CONFIG_MAX + 2], padded[FT_CONFIG_MAX + 2];
+	const char *p = part;
+
+	snprintf(padded, sizeof(padded), ",%s,", whole);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		snprintf(item, sizeof(item), ",%.*s,", (int)n, p);
+		if (!strstr(padded, item))
+			return 0;
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
+int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *const *configs,
+		  int n)
+{
+	free(g->seeds);
+	g->seeds = malloc((size_t)(n ? n : 1) * sizeof(*g->seeds));
+	g->nseeds = g->seeded = 0;
+	if (!g->seeds)
+		return 0;	/* no seeds: still a valid (guided) search */
+	for (int k = 0; k < n; k++)
+		for (long long i = 0; i < g->n; i++)
+			if (!strcmp(ts[i]->config, configs[k]) || ft_config_covers(ts[i]->config, configs[k])) {
+				int dup = 0;
+				for (int j = 0; j < g->nseeds; j++)
+					dup |= g->seeds[j] == i;
+				if (!dup)
+					g->seeds[g->nseeds++] = i;
+				break;
+			}
+	if (g->nseeds)
+		g->nexplore = 0;
+	return g->nseeds;
+}
+
+void ft_guide_patience(struct ft_guide *g, int patience, double gain)
+{
+	g->patience = patience;
+	g->gain = gain;
+}
+
 void ft_guide_free(struct ft_guide *g)
 {
 	if (!g)
 		return;
+	free(g->seeds);
 	free(g->idx);
 	free(g->taken);
 	free(g->explore);

@@ -5,11 +5,7 @@ S="--arch sm_90 --shape 1x8x512x64 --jobs 1 --space $FATUNE_SOURCE_DIR/search_sp
 "$FATUNE" search $S >"$T/first.out" 2>"$T/first.err" &
 pid=$!
 # wait until some candidates are stored (NVRTC takes ~0.25 s each on one thread)
-for i in $(seq 1 200); do
-	n=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status='compiled'" 2>/dev/null || echo 0)
-	[ "${n:-0}" -ge 3 ] && break
-	sleep 0.1
-done
+wait_rows "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status='compiled'" 3
 kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 [ "$rc" -eq 1 ] || { cat "$T/first.err"; fail "interrupted search exited $rc, not 1"; }

@@ -69,11 +69,7 @@ unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
 export FATUNE_DB="$T/kill.db"
 "$FATUNE" search --arch sm_89 --campaign "$FATUNE_SOURCE_DIR/tests/campaigns/small.yaml" --quiet --jobs 1 >/dev/null 2>&1 &
 pid=$!
-for i in $(seq 1 300); do
-	n=$(sql "$FATUNE_DB" "SELECT count(*) FROM runs" 2>/dev/null || echo 0)
-	[ "${n:-0}" -ge 2 ] && break
-	sleep 0.1
-done
+wait_rows "$FATUNE_DB" "SELECT count(*) FROM runs" 2
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 [ "$(sql "$FATUNE_DB" "PRAGMA integrity_check")" = "ok" ] || fail "the database is damaged after kill -9"

@@ -65,6 +65,16 @@ expect_header() {
 		grep -q "constexpr int ${kv%%=*} = ${kv#*=};" "$1" || fail "$1 has no constant for $kv"
 	done
 }
+# wait_rows DB QUERY N: waits (up to 30 s) until the count QUERY returns in DB reaches N, e.g.
+# before killing a search in the middle
+wait_rows() {
+	local i n
+	for i in $(seq 1 600); do
+		n=$(sql "$1" "$2" 2>/dev/null || echo 0)
+		[ "${n:-0}" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+}
 # gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
 gpu_or_skip() {
 	if ! "$FATUNE" devices >/dev/null 2>&1; then

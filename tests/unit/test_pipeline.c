@@ -1,9 +1,16 @@
 /* test_pipeline.c - what the pipeline hands to NVRTC (ft_pipeline_compile_req
- * in pipeline.c) and the strategy names it parses.
+ * in pipeline.c), the strategy names it parses, and its GPU stage with
+ * several GPUs.
  *
  * The compile request decides the CUBIN cache key, so these tests also check
  * the promise of cache.h: launch-time parameters and B, H, S never change the
  * key, compile-time parameters and the shape's D, causal flag and dtype do.
+ *
+ * Several GPUs: two fake workers of one model (fake_gpus.h: this binary run
+ * again, speaking the real protocol) take the candidates of a real space compiled
+ * by NVRTC (no GPU needed): both GPUs get work, every trial names the GPU that
+ * ran it, and one GPU's hung candidate is that GPU's watchdog's business
+ * while the other goes on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +24,8 @@
 #include <string.h>
 
 #include "cache.h"
+#include "evaluate.h"
+#include "fake_gpus.h"
 #include "pipeline.h"
 
 /* BLOCK_M (compile), NUM_SPLITS (launch), NUM_WARPS (compile), in that order:
@@ -297,8 +306,124 @@ static void test_strategy_names(void **state)
 	assert_non_null(strstr(err.msg, "'greedy'"));
 }
 
-int main(void)
+/* ---- several GPUs: fake workers -------------------------------------------- */
+
+struct seen {
+	int n, on[2], ok, timeout;
+	char device[2][96];
+};
+
+static int collect(void *ctx, struct ft_trial *t)
 {
+	struct seen *s = ctx;
+
+	s->n++;
+	if (t->device_index >= 0 && t->device_index < 2) {
+		s->on[t->device_index]++;
+		snprintf(s->device[t->device_index], sizeof(s->device[0]), "%s", t->device);
+	}
+	s->ok += t->status == FT_ST_OK;
+	s->timeout += t->status == FT_ST_TIMEOUT;
+	return 0;
+}
+
+/* Runs tests/spaces/two_gpus.yaml (2 candidates) on two fake GPUs. */
+static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4096], cache[] = "/tmp/fatune-test-pipeline.XXXXXX", hash[17];
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
+	struct ft_worker *w[2] = { NULL, NULL };
+	struct ft_device_info info;
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_pipeline_stats st;
+	struct ft_err err = { 0 };
+	int rc;
+
+	assert_non_null(src);
+	assert_non_null(sp);
+	assert_non_null(mkdtemp(cache));
+	setenv("FATUNE_CACHE_DIR", cache, 1);
+	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
+	assert_int_equal(ft_space_load(sp, path, &err), 0);
+	assert_int_equal(ft_template_hash(sp->template_path, hash, &err), 0);
+	fake_gpus_use(mode);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ft_worker_start(&w[i], "unused", i, 10000, &info, &err), 0);
+		assert_int_equal(info.lim.ordinal, i);
+	}
+	memset(seen, 0, sizeof(*seen));
+	cfg.sp = sp;
+	cfg.arch = ft_arch_find("sm_90", &err);
+	cfg.shape = &shape;
+	cfg.template_hash = hash;
+	cfg.jobs = 2;
+	cfg.compile = 1;
+	cfg.workers = w;
+	cfg.nworkers = 2;
+	cfg.timeout_ms = timeout_ms;
+	cfg.job.seed = 1;
+	cfg.job.tolerance = 2e-3;
+	cfg.budget_evals = -1;
+	cfg.emit = collect;
+	cfg.ctx = seen;
+	/* compile first (no GPU), so that both candidates reach the GPUs at once,
+	 * however loaded the machine is: FAKE_JOB_MS apart is then impossible */
+	cfg.nworkers = 0;
+	rc = ft_pipeline_run(&cfg, &st, &err);
+	memset(seen, 0, sizeof(*seen));
+	cfg.nworkers = 2;
+	if (!rc)
+		rc = ft_pipeline_run(&cfg, &st, &err);
+	if (!rc)
+		assert_int_equal(st.cache_hits, 2);
+	for (int i = 0; i < 2; i++)
+		ft_worker_stop(w[i]);
+	fake_gpus_use(NULL);
+	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
+	if (system(path) != 0)
+		fprintf(stderr, "could not remove %s\n", cache);
+	free(sp);
+	if (rc)
+		fail_msg("pipeline: %s", err.msg);
+	assert_int_equal(st.evaluated, 2);
+}
+
+/* Two GPUs of one model: the two candidates run one on each (a GPU busy
+ * with one leaves the next to the idle one), each trial names its GPU. */
+static void test_two_gpus_share_the_candidates(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	run_two_gpus("ok", 4 * FAKE_JOB_MS, &s);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.ok, 2);
+	assert_int_equal(s.on[0], 1);
+	assert_int_equal(s.on[1], 1);
+	assert_string_equal(s.device[0], "fake H200");
+	assert_string_equal(s.device[1], "fake H200");
+}
+
+/* GPU 0 hangs on its candidate: its watchdog makes it a timeout (on GPU
+ * 0), while GPU 1 verifies and times the other. */
+static void test_one_gpu_hangs_the_other_goes_on(void **state)
+{
+	struct seen s;
+
+	(void)state;
+	run_two_gpus("hang0", 2 * FAKE_JOB_MS, &s);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.timeout, 1);
+	assert_int_equal(s.ok, 1);
+	assert_int_equal(s.on[0], 1);
+	assert_int_equal(s.on[1], 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = fake_gpus_main(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compile_req_defines),
 		cmocka_unit_test(test_compile_req_fp16_no_combine),
@@ -306,7 +431,11 @@ int main(void)
 		cmocka_unit_test(test_compile_req_many_params),
 		cmocka_unit_test(test_compile_req_wgmma_targets_sm90a),
 		cmocka_unit_test(test_strategy_names),
+		cmocka_unit_test(test_two_gpus_share_the_candidates),
+		cmocka_unit_test(test_one_gpu_hangs_the_other_goes_on),
 	};
 
+	if (rc >= 0)
+		return rc;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -353,6 +353,81 @@ static void test_model_prefers_filling_the_gpu(void **state)
 	assert_ptr_equal(p[0], &small_tiles);
 }
 
+/* ---- transfer: seeds and the early stop --------------------------------- */
+
+static void observe_ok(struct ft_guide *g, struct ft_trial *t, double us)
+{
+	t->status = FT_ST_OK;
+	t->t_median_us = us;
+	ft_guide_observe(g, t);
+}
+
+/* Seeds come first, in the order given, each once, unknown ones ignored;
+ * with seeds there are no random picks: the local search starts at once. */
+static void test_guide_seeds_first(void **state)
+{
+	enum { N = 20 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[N];
+	const char *seeds[] = { "T7", "T3", "nowhere", "T7" };
+	struct ft_guide *g;
+
+	pointers(ts, N, p);
+	g = ft_guide_new(sp, p, N, 42);
+	assert_non_null(g);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 4), 2);
+	assert_int_equal(ft_guide_next(g), 7);
+	assert_int_equal(ft_guide_next(g), 3);
+	/* no ok result yet: the model's order (here the list's), skipping the seeds */
+	assert_int_equal(ft_guide_next(g), 0);
+	assert_int_equal(ft_guide_next(g), 1);
+	ft_guide_free(g);
+}
+
+/* The early stop: `patience` results in a row without a gain of more than
+ * `gain` end the search; a real gain restarts the count; no patience, no stop. */
+static void test_guide_patience(void **state)
+{
+	enum { N = 20 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[N];
+	const char *seeds[] = { "T5" };
+	struct ft_guide *g;
+	long long k;
+
+	pointers(ts, N, p);
+	g = ft_guide_new(sp, p, N, 1);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+	ft_guide_patience(g, 3, 0.01);
+	assert_int_equal(k = ft_guide_next(g), 5);
+	observe_ok(g, &ts[k], 10.0);
+	k = ft_guide_next(g);
+	observe_ok(g, &ts[k], 9.95);		/* 0.5% faster: not a gain */
+	k = ft_guide_next(g);
+	observe_ok(g, &ts[k], 12.0);
+	assert_true((k = ft_guide_next(g)) >= 0);
+	observe_ok(g, &ts[k], 9.0);		/* 10% faster: the count restarts */
+	for (int i = 0; i < 3; i++) {
+		assert_true((k = ft_guide_next(g)) >= 0);
+		observe_ok(g, &ts[k], 11.0);
+	}
+	assert_int_equal(ft_guide_next(g), -1);
+	ft_guide_patience(g, 0, 0.01);
+	assert_true(ft_guide_next(g) >= 0);
+	ft_guide_free(g);
+}
+
+static void test_config_covers(void **state)
+{
+	assert_true(ft_config_covers("A=1,B=2,C=3", "A=1,C=3"));
+	assert_true(ft_config_covers("A=1,B=2", "A=1,B=2"));
+	assert_false(ft_config_covers("A=1,B=2", "A=1,B=3"));
+	assert_false(ft_config_covers("A=10,B=2", "A=1"));
+	assert_false(ft_config_covers("A=1", "A=1,B=2"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +441,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_model_penalises_a_partial_wave, release_owned),
 		cmocka_unit_test_teardown(test_model_split_costs, release_owned),
 		cmocka_unit_test_teardown(test_model_prefers_filling_the_gpu, release_owned),
+		cmocka_unit_test_teardown(test_guide_seeds_first, release_owned),
+		cmocka_unit_test_teardown(test_guide_patience, release_owned),
+		cmocka_unit_test(test_config_covers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

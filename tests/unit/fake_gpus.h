@@ -1,0 +1,89 @@
+/* fake_gpus.h - fake GPU workers for the tests of several GPUs (no GPU needed).
+ *
+ * A test binary that includes this calls fake_gpus_main(argc, argv) first in
+ * main: run again as `BINARY --fake-worker MODE` (see fake_gpus_use), it
+ * serves the real worker protocol through ft_worker_serve. Each fake reports
+ * the ordinal it was started for and a model by ordinal: 0 and 1 "fake H200"
+ * and 2 "fake H100" (both sm_90), 3 "fake L40S" (sm_89); 4 devices in all.
+ * A job answers ok after FAKE_JOB_MS (MODE "fast": FAKE_FAST_MS) with time
+ * 10 + ordinal us; in MODE "hang0" the fake of GPU 0 never answers (its
+ * watchdog must act).
+ */
+#ifndef FAKE_GPUS_H
+#define FAKE_GPUS_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "evaluate.h"
+#include "worker.h"
+
+/* Each fake job takes this long: long enough that a second candidate, ready
+ * at the same time, reaches the GPUs while the first GPU is still busy. */
+#define FAKE_JOB_MS 3000
+#define FAKE_FAST_MS 100
+
+static int fake_ordinal;
+
+static void fake_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int fake_open(void *ctx, const char *ref, int device, struct ft_device_info *info,
+		     struct ft_err *err)
+{
+	static const char *const names[] = { "fake H200", "fake H200", "fake H100", "fake L40S" };
+
+	(void)ctx, (void)ref, (void)err;
+	fake_ordinal = device < 0 ? 0 : device;
+	info->present = 1;
+	info->driver_version = 13000;
+	info->lim.cc = fake_ordinal == 3 ? 89 : 90;
+	info->lim.ordinal = fake_ordinal;
+	info->lim.device_count = 4;
+	info->lim.sm_count = 132;
+	snprintf(info->lim.name, sizeof(info->lim.name), "%s", names[fake_ordinal % 4]);
+	return 0;
+}
+
+static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
+{
+	const char *mode = ctx;
+
+	if (!strcmp(mode, "hang0") && fake_ordinal == 0)
+		for (;;)
+			fake_sleep_ms(1000);
+	fake_sleep_ms(strcmp(mode, "fast") ? FAKE_JOB_MS : FAKE_FAST_MS);
+	res->status = FT_ST_OK;
+	res->rel_err = job->tolerance / 2;
+	res->t_median_us = 10.0 + fake_ordinal;
+	res->samples = 1;
+	return 0;
+}
+
+/* In main, first: returns -1 unless this process is a fake worker (then its exit code). */
+static int fake_gpus_main(int argc, char **argv)
+{
+	struct ft_worker_backend be = { fake_open, NULL, fake_run, NULL, NULL };
+
+	if (argc < 3 || strcmp(argv[1], "--fake-worker"))
+		return -1;
+	be.ctx = argv[2];
+	return ft_worker_serve(0, 1, &be);
+}
+
+/* Workers started from now on are fakes in `mode` (NULL: the real worker again). */
+static void fake_gpus_use(const char *mode)
+{
+	static char *cmd[4] = { "/proc/self/exe", "--fake-worker", "ok", NULL };
+
+	cmd[2] = (char *)mode;
+	ft_worker_set_command(mode ? cmd : NULL);
+}
+
+#endif

@@ -1,0 +1,121 @@
+/* test_campaign_run.c - the campaign driver (campaign_run.c) on a host with two
+ * GPU models, faked (fake_gpus.h: 4 fake GPUs, two "fake H200", one "fake
+ * H100", one sm_89 "fake L40S"), over a real space compiled by NVRTC and a
+ * real database: `--devices all` groups the GPUs by model and leaves the
+ * sm_89 one out, each model gets its own search of the unit on its own GPUs,
+ * and their results stay apart, trials and best rows.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "campaign_run.h"
+#include "cmd.h"
+#include "fake_gpus.h"
+
+static char tmp[] = "/tmp/fatune-test-campaign.XXXXXX";
+
+static void test_two_models_kept_apart(void **state)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4096];
+	struct ft_gpus g;
+	struct ft_campaign camp;
+	struct ft_shape proto = { 0 };
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_campaign_target targets[2];
+	struct ft_campaign_run_opts o = { 0 };
+	struct ft_campaign_result r;
+	struct ft_db *db = NULL;
+	struct ft_best best;
+	struct ft_best_key key;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(sp);
+	fake_gpus_use("fast");
+	assert_int_equal(ft_cmd_gpus("search", "all", NULL, &g, &err), 0);
+	fake_gpus_use(NULL);
+	assert_string_equal(g.arch->name, "sm_90");
+	/* two models of sm_90, in order of their first GPU; the sm_89 one unused */
+	assert_int_equal(g.ngroups, 2);
+	assert_string_equal(g.groups[0].name, "fake H200");
+	assert_int_equal(g.groups[0].nworkers, 2);
+	assert_string_equal(g.groups[1].name, "fake H100");
+	assert_int_equal(g.groups[1].nworkers, 1);
+	assert_int_equal(g.nunused, 1);
+	for (int i = 0; i < 2; i++)
+		targets[i] = (struct ft_campaign_target){ &g.groups[i].arch, g.groups[i].name,
+							  g.groups[i].driver, g.groups[i].workers,
+							  g.groups[i].nworkers, g.groups[i].sm_count };
+
+	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
+	assert_int_equal(ft_space_load(sp, path, &err), 0);
+	ft_campaign_init(&camp);
+	assert_int_equal(ft_campaign_add(&camp, "1x2x64x64", &proto, &err), 0);
+	snprintf(path, sizeof(path), "%s/fatune.db", tmp);
+	assert_int_equal(ft_db_open(&db, path, 1, &err), 0);
+	o.camp = &camp;
+	o.sps = &sp;
+	o.nsp = 1;
+	o.targets = targets;
+	o.ntargets = 2;
+	o.search = (struct ft_search_opts){ .jobs = 2, .strategy = FT_STRATEGY_EXHAUSTIVE,
+					    .seed = 1, .budget_n = -1, .timing = "warm",
+					    .samples = 1, .launches = 1, .timeout_ms = 20000 };
+	if (ft_campaign_run(db, &o, &r, &err))
+		fail_msg("campaign: %s", err.msg);
+	ft_cmd_gpus_stop(&g);
+
+	/* one search per model, each on its own GPUs */
+	assert_int_equal(r.nout, 2);
+	assert_int_equal(r.tuned, 1);
+	assert_string_equal(r.out[0].device, "fake H200");
+	assert_string_equal(r.out[1].device, "fake H100");
+	assert_string_not_equal(r.out[0].res.search_key, r.out[1].res.search_key);
+	for (int k = 0; k < 2; k++) {
+		assert_true(r.out[0].res.top[k].device_index == 0 || r.out[0].res.top[k].device_index == 1);
+		assert_string_equal(r.out[0].res.top[k].device, "fake H200");
+		assert_int_equal(r.out[1].res.top[k].device_index, 2);
+		assert_string_equal(r.out[1].res.top[k].device, "fake H100");
+	}
+	/* a best row per model, with that model's time */
+	key = (struct ft_best_key){ "sm_90", "fake H200", "two_gpus", camp.units[0] };
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_true(best.t_median_us == 10.0 || best.t_median_us == 11.0);
+	key.device = "fake H100";
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_true(best.t_median_us == 12.0);
+	ft_campaign_result_release(&r);
+	ft_db_close(db);
+	ft_campaign_release(&camp);
+	free(sp);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = fake_gpus_main(argc, argv);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_models_kept_apart),
+	};
+	char cmd[128];
+
+	if (rc >= 0)
+		return rc;
+	if (!mkdtemp(tmp))
+		return 1;
+	setenv("FATUNE_CACHE_DIR", tmp, 1);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmp);
+	return rc;
+}
