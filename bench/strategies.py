@@ -17,12 +17,23 @@ within 5%, the evaluations spent until the strategy stopped, and the final
 quality (best found / exhaustive optimum), beside guided and random.
 
     python3 bench/strategies.py --fatune build/fatune --recorded rec.db [--seeds 20] [--transfer]
+                                [--space search_spaces/attention_sm90.yaml]
 """
 import argparse, json, os, shutil, sqlite3, statistics, subprocess, sys, tempfile
 
-# the template replayed: search --replay replays the shipped mma space ("attention"); a
-# recording made on Hopper also holds the wgmma space's trials, which it cannot reach
+# the template replayed: by default the shipped mma space's ("attention"); --space FILE
+# replays another space of the recording (e.g. the wgmma one a Hopper recording also holds)
 TEMPLATE = "attention"
+SPACE_ARGS = []
+
+
+def template_of(space):
+    """The base name of the template file a space file names (what runs.template_name holds)."""
+    import re
+    m = re.search(r"file:\s*([^,}\s]+)", open(space).read())
+    if not m:
+        sys.exit(f"strategies: '{space}' names no template file")
+    return os.path.splitext(os.path.basename(m.group(1)))[0]
 
 def targets(rec):
     con = sqlite3.connect(f"file:{rec}?mode=ro", uri=True)
@@ -39,7 +50,7 @@ def evals_to_within(fatune, rec, t, strategy, seed, tol):
         db = os.path.join(tmp, "replay.db")
         cmd = [fatune, "search", "--replay", rec, "--arch", arch, "--shape", f"{b}x{h}x{s}x{d}",
                "--dtype", dtype, "--strategy", strategy, "--seed", str(seed), "--jobs", "1",
-               "--db", db, "--quiet", "--json"]
+               "--db", db, "--quiet", "--json"] + SPACE_ARGS
         if causal:
             cmd.append("--causal")
         out = subprocess.run(cmd, capture_output=True, text=True)
@@ -61,7 +72,7 @@ def shape_text(t):
 
 def replay(fatune, rec, arch, db, strategy, extra):
     cmd = [fatune, "search", "--replay", rec, "--arch", arch, "--strategy", strategy, "--seed", "1",
-           "--jobs", "1", "--db", db, "--quiet", "--json"] + extra
+           "--jobs", "1", "--db", db, "--quiet", "--json"] + SPACE_ARGS + extra
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"strategies: {' '.join(cmd)} failed: {out.stderr.strip()}")
@@ -171,7 +182,11 @@ def main():
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--transfer", action="store_true",
                     help="also replay the transfer strategy as a campaign (leave-one-out and in order)")
+    ap.add_argument("--space", help="replay this space's trials (default: the shipped mma space)")
     a = ap.parse_args()
+    global TEMPLATE, SPACE_ARGS
+    if a.space:
+        TEMPLATE, SPACE_ARGS = template_of(a.space), ["--space", a.space]
     results = []
     print(f"evaluations until the first trial within {a.tolerance:.0%} of the best recorded "
           f"(guided and random: over {a.seeds} seeds)")

@@ -4,8 +4,8 @@
     python3 tests/data/make_fixture.py RECORDED.db > tests/data/recorded_h200.sql
 
 Keeps the timed runs and every trial of them except model rejections (replay
-recomputes those), drops compile logs, and writes a complete schema-version-1
-database as SQL (fatune's application_id and user_version included), so
+recomputes those), drops compile logs, and writes a complete database of the
+recorded file's schema version as SQL (fatune's application_id and user_version included), so
 `sqlite3 x.db < fixture.sql` gives a file fatune opens (and migrates, once the
 schema moves on).
 """
@@ -14,7 +14,8 @@ import sqlite3, sys
 src = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 out = sys.stdout
 out.write("-- replay fixture made by tests/data/make_fixture.py from trials recorded on a GPU: do not edit\n")
-out.write("PRAGMA application_id = 1180783726;\nPRAGMA user_version = 1;\nBEGIN;\n")
+version = src.execute("PRAGMA user_version").fetchone()[0]
+out.write(f"PRAGMA application_id = 1180783726;\nPRAGMA user_version = {version};\nBEGIN;\n")
 for (sql,) in src.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid"):
     out.write(sql + ";\n")
 
