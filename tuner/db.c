@@ -451,11 +451,13 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 	/* Only now, with the file known to be new or ours, may anything be written. */
 	if ((is_new(&s) || s.version < ft_db_schema_version()) && upgrade(db, err))
 		goto fail;
-	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
-		goto fail;
+	/* the statements first: a file whose tables do not match its schema
+	 * version (edited by hand) is refused before WAL mode is written into it */
 	if (ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
 	    ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
 		 "preparing the trial lookup", err))
+		goto fail;
+	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
 		goto fail;
 	rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, (int *)NULL);
 	if (rc != SQLITE_OK) {
