@@ -20,20 +20,20 @@ static const char *const links[][2] = {
 
 static char tree[64];
 
+/* the names fz_file wrote into <tree>/in, removed at exit */
+#define MAX_NAMES 8
+static char names[MAX_NAMES][64];
+static int nnames;
+
 static void cleanup(void)
 {
 	char p[512];
 
-	snprintf(p, sizeof(p), "%s/in", tree);
-	/* the inputs' files: names the targets use */
-	{
-		static const char *const names[] = { "space.yaml", "campaign.yaml", "fuzz.db" };
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			char f[600];
-			snprintf(f, sizeof(f), "%s/%s", p, names[i]);
-			fz_remove_db(f);
-		}
+	for (int i = 0; i < nnames; i++) {
+		snprintf(p, sizeof(p), "%s/in/%s", tree, names[i]);
+		fz_remove_db(p);
 	}
+	snprintf(p, sizeof(p), "%s/in", tree);
 	rmdir(p);
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", tree, links[i][0]);
@@ -74,8 +74,16 @@ const char *fz_file(const uint8_t *data, size_t size, const char *name)
 {
 	static char path[600];
 	FILE *f;
+	int i;
 
 	make_tree();
+	for (i = 0; i < nnames && strcmp(names[i], name); i++)
+		;
+	if (i == nnames) {
+		if (nnames == MAX_NAMES || strlen(name) >= sizeof(names[0]))
+			abort();
+		strcpy(names[nnames++], name);
+	}
 	snprintf(path, sizeof(path), "%s/in/%s", tree, name);
 	f = fopen(path, "wb");
 	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
