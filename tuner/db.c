@@ -67,8 +67,8 @@ int ft_dbi_fail(struct ft_db *db, int rc, struct ft_err *err, const char *what)
 		char detail[256];
 
 		snprintf(detail, sizeof(detail), "%s: %s", what, msg);
-		/* a writer may have committed before reaching the damage */
-		ft_dbi_damaged(err, db->path, detail, db->put_trial != NULL);
+		/* after the open, this connection may have committed before */
+		ft_dbi_damaged(err, db->path, detail, db->opened);
 		db->damaged = 1;
 		return -1;
 	}
@@ -464,6 +464,7 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 		ft_dbi_fail(db, rc, err, "configuring the connection");
 		goto fail;
 	}
+	db->opened = 1;
 	*out = db;
 	return 0;
 fail:

@@ -19,6 +19,7 @@ struct ft_db {
 	char path[FT_PATH_MAX];
 	sqlite3_stmt *put_trial;	/* cached: runs once per finished trial */
 	sqlite3_stmt *latest_trial;	/* cached: runs once per candidate on resume */
+	int opened;			/* ft_db_open succeeded: writes may have happened since */
 	int damaged;			/* SQLite reported SQLITE_CORRUPT/NOTADB: write nothing more */
 };
 
