@@ -28,7 +28,7 @@ for bin in "$build"/fuzz_*; do
 	fi
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	edges=$(sed -n 's/^INFO: Loaded 1 modules *(\([0-9]*\) inline 8-bit counters.*/\1/p' "$log" | head -1)
-	cov=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$log" | tail -1 | sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\).*/\1 of '"${edges:-?}"' edges (of the code linked in), \2 features/p')
+	cov=$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$log" | tail -1 | sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\).*/\1 of '"${edges:-?}"' edges (of the code linked in), \2 features/p' || true)
 	echo "fuzz: $name: ${execs:-?} runs in ${secs} s, ${cov:-coverage unknown}, $(ls "$corpus" | wc -l) corpus inputs, no failure"
 	total=$((total + ${execs:-0}))
 done
