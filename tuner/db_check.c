@@ -69,8 +69,8 @@ static void side_files(const char *path, struct side_files *f)
 	f->had_shm = stat(f->shm, &sb) == 0;
 }
 
-/* After a refusal: opening a file in WAL mode creates an empty WAL and a
- * '-shm' index, which the read-only connection does not delete on close.
+/* After refusing a damaged file: opening a file in WAL mode creates an
+ * empty WAL and a '-shm' index, which the read-only connection does not delete on close.
  * Those the check made are removed again, so a refused file's directory is
  * left as it was; a WAL that was there before, or that holds frames, stays. */
 static void remove_made(const struct side_files *f)
@@ -90,7 +90,7 @@ int ft_db_check(const char *path, struct ft_err *err)
 	char detail[256];
 	struct side_files side;
 	struct stat sb;
-	int rc, ret = -1;
+	int rc, ret = -1, damaged = 0;
 
 	side_files(path, &side);
 	/* no bytes in the file or a WAL: a new file, nothing to check */
@@ -118,6 +118,7 @@ int ft_db_check(const char *path, struct ft_err *err)
 			one_line(line, sizeof(line), verdict ? verdict : "no verdict");
 			snprintf(detail, sizeof(detail), "PRAGMA quick_check: %s", line);
 			ft_dbi_damaged(err, path, detail, 0);
+			damaged = 1;
 		}
 	} else if (rc == SQLITE_READONLY_ROLLBACK) {
 		/* a hot journal: a process died inside the one rollback-mode
@@ -128,6 +129,7 @@ int ft_db_check(const char *path, struct ft_err *err)
 	} else if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
 		snprintf(detail, sizeof(detail), "PRAGMA quick_check: %s", h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
 		ft_dbi_damaged(err, path, detail, 0);
+		damaged = 1;
 	} else {
 		ft_error(err, FT_EFAIL,
 			 "checking tuning database '%s' (PRAGMA quick_check) failed: %s: check that the file and its directory are readable or pass --db",
@@ -135,7 +137,9 @@ int ft_db_check(const char *path, struct ft_err *err)
 	}
 	sqlite3_finalize(st);	/* repeats the step's error, handled above */
 	sqlite3_close_v2(h);	/* always SQLITE_OK; no checkpoint (see above) */
-	if (ret)
+	/* only for damage: after another failure (busy, unreadable) a healthy
+	 * file's WAL and index may belong to a writer that started meanwhile */
+	if (damaged)
 		remove_made(&side);
 	return ret;
 }
