@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deps.sh - installs the Debian packages fatune builds and tests with, if any is missing.
-# Needs root (or sudo) only when something must be installed. The CUDA toolkit
+# Needs root (or sudo) only when something must be installed. clang builds the
+# libFuzzer targets (tests/fuzz) with libclang-rt-dev (libFuzzer and the sanitizers). The CUDA toolkit
 # (NVRTC and headers) must already be there: it does not come from Debian.
 set -euo pipefail
-pkgs="cmake gcc make pkg-config libsqlite3-dev libyaml-dev libxxhash-dev libcmocka-dev sqlite3 python3"
+pkgs="cmake gcc make pkg-config libsqlite3-dev libyaml-dev libxxhash-dev libcmocka-dev sqlite3 python3 clang libclang-rt-dev"
 # the SLURM test (tests/cli/071-slurm.sh) and the report render (tests/cli/073-report.sh)
 pkgs="$pkgs slurmctld slurmd munge chromium"
 missing=""

@@ -4,6 +4,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer and run the suite there (less the
 # tests labelled slow, which only repeat NVRTC work). GPU tests (label gpu) skip
 # where no GPU is present. Extra arguments go to both ctest runs (e.g. -L unit).
+# Last, the libFuzzer targets (clang) run FATUNE_FUZZ_SECONDS each (default 50, 0: skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -19,3 +20,9 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE slow "$@"
+# libFuzzer: the parsers and DB open on arbitrary bytes (tests/fuzz, docs/testing.md)
+if [ "${FATUNE_FUZZ_SECONDS:-50}" != 0 ]; then
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFATUNE_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build build-fuzz -j"$jobs" --target fuzzers >/dev/null
+	tools/fuzz.sh build-fuzz "${FATUNE_FUZZ_SECONDS:-50}"
+fi

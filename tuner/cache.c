@@ -1,4 +1,6 @@
-/* cache.c - the on-disk CUBIN cache (see cache.h). */
+/* cache.c - the on-disk CUBIN cache (see cache.h): keys, entries written
+ * atomically with their resources and content hash, lookups that hand back
+ * only a CUBIN whose bytes match that hash, stats and clearing. */
 #include "cache.h"
 
 #include <dirent.h>
@@ -172,27 +174,101 @@ void ft_compile_key(const struct ft_compile_req *req, const char *template_hash,
 	snprintf(key, 17, "%016llx", (unsigned long long)XXH64_digest(&st));
 }
 
-int ft_cache_lookup(const char *key, struct ft_resources res[2])
+/* Reads the whole file at path into a malloc'd buffer. */
+static int slurp(const char *path, unsigned char **data, size_t *size)
 {
-	char path[FT_PATH_MAX], dir[FT_PATH_MAX];
-	struct ft_err err;
+	FILE *f = fopen(path, "rb");
+	struct stat sb;
+	unsigned char *buf;
+
+	*data = NULL;
+	*size = 0;
+	if (!f)
+		return -1;
+	if (fstat(fileno(f), &sb) || sb.st_size < 0 || !(buf = malloc((size_t)sb.st_size + 1))) {
+		fclose(f);
+		return -1;
+	}
+	if (fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size || fgetc(f) != EOF) {
+		/* shorter or longer than a moment ago: being replaced; treat as unreadable */
+		fclose(f);
+		free(buf);
+		return -1;
+	}
+	fclose(f);
+	*data = buf;
+	*size = (size_t)sb.st_size;
+	return 0;
+}
+
+/* Reads the entry whose CUBIN is cubin_path: its resources from the .res file
+ * beside it and the CUBIN, checked against the size and xxh64 the .res file
+ * holds. 0 with *image (malloc'd; NULL if image is NULL) and res filled, or -1
+ * with err: missing, unreadable, or not the bytes that were stored. */
+static int read_entry(const char *cubin_path, struct ft_resources res[2], unsigned char **image,
+		      size_t *image_size, struct ft_err *err)
+{
+	char path[FT_PATH_MAX + 8];
+	unsigned long long want_hash;
+	long long want_size;
+	unsigned char *data;
+	size_t len = strlen(cubin_path), size;
 	FILE *f;
 	int n = 0;
 
-	if (ft_cache_dir(dir, sizeof(dir), &err))
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s.cubin", dir, key);
-	if (access(path, R_OK))
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s.res", dir, key);
+	if (image)
+		*image = NULL;
+	if (len < 6 || strcmp(cubin_path + len - 6, ".cubin") || len - 6 + 5 >= sizeof(path))
+		return ft_error(err, FT_EFAIL, "'%s' is not a cached CUBIN (<key>.cubin)", cubin_path);
+	snprintf(path, sizeof(path), "%.*s.res", (int)(len - 6), cubin_path);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
+		return ft_error(err, FT_EFAIL, "cached CUBIN '%s' has no '%s' beside it: it is recompiled", cubin_path, path);
 	for (int k = 0; k < 2; k++)
 		n += fscanf(f, "%d %d %d %d %d", &res[k].regs, &res[k].smem_static, &res[k].stack_bytes,
 			    &res[k].spill_stores, &res[k].spill_loads);
+	n += fscanf(f, " xxh64 %16llx %lld", &want_hash, &want_size);
 	fclose(f);
-	return n == 10;
+	if (n != 12)
+		return ft_error(err, FT_EFAIL, "'%s' is cut short or from an older fatune (no content hash): the CUBIN is recompiled", path);
+	if (slurp(cubin_path, &data, &size))
+		return ft_error(err, FT_EFAIL, "cannot read cached CUBIN '%s': it is recompiled", cubin_path);
+	if ((long long)size != want_size || XXH64(data, size, 0) != want_hash) {
+		free(data);
+		return ft_error(err, FT_EFAIL,
+				"cached CUBIN '%s' is not what was stored (%zu bytes, %lld and xxh64 %016llx expected): it was cut short or altered; it is recompiled",
+				cubin_path, size, want_size, want_hash);
+	}
+	if (image) {
+		*image = data;
+		*image_size = size;
+	} else {
+		free(data);
+	}
+	return 0;
+}
+
+int ft_cache_lookup(const char *key, struct ft_resources res[2])
+{
+	char path[FT_PATH_MAX];
+	struct ft_err err;
+
+	if (ft_cache_path(key, path, sizeof(path), &err))
+		return 0;
+	return read_entry(path, res, NULL, NULL, &err) == 0;
+}
+
+int ft_cache_read(const char *cubin_path, void **image, size_t *size, struct ft_err *err)
+{
+	struct ft_resources res[2];
+	unsigned char *data;
+
+	*image = NULL;
+	*size = 0;
+	if (read_entry(cubin_path, res, &data, size, err))
+		return -1;
+	*image = data;
+	return 0;
 }
 
 static int write_atomic(const char *path, const void *data, size_t size, struct ft_err *err)
@@ -227,6 +303,9 @@ int ft_cache_store(const char *key, const struct ft_compile_out *out, struct ft_
 		n += snprintf(res + n, sizeof(res) - n, "%d %d %d %d %d\n", out->res[k].regs,
 			      out->res[k].smem_static, out->res[k].stack_bytes, out->res[k].spill_stores,
 			      out->res[k].spill_loads);
+	/* the CUBIN's size and content hash, checked by every lookup and load */
+	n += snprintf(res + n, sizeof(res) - n, "xxh64 %016llx %zu\n",
+		      (unsigned long long)XXH64(out->cubin, out->cubin_size, 0), out->cubin_size);
 	/* the CUBIN last: lookup needs both, and a .res without its .cubin is a miss */
 	snprintf(path, sizeof(path), "%s/%s.res", dir, key);
 	if (write_atomic(path, res, (size_t)n, err))

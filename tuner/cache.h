@@ -8,7 +8,11 @@
  * changed template (or header) gives new keys: its old entries are never
  * handed back.
  *
- * Layout: <dir>/cubin/<key>.cubin and <key>.res (the ptxas resources, text).
+ * Layout: <dir>/cubin/<key>.cubin and <key>.res (text: the ptxas resources
+ * of both kernels, one line each, then "xxh64 <16 hex> <size>" of the CUBIN).
+ * A CUBIN whose size or xxh64 does not match (cut short by a full disk,
+ * altered by hand), or whose .res lacks the hash (an older fatune's), is a
+ * miss: it is compiled again and replaced, never loaded.
  * <dir> = $FATUNE_CACHE_DIR, else $XDG_CACHE_HOME/fatune, else ~/.cache/fatune.
  * Entries are written to a temporary name and renamed, so concurrent searches
  * never read half a file.
@@ -38,8 +42,15 @@ void ft_compile_key(const struct ft_compile_req *req, const char *template_hash,
 /* Path of the CUBIN for key (whether or not it exists). */
 int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err);
 
-/* 1 on a hit (res[] filled from the .res file), 0 on a miss. */
+/* 1 on a hit (res[] filled from the .res file, the CUBIN's size and hash
+ * checked), 0 on a miss (missing, unreadable, or not the bytes stored). */
 int ft_cache_lookup(const char *key, struct ft_resources res[2]);
+
+/* Reads the cached CUBIN at cubin_path (an ft_cache_path) for loading, checked
+ * as ft_cache_lookup checks it: *image is malloc'd (the caller frees it) and
+ * *size its length; -1 (*image NULL) with FT_EFAIL in err when it is missing,
+ * unreadable or not the bytes stored. */
+int ft_cache_read(const char *cubin_path, void **image, size_t *size, struct ft_err *err);
 
 /* Stores a compiled CUBIN and its resources under key. */
 int ft_cache_store(const char *key, const struct ft_compile_out *out, struct ft_err *err);

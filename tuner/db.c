@@ -61,10 +61,15 @@ int ft_dbi_fail(struct ft_db *db, int rc, struct ft_err *err, const char *what)
 
 	switch (rc & 0xff) {
 	case SQLITE_NOTADB:
-	case SQLITE_CORRUPT:
-		return ft_error(err, FT_EFAIL,
-				"tuning database '%s' is corrupt or not a database (%s: %s): move it away or pass --db",
-				db->path, what, msg);
+	case SQLITE_CORRUPT: {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "%s: %s", what, msg);
+		/* after the open, this connection may have committed before */
+		ft_dbi_damaged(err, db->path, detail, db->opened);
+		db->damaged = 1;
+		return -1;
+	}
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
 		return ft_error(err, FT_EFAIL,
@@ -111,6 +116,8 @@ int ft_dbi_exec(struct ft_db *db, const char *sql, const char *what, struct ft_e
 
 int ft_dbi_begin(struct ft_db *db, struct ft_err *err)
 {
+	if (db->damaged)
+		return ft_dbi_damaged(err, db->path, "found earlier on this connection", 1);
 	return ft_dbi_exec(db, "BEGIN IMMEDIATE", "BEGIN IMMEDIATE", err);
 }
 
@@ -412,6 +419,9 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 	if (strlen(path) >= sizeof(db->path))
 		return ft_error(err, FT_EINPUT, "tuning database path '%.64s...' is longer than %zu bytes: use a shorter one",
 				path, sizeof(db->path) - 1);
+	/* before this connection exists: nothing it does may reach a damaged file */
+	if (ft_db_check(path, err))
+		return -1;
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return ft_error(err, FT_EFAIL, "out of memory opening tuning database '%s'", path);
@@ -423,6 +433,10 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 		goto fail;
 	}
 	rc = sqlite3_extended_result_codes(db->h, 1);
+	/* until the file is known to be ours, closing must not checkpoint a WAL
+	 * left behind into it (refusals leave the file and its WAL as they were) */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
 	if (rc != SQLITE_OK) {
@@ -435,12 +449,20 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 	/* Only now, with the file known to be new or ours, may anything be written. */
 	if ((is_new(&s) || s.version < ft_db_schema_version()) && upgrade(db, err))
 		goto fail;
-	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
-		goto fail;
+	/* the statements first: a file whose tables do not match its schema
+	 * version (edited by hand) is refused before WAL mode is written into it */
 	if (ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
 	    ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
 		 "preparing the trial lookup", err))
 		goto fail;
+	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
+		goto fail;
+	rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, (int *)NULL);
+	if (rc != SQLITE_OK) {
+		ft_dbi_fail(db, rc, err, "configuring the connection");
+		goto fail;
+	}
+	db->opened = 1;
 	*out = db;
 	return 0;
 fail:

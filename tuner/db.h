@@ -12,8 +12,13 @@
  * statements. fatune's pipeline stores from its main thread only.
  *
  * Refusals (FT_EFAIL unless noted, nothing is ever overwritten):
- *   - a file that is not an SQLite database, or is corrupt ("... is corrupt or
- *     not a database: move it away or pass --db");
+ *   - a file that is not an SQLite database, or fails `PRAGMA quick_check`
+ *     (ft_db_check: "tuning database 'X' is corrupt or not a database (what);
+ *     nothing was written to it: recover ... with 'sqlite3 X .recover > fixed.sql'
+ *     ..., or pass --db with another file"), the file and its WAL left
+ *     byte-identical; SQLITE_CORRUPT or SQLITE_NOTADB met later gives the same
+ *     message ("fatune stopped before writing more to it") and the connection
+ *     then refuses every write;
  *   - an SQLite file with another application_id (not fatune's);
  *   - a user_version newer than this fatune knows ("written by a newer fatune
  *     (schema N > M): upgrade fatune").
@@ -29,7 +34,16 @@
 
 struct ft_db;
 
-/* Opens (create != 0: creating if missing) and migrates the database at path.
+/* Checks the file at path with `PRAGMA quick_check` on a read-only connection
+ * that writes nothing into it or its WAL (an empty WAL and SQLite's '-shm'
+ * index, made by opening a WAL-mode file, are removed again on refusal). 0: healthy, or no file yet (missing or empty); -1: FT_EFAIL,
+ * damaged (the message above) or unreadable. ft_db_open calls it before it
+ * opens the file for writing; a command that writes a database some other way
+ * (a merge target) calls it before its first write. */
+int ft_db_check(const char *path, struct ft_err *err);
+
+/* Opens (create != 0: creating if missing) and migrates the database at path,
+ * after ft_db_check (so a damaged file is refused before anything is written).
  * With create == 0 a missing file is FT_EINPUT: "no tuning database at 'PATH':
  * run 'fatune search' first or pass --db". */
 int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err);

@@ -22,6 +22,8 @@ struct ft_db {
 	char path[FT_PATH_MAX];
 	sqlite3_stmt *put_trial;	/* cached: runs once per finished trial */
 	sqlite3_stmt *latest_trial;	/* cached: runs once per candidate on resume */
+	int opened;			/* ft_db_open succeeded: writes may have happened since */
+	int damaged;			/* SQLite reported SQLITE_CORRUPT/NOTADB: write nothing more */
 };
 
 /* Binds parameters 1, 2, ... in order; the first failure sticks in rc. */
@@ -31,14 +33,21 @@ struct binder {
 	int rc;
 };
 
-/* Turns an SQLite failure into err: names what was attempted and the file,
+/* The one message for a damaged file (db_check.c): what is damaged (detail),
+ * whether fatune wrote to it before finding out (written), how to recover.
+ * FT_EFAIL; returns -1. */
+int ft_dbi_damaged(struct ft_err *err, const char *path, const char *detail, int written);
+
+/* Turns an SQLite failure into err (SQLITE_CORRUPT and SQLITE_NOTADB also mark
+ * the connection damaged, see ft_dbi_begin): names what was attempted and the file,
  * copies SQLite's own message, and says what to do next. Returns -1. */
 int ft_dbi_fail(struct ft_db *db, int rc, struct ft_err *err, const char *what);
 int ft_dbi_prep(struct ft_db *db, const char *sql, unsigned flags, sqlite3_stmt **st,
 		const char *what, struct ft_err *err);
 /* Runs SQL without values (transaction control, schema, fixed PRAGMAs). */
 int ft_dbi_exec(struct ft_db *db, const char *sql, const char *what, struct ft_err *err);
-int ft_dbi_begin(struct ft_db *db, struct ft_err *err);	/* BEGIN IMMEDIATE */
+/* BEGIN IMMEDIATE; refused, touching nothing, once the connection is marked damaged. */
+int ft_dbi_begin(struct ft_db *db, struct ft_err *err);
 int ft_dbi_commit(struct ft_db *db, struct ft_err *err);
 /* Undoes the open transaction after a failure already described in err. */
 void ft_dbi_rollback(struct ft_db *db);

@@ -27,7 +27,8 @@ struct ft_err {
 };
 
 /* Stores status and the formatted message in *err (err may be NULL) and
- * returns -1. A later call overwrites an earlier one. */
+ * returns -1. A later call overwrites an earlier one. Control characters
+ * (line breaks in quoted user text) become spaces: the message is one line. */
 int ft_error(struct ft_err *err, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache.h"
 #include "fatune_abi.h"
 #include "nvrtc.h"
 
@@ -655,6 +656,8 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	struct ft_gpu_module *mod = NULL;
 	struct ft_err err = { 0 };
 	struct run r;
+	void *image = NULL;
+	size_t image_size = 0;
 	int rc;
 
 	ft_job_result_init(res);
@@ -674,7 +677,9 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	memset(&r, 0, sizeof(r));
 	r.ev = ev;
 	r.job = job;
-	if (ft_gpu_module_load_file(ev->gpu, job->cubin_path, &mod, &err) ||
+	/* the cached bytes, checked against their stored hash, never the file as is */
+	if (ft_cache_read(job->cubin_path, &image, &image_size, &err) ||
+	    ft_gpu_module_load_data(ev->gpu, image, job->cubin_path, &mod, &err) ||
 	    ft_gpu_function(ev->gpu, mod, job->kernel, job->cubin_path, &r.main_fn, &err) ||
 	    (job->num_splits > 1 && ft_gpu_function(ev->gpu, mod, job->combine_kernel,
 						    job->cubin_path, &r.combine_fn, &err))) {
@@ -690,6 +695,7 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 			rc = 0;
 	}
 	ft_gpu_module_unload(ev->gpu, mod);
+	free(image);
 	return rc;
 }
 

@@ -86,13 +86,21 @@ static const char *const context_names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
  * search_spaces/README.md); a parameter of the same name would clash. */
 static const char *const macro_names[] = { "HEAD_DIM", "IS_CAUSAL" };
 
-/* text, cut to fit in a message: the reason must survive the 512-byte
- * ft_err next to a file name and key. */
+/* text as a message quotes it: on one line (a YAML block scalar keeps its
+ * line breaks; found by tests/fuzz/fuzz_expr.c) and cut to fit, so the reason
+ * survives the 512-byte ft_err next to a file name and key. */
 static const char *shorten(const char *text, char *buf, size_t size)
 {
-	if (strlen(text) < size)
-		return text;
-	snprintf(buf, size, "%.*s...", (int)size - 4, text);
+	size_t n = strlen(text);
+
+	if (n < size) {
+		memcpy(buf, text, n + 1);
+	} else {
+		snprintf(buf, size, "%.*s...", (int)size - 4, text);
+	}
+	for (char *p = buf; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
 	return buf;
 }
 

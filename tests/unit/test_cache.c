@@ -484,6 +484,99 @@ static void test_lookup_miss(void **state)
 	assert_int_equal(ft_cache_lookup("3333333333333333", res), 0);
 }
 
+/* Flips one byte of path at off (or cuts it to off bytes when cut). */
+static void damage_file(const char *path, long off, int cut)
+{
+	FILE *f;
+	int c;
+
+	if (cut) {
+		assert_int_equal(truncate(path, off), 0);
+		return;
+	}
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	c = fgetc(f);
+	assert_true(c != EOF);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	assert_int_equal(fputc(c ^ 0x40, f), c ^ 0x40);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A CUBIN cut short or altered, a hash altered in its .res file, or a .res
+ * without a hash (an older fatune's) is a miss and cannot be read for
+ * loading; storing again makes it whole. */
+static void test_damaged_entry_is_a_miss(void **state)
+{
+	struct fx *fx = *state;
+	static const struct {
+		const char *what;
+		const char *file;	/* "cubin" or "res" */
+		long off;
+		int cut;
+	} cases[] = {
+		{ "cubin cut short", "cubin", 2500, 1 },
+		{ "cubin empty", "cubin", 0, 1 },
+		{ "cubin byte altered", "cubin", 4321, 0 },
+		{ "cubin first byte altered", "cubin", 0, 0 },
+		{ "hash altered", "res", -5, 0 },	/* from the end: inside the size */
+		{ "no hash line", "res", -1, 1 },	/* cut before the hash line */
+	};
+	struct ft_compile_out o;
+	struct ft_resources res[2];
+	struct ft_err err;
+	char cubin[4200], resp[4200];
+	void *image;
+	size_t size;
+
+	fake_out(&o, 5000, 4);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long off = cases[i].off;
+
+		ft_err_clear(&err);
+		assert_int_equal(ft_cache_store("5555555555555555", &o, &err), 0);
+		assert_int_equal(ft_cache_lookup("5555555555555555", res), 1);
+		assert_int_equal(ft_cache_path("5555555555555555", cubin, sizeof(cubin), &err), 0);
+		assert_int_equal(ft_cache_read(cubin, &image, &size, &err), 0);
+		assert_int_equal(size, 5000);
+		assert_memory_equal(image, o.cubin, 5000);
+		free(image);
+
+		snprintf(resp, sizeof(resp), "%s/cubin/5555555555555555.res", fx->dir);
+		if (!strcmp(cases[i].file, "res") && cases[i].cut) {
+			/* keep the two resource lines only */
+			FILE *f = fopen(resp, "r");
+			char line[256];
+			long keep = 0;
+
+			assert_non_null(f);
+			for (int k = 0; k < 2; k++) {
+				assert_non_null(fgets(line, sizeof(line), f));
+				keep += (long)strlen(line);
+			}
+			fclose(f);
+			off = keep;
+		} else if (off < 0) {
+			off += file_size(resp);
+		}
+		damage_file(!strcmp(cases[i].file, "res") ? resp : cubin, off, cases[i].cut);
+		if (ft_cache_lookup("5555555555555555", res) != 0)
+			fail_msg("%s: still a hit", cases[i].what);
+		image = (void *)1;
+		ft_err_clear(&err);
+		if (ft_cache_read(cubin, &image, &size, &err) != -1)
+			fail_msg("%s: read for loading", cases[i].what);
+		assert_int_equal(err.status, FT_EFAIL);
+		assert_non_null(strstr(err.msg, "recompiled"));
+		assert_null(image);
+	}
+	/* stored again (as a recompile does): a hit with the right bytes */
+	assert_int_equal(ft_cache_store("5555555555555555", &o, &err), 0);
+	assert_int_equal(ft_cache_lookup("5555555555555555", res), 1);
+	ft_compile_out_release(&o);
+}
+
 static void test_stats_and_clear(void **state)
 {
 	struct fx *fx = *state;
@@ -635,6 +728,7 @@ int main(void)
 		T(test_compile_key),
 		T(test_store_lookup_roundtrip),
 		T(test_lookup_miss),
+		T(test_damaged_entry_is_a_miss),
 		T(test_stats_and_clear),
 		T(test_real_compile_roundtrip),
 		T(test_cache_dir),

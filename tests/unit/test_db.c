@@ -374,7 +374,7 @@ static void test_garbage_refused(void **state)
 	memcpy(junk, "not a database, just notes\n", 27);
 	write_all(fx->path, junk, sizeof(junk));
 	expect_refused(fx->path, "is corrupt or not a database");
-	expect_refused(fx->path, "move it away or pass --db");
+	expect_refused(fx->path, "nothing was written to it: recover what it holds with 'sqlite3 ");
 }
 
 static void test_corrupt_sqlite_refused(void **state)
@@ -395,6 +395,54 @@ static void test_corrupt_sqlite_refused(void **state)
 	write_all(fx->path, buf, n);
 	free(buf);
 	expect_refused(fx->path, "is corrupt or not a database");
+}
+
+/* Damage met after a successful open (here: the trials table's page wrecked
+ * under an open connection) stops the writer: the failing write and every
+ * later one give the damage message, and the file is not written again. */
+static void test_damage_found_later(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_db *db = open_ok(fx->path);
+	struct ft_run r = sample_run("", "k", 512, 0);
+	struct ft_trial t;
+	struct ft_err err = { 0 };
+	long long run = begin_run(db, &r), root, page;
+	size_t n0, n1;
+	char *before, *after, junk[512];
+	FILE *f;
+
+	put(db, run, "k", "A=1", FT_ST_OK, 10.0);
+	ft_db_close(db);	/* checkpoints: every page is in the file itself */
+	root = raw_int(fx->path, "SELECT rootpage FROM sqlite_master WHERE name = 'trials'");
+	page = raw_int(fx->path, "PRAGMA page_size");
+	db = open_ok(fx->path);	/* passes the check, has not read the trials page yet */
+	memset(junk, 0xa5, sizeof(junk));
+	f = fopen(fx->path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (root - 1) * page, SEEK_SET), 0);
+	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	assert_int_equal(fclose(f), 0);
+	before = read_all(fx->path, &n0);
+
+	ft_trial_init(&t);
+	strcpy(t.config, "A=2");
+	t.status = FT_ST_OK;
+	assert_int_equal(ft_db_trials_put(db, run, "k", &t, 1, &err), -1);
+	if (!strstr(err.msg, "is corrupt or not a database") || !strstr(err.msg, "fatune stopped before writing more") ||
+	    !strstr(err.msg, ".recover > fixed.sql"))
+		fail_msg("unexpected message: %s", err.msg);
+	ft_err_clear(&err);
+	assert_int_equal(ft_db_run_finish(db, run, "failed", 1.0, &err), -1);
+	assert_non_null(strstr(err.msg, "found earlier on this connection"));
+	ft_db_close(db);
+	after = read_all(fx->path, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	free(before);
+	free(after);
+	/* and the next open refuses it before writing anything */
+	expect_refused(fx->path, "nothing was written to it");
 }
 
 static void test_foreign_refused(void **state)
@@ -1160,6 +1208,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_without_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_sqlite_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damage_found_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_sqlite_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_refused, setup, teardown),

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "cache.h"
 #include "evaluate.h"
 #include "nvrtc.h"
 #include "worker.h"
@@ -428,13 +429,15 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 		      const struct ft_shape *sh, int compile, struct ft_job *job)
 {
 	const int rows = 2; /* ROWS_PER_BLOCK */
-	char path[FT_PATH_MAX], arch[16], fault_path[FT_PATH_MAX];
+	char path[FT_PATH_MAX], arch[16], fault_path[FT_PATH_MAX], key[17];
 	struct ft_compile_req req;
 	struct ft_compile_out co;
 	struct ft_err err = { 0 };
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
+	/* a cache entry in dir (the worker loads only CUBINs whose hash checks) */
+	assert_int_equal(setenv("FATUNE_CACHE_DIR", dir, 1), 0);
+	snprintf(key, sizeof(key), "%016x", 0xfa0 + fault);
+	assert_int_equal(ft_cache_path(key, path, sizeof(path), &err), 0);
 	if (!compile)
 		goto fill;
 	snprintf(fault_path, sizeof(fault_path), "%s/tests/kernels/fault.cu", src);
@@ -460,10 +463,7 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 	if (co.res[0].smem_static != 0)
 		print_message("ptxas report of FAULT=%d:\n%s\n", fault, co.log);
 	assert_int_equal(co.res[0].smem_static, 0); /* fault.yaml says smem_bytes: 0 */
-	f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(co.cubin, 1, co.cubin_size, f), co.cubin_size);
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(ft_cache_store(key, &co, &err), 0);
 	ft_compile_out_release(&co);
 fill:
 	make_job(job, 0x5eedull);
@@ -549,11 +549,33 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 	print_result("missing CUBIN", &res);
 	assert_int_equal(res.status, FT_ST_CRASHED);
 	assert_non_null(strstr(res.reason, "missing.cubin"));
+	/* a cached CUBIN altered after it was stored is never loaded */
+	fault_job(src, dir, cc, 0, &shapes[1], 0, &job);
+	{
+		FILE *f = fopen(job.cubin_path, "r+b");
+		int c;
+
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 64, SEEK_SET), 0);
+		c = fgetc(f);
+		assert_true(c != EOF);
+		assert_int_equal(fseek(f, 64, SEEK_SET), 0);
+		assert_int_equal(fputc(c ^ 0xff, f), c ^ 0xff);
+		assert_int_equal(fclose(f), 0);
+	}
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	print_result("altered CUBIN", &res);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "not what was stored"));
 	for (int fault = 0; fault < 4; fault++) {
-		char path[FT_PATH_MAX + 32];
-		snprintf(path, sizeof(path), "%s/fault%d.cubin", dir, fault);
+		char path[FT_PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s/cubin/%016x.cubin", dir, 0xfa0 + fault);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/cubin/%016x.res", dir, 0xfa0 + fault);
 		unlink(path);
 	}
+	snprintf(job.cubin_path, sizeof(job.cubin_path), "%s/cubin", dir);
+	rmdir(job.cubin_path);
 	rmdir(dir);
 }
 
