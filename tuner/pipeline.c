@@ -418,6 +418,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	it->t.t_p90_us = res.t_p90_us;
 	it->t.t_spread = res.t_spread;
 	it->t.samples = res.samples;
+	it->t.launches_per_sample = res.launches_per_sample;
 	pthread_mutex_lock(&r->stat_m);
 	r->gpu_ms += now_ms() - t0;
 	pthread_mutex_unlock(&r->stat_m);
