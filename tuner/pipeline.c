@@ -192,12 +192,16 @@ static void first_error(const char *log, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
 }
 
-/* The reason of a failed compile whose log says nothing useful: NVRTC drops
- * ptxas's errors, so the commonest one - too much static shared memory - is
- * recognised from the resources ptxas did report. */
+/* The reason of a failed compile whose log says nothing useful: ptxas's own
+ * error when nvrtc.c could recover it; else the commonest one - too much
+ * static shared memory - is recognised from the resources ptxas did report. */
 static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_compile_out *out,
 			    char *reason, size_t size)
 {
+	if (!strncmp(out->problem, "ptxas error: ", 13)) {
+		snprintf(reason, size, "%s", out->problem);
+		return;
+	}
 	for (int k = 0; k < 2; k++)
 		if (out->ok == 0 && out->res[k].smem_static > cfg->arch->smem_static) {
 			snprintf(reason, size,
