@@ -20,6 +20,7 @@
 #include "fatune_abi.h"
 #include "feasibility.h"
 #include "nvrtc.h"
+#include "ptxas.h"
 #include "replay.h"
 #include "strategy.h"
 
@@ -178,18 +179,8 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 /* The first line of a compile log that says "error", for the trial's reason. */
 static void first_error(const char *log, char *out, size_t size)
 {
-	const char *p = strstr(log, "error");
-	const char *start, *end;
-
-	if (!p) {
+	if (!ft_ptxas_first_error(log, out, size)[0])
 		snprintf(out, size, "NVRTC failed (see the log)");
-		return;
-	}
-	start = p;
-	while (start > log && start[-1] != '\n')
-		start--;
-	end = strchr(p, '\n');
-	snprintf(out, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
 }
 
 /* The reason of a failed compile whose log says nothing useful: ptxas's own
