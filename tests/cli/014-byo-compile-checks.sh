@@ -63,6 +63,19 @@ reasons "$T/out" >"$T/r"
 [ "$(grep -c "^compile_failed|kernel 'fatune_static_smem_fwd' takes 1 parameter of 72 bytes, but its ABI passes one struct fatune_attn_params of 768 bytes: a template built for another ABI version" "$T/r")" -eq 5 ] ||
 	{ cat "$T/r"; fail "ABI mismatch not reported"; }
 
+# ...and the other way: a v2 kernel under a space that declares no abi (v1)
+sed 's/fatune_static_smem_fwd(struct fatune_attn_params p)/fatune_static_smem_fwd(struct fatune_attn_params_v2 p)/' "$KSRC" |
+	sed 's/p\.s\b/p.s_q/g' >"$T/v2.cu"
+space "$T/abi1.yaml" "$T/v2.cu" fatune_static_smem_fwd "$EXACT" 1
+run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/abi1.yaml" --format json
+expect_rc 1
+reasons "$T/out" >"$T/r"
+[ "$(grep -c "^compile_failed|kernel 'fatune_static_smem_fwd' takes 1 parameter of 768 bytes, but its ABI passes one struct fatune_attn_params of 72 bytes" "$T/r")" -eq 5 ] ||
+	{ cat "$T/r"; fail "v2 kernel under ABI v1 not reported"; }
+# a v1 template still runs self-attention (above), and refuses what v1 cannot express, before compiling
+run check --arch sm_89 --shape 1x8x512x64 --kv-len 1024 --space "$T/exact.yaml"
+expect_bad_input "its template speaks ABI v1 .*which cannot run kv_len != S: migrate it to ABI v2"
+
 # 4. a formula too small: under 48 KB the difference with ptxas is named; past 48 KB the model
 # let the config through, and ptxas's own error (which NVRTC's log drops) is the reason
 space "$T/small.yaml" "$KSRC" fatune_static_smem_fwd 1024
