@@ -33,7 +33,8 @@ for r in cxx:
     assert r["status"] == "ok", r
 PY
 # the best of each space is its own row, exportable by its space file
-run export --space "$TESTSPACES/fa1_workspace.yaml" --shape 1x8x256x64 -o "$T/ws.h"
+ARCH=$(sql "$FATUNE_DB" "SELECT arch FROM runs LIMIT 1")
+run export --arch "$ARCH" --space "$TESTSPACES/fa1_workspace.yaml" --shape 1x8x256x64 -o "$T/ws.h"
 expect_rc 0
 grep -q "SKIP_INIT 0\|SKIP_INIT = 0" "$T/ws.h" || { cat "$T/ws.h"; fail "exported workspace config"; }
 echo "ok"
