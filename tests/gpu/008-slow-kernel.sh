@@ -19,9 +19,11 @@ for cfg, r in rows.items():
 slow = rows["PASSES=400,ROWS_PER_BLOCK=64"]
 t = slow["t_median_us"]
 assert t > 5000, f"PASSES=400 takes {t} us: not slow enough to test anything; raise PASSES in slow.yaml"
+# R is planned from one warm call (not the median): about 1 s of samples, 5 to 30
 want = max(5, min(30, int(1e6 // t)))
-assert slow["samples"] == want, (slow["samples"], want)
-assert t * 30 <= 1e6 or slow["samples"] < 30, "samples not cut for a slow kernel"
+assert 5 <= slow["samples"] <= 30, slow["samples"]
+assert abs(slow["samples"] - want) <= max(2, want // 5), (slow["samples"], want)
+assert t * 30 <= 1.2e6 or slow["samples"] < 30, "samples not cut for a slow kernel"
 fast = rows["PASSES=1,ROWS_PER_BLOCK=64"]
 assert fast["samples"] == 30 or fast["t_median_us"] * 30 > 1e6, fast
 print(f"slow kernel timed: {t:.0f} us a call, {slow['samples']} samples")
