@@ -137,7 +137,7 @@ int cmd_bench(int argc, char **argv)
 			goto fail;
 		}
 	}
-	if (ft_template_hash(sp->template_path, tpl_hash, &err))
+	if (ft_space_template_hash(sp, tpl_hash, &err))
 		goto fail;
 	cfg.sp = sp;
 	cfg.arch = arch;
