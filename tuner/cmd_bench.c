@@ -52,7 +52,7 @@ int cmd_bench(int argc, char **argv)
 		FT_OPT_FLAG_("best", 0, &best, "the stored best config of this shape and GPU"),
 		FT_OPT_STR_("timing", 0, &timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),
 		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples (default 30; fewer, at least 5, when they would take over 1 s)", 1, 10000),
-		FT_OPT_INT_("launches", 0, &launches, "K", "at most K calls per sample in one CUDA graph (default 20; fewer for a call over 50 us: a sample lasts ~1 ms)", 1, 1000),
+		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20; fewer when K calls would take over 20 ms)", 1, 1000),
 		FT_OPT_INT_("seed", 0, &seed, "N", "input seed (default 1234)", 0, 9e18),
 		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
 		FT_OPT_FLAG_("json", 0, &json, "print JSON"),

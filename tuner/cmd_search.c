@@ -357,7 +357,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_INT_("seed", 0, &seed, "N", "seed for inputs and the random strategy (default 1234)", 0, 9e18),
 		FT_OPT_STR_("timing", 0, &timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),
 		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples per candidate, median kept (default 15; fewer, at least 5, when they would take over 1 s)", 1, 1000),
-		FT_OPT_INT_("launches", 0, &launches, "K", "at most K calls per sample in one CUDA graph (default 20; fewer for a call over 50 us: a sample lasts ~1 ms)", 1, 1000),
+		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20; fewer when K calls would take over 20 ms)", 1, 1000),
 		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog per candidate (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
 		FT_OPT_FLAG_("fresh", 0, &fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_STR_("replay", 0, &replay_db, "DB", "take results recorded in DB instead of a GPU"),

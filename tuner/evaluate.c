@@ -92,16 +92,21 @@ static double warmup_min_ms(const struct ft_eval *ev)
 void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
 		  struct ft_timing_plan *p)
 {
-	double k_fit, r_fit, call_ms;
+	double k, r_fit, call_ms;
 
 	if (!(single_us > 0))
 		single_us = 1; /* an event pair cannot time less than ~1 us */
-	k_fit = ceil(FT_EVAL_SAMPLE_TARGET_US / single_us);
-	if (k_fit > FT_EVAL_MAX_LAUNCHES)
-		k_fit = FT_EVAL_MAX_LAUNCHES;
-	if (cold || k_fit < 1)
-		k_fit = 1;
-	p->launches = launches > 0 && launches < k_fit ? launches : (int)k_fit;
+	if (launches > 0) {
+		k = floor(FT_EVAL_SAMPLE_MAX_US / single_us);
+		k = k < launches ? k : launches;
+	} else {
+		k = ceil(FT_EVAL_SAMPLE_TARGET_US / single_us);
+	}
+	if (k > FT_EVAL_MAX_LAUNCHES)
+		k = FT_EVAL_MAX_LAUNCHES;
+	if (cold || k < 1)
+		k = 1;
+	p->launches = (int)k;
 	call_ms = single_us / 1e3 * p->launches;
 	r_fit = floor(FT_EVAL_SAMPLING_BUDGET_MS / call_ms);
 	if (r_fit < FT_EVAL_MIN_SAMPLES)

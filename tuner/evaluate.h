@@ -53,6 +53,11 @@
 /* Bounds on a job's counts: K calls in one graph and R samples. */
 #define FT_EVAL_MAX_LAUNCHES 1000
 #define FT_EVAL_MAX_SAMPLES 10000
+/* A K asked for (--launches, default 20) is kept while K calls last at most
+ * 20 ms: every kernel of the benchmark suite (at most ~1 ms a call) keeps the
+ * K = 20 its timings were taken with, and a 50 ms kernel gets K = 1 instead
+ * of 1 s samples. */
+#define FT_EVAL_SAMPLE_MAX_US 20000.0
 /* A slow kernel's samples are cut so that sampling lasts about
  * FT_EVAL_SAMPLING_BUDGET_MS (a second per candidate keeps a search of a
  * hundred slow candidates within minutes), but never below
@@ -68,9 +73,10 @@ struct ft_timing_plan {
 };
 
 /* The timing of a candidate whose one warm call took single_us (> 0):
- * K = launches when it is > 0, else enough calls for a sample of
- * FT_EVAL_SAMPLE_TARGET_US, and in both cases no more than that (a 50 ms
- * kernel gets K = 1, never 20 x 50 ms samples); R = samples, cut to what
+ * K = launches when it is > 0, lowered (to 1 at least) so that a sample
+ * lasts at most FT_EVAL_SAMPLE_MAX_US (a 50 ms kernel gets K = 1, never 20 x
+ * 50 ms samples); with launches 0 (auto), enough calls for a sample of
+ * FT_EVAL_SAMPLE_TARGET_US. R = samples, cut to what
  * FT_EVAL_SAMPLING_BUDGET_MS holds when K calls are long, but at least
  * FT_EVAL_MIN_SAMPLES (and never above samples). cold: one call per sample.
  * expected_ms is what the rest of the job should take, for the watchdog. */

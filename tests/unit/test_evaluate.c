@@ -42,7 +42,7 @@ static void test_plan(void **state)
 {
 	struct ft_timing_plan p;
 
-	/* a 6.4 us kernel: K = 20 asked for, 157 would fill 1 ms: 20 kept */
+	/* a 6.4 us kernel: K = 20 asked for and kept */
 	ft_eval_plan(6.4, 20, 15, 3, 0, &p);
 	assert_int_equal(p.launches, 20);
 	assert_int_equal(p.samples, 15);
@@ -66,9 +66,20 @@ static void test_plan(void **state)
 	/* ...unless fewer were asked for */
 	ft_eval_plan(2e6, 20, 3, 3, 0, &p);
 	assert_int_equal(p.samples, 3);
-	/* 200 us: K lowered to 5 (1 ms a sample), R kept */
+	/* 200 us and 1 ms: K = 20 kept (samples of 4 and 20 ms), R kept */
 	ft_eval_plan(200, 20, 30, 3, 0, &p);
-	assert_int_equal(p.launches, 5);
+	assert_int_equal(p.launches, 20);
+	assert_int_equal(p.samples, 30);
+	ft_eval_plan(1000, 20, 30, 3, 0, &p);
+	assert_int_equal(p.launches, 20);
+	assert_int_equal(p.samples, 30);
+	/* 5 ms: K = 4 (20 ms a sample); 30 samples would take 600 ms: kept */
+	ft_eval_plan(5000, 20, 30, 3, 0, &p);
+	assert_int_equal(p.launches, 4);
+	assert_int_equal(p.samples, 30);
+	/* 20 ms: K = 1 and R = 30 (600 ms) */
+	ft_eval_plan(20000, 20, 30, 3, 0, &p);
+	assert_int_equal(p.launches, 1);
 	assert_int_equal(p.samples, 30);
 	/* cold: one call per sample whatever was asked */
 	ft_eval_plan(6.4, 20, 15, 3, 1, &p);
@@ -79,6 +90,9 @@ static void test_plan(void **state)
 	assert_int_equal(p.launches, FT_EVAL_MAX_LAUNCHES);
 	ft_eval_plan(NAN, 20, 15, 3, 0, &p);
 	assert_int_equal(p.launches, 20);
+	/* a K above the bound is bounded */
+	ft_eval_plan(1, 5000, 15, 3, 0, &p);
+	assert_int_equal(p.launches, FT_EVAL_MAX_LAUNCHES);
 }
 
 int main(void)
