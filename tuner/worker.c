@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -527,15 +528,21 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 	r = recv_msg(w->from_child, &type, &msg, sizeof(msg), now_ms() + PREPARE_TIMEOUT_MS, why,
 		     sizeof(why));
 	if (r == IO_OK && type == MSG_READY) {
-		double deadline = now_ms() + timeout_ms;
-		/* EXPECT messages move the deadline; the result ends the wait */
+		const double ready = now_ms();
+		double deadline = ready + timeout_ms;
+		/* EXPECT messages move the deadline, never past the cap counted from
+		 * READY (so no worker can keep a job alive by repeating them); the
+		 * result ends the wait */
 		while ((r = recv_msg(w->from_child, &type, &msg, sizeof(msg), deadline, why,
 				     sizeof(why))) == IO_OK &&
 		       type == MSG_EXPECT) {
 			struct msg_expect e;
+			double hard = ready + ft_watchdog_ms(base_ms, INFINITY);
 			memcpy(&e, &msg, sizeof(e));
-			timeout_ms = ft_watchdog_ms(base_ms, e.ms);
-			deadline = now_ms() + timeout_ms;
+			deadline = now_ms() + ft_watchdog_ms(base_ms, e.ms);
+			if (deadline > hard)
+				deadline = hard;
+			timeout_ms = (int)(deadline - ready);
 		}
 	} else if (r == IO_TIMEOUT) {
 		timed_out(w, res, "making the inputs and the reference", PREPARE_TIMEOUT_MS);
