@@ -68,8 +68,13 @@ int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err)
 }
 
 /* Feeds one file into the hash, then every local "..." include it names. */
+struct hash_dirs {
+	const char *const *dirs;	/* compile.include */
+	int ndirs;
+};
+
 static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MAX], int *nseen,
-		     struct ft_err *err)
+		     const struct hash_dirs *hd, struct ft_err *err)
 {
 	char dir[FT_PATH_MAX], line[1024];
 	FILE *f;
@@ -104,14 +109,17 @@ static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MA
 		if (!p || !(q = strchr(p + 1, '"')))
 			continue;
 		*q = '\0';
-		/* found as NVRTC finds it: next to the includer, else in kernel_templates/ */
+		/* found as NVRTC finds it: next to the includer, else in
+		 * kernel_templates/, else in the space's include directories */
 		snprintf(inc, sizeof(inc), "%s/%s", dir, p + 1);
 		if (stat(inc, &sb) || !S_ISREG(sb.st_mode))
 			snprintf(inc, sizeof(inc), "%s/kernel_templates/%s", ft_data_dir(), p + 1);
+		for (int i = 0; i < hd->ndirs && (stat(inc, &sb) || !S_ISREG(sb.st_mode)); i++)
+			snprintf(inc, sizeof(inc), "%s/%s", hd->dirs[i], p + 1);
 		if (!stat(inc, &sb) && S_ISREG(sb.st_mode)) {
 			long pos = ftell(f);
 			/* the line's bytes are already hashed; now the header's */
-			if (hash_file(st, inc, seen, nseen, err)) {
+			if (hash_file(st, inc, seen, nseen, hd, err)) {
 				fclose(f);
 				return -1;
 			}
@@ -122,8 +130,10 @@ static int hash_file(XXH64_state_t *st, const char *path, char seen[][FT_PATH_MA
 	return 0;
 }
 
-int ft_template_hash(const char *path, char hex[17], struct ft_err *err)
+int ft_template_hash(const char *path, const char *const *dirs, int ndirs, char hex[17],
+		     struct ft_err *err)
 {
+	const struct hash_dirs hd = { dirs, ndirs };
 	char (*seen)[FT_PATH_MAX] = malloc(MAX_INCLUDES * sizeof(*seen));
 	XXH64_state_t *st = XXH64_createState();
 	int nseen = 0, ret;
@@ -134,12 +144,21 @@ int ft_template_hash(const char *path, char hex[17], struct ft_err *err)
 		return ft_error(err, FT_EFAIL, "out of memory hashing '%s'", path);
 	}
 	XXH64_reset(st, 0);
-	ret = hash_file(st, path, seen, &nseen, err);
+	ret = hash_file(st, path, seen, &nseen, &hd, err);
 	if (!ret)
 		snprintf(hex, 17, "%016llx", (unsigned long long)XXH64_digest(st));
 	XXH64_freeState(st);
 	free(seen);
 	return ret;
+}
+
+int ft_space_template_hash(const struct ft_space *sp, char hex[17], struct ft_err *err)
+{
+	const char *dirs[FT_MAX_INCLUDES];
+
+	for (int i = 0; i < sp->nincludes; i++)
+		dirs[i] = sp->includes[i];
+	return ft_template_hash(sp->template_path, dirs, sp->nincludes, hex, err);
 }
 
 void ft_hash_hex(const void *data, size_t size, char hex[17])

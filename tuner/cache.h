@@ -25,13 +25,21 @@
 
 #include "err.h"
 #include "nvrtc.h"
+#include "space.h"
 
 /* The cache's cubin directory (created if missing) into buf. */
 int ft_cache_dir(char *buf, size_t size, struct ft_err *err);
 
 /* Hash of a template file and the local headers it includes ("..." includes
- * found next to it), as 16 hex digits into hex[17]. */
-int ft_template_hash(const char *path, char hex[17], struct ft_err *err);
+ * found as NVRTC finds them: next to the includer, in kernel_templates/, then
+ * in dirs[0..ndirs-1], a space's compile.include), as 16 hex digits into
+ * hex[17]. Toolkit headers and <...> includes are not followed: the NVRTC
+ * version is part of every cache key instead. */
+int ft_template_hash(const char *path, const char *const *dirs, int ndirs, char hex[17],
+		     struct ft_err *err);
+
+/* ft_template_hash of a space's template with its compile.include. */
+int ft_space_template_hash(const struct ft_space *sp, char hex[17], struct ft_err *err);
 
 /* xxh64 of bytes as 16 hex digits (for search keys and the like). */
 void ft_hash_hex(const void *data, size_t size, char hex[17]);

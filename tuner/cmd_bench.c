@@ -51,10 +51,10 @@ int cmd_bench(int argc, char **argv)
 		FT_OPT_STR_("config", 0, &config, "CONFIG", "the config, e.g. 'TILE_M=64,TILE_N=64,...'"),
 		FT_OPT_FLAG_("best", 0, &best, "the stored best config of this shape and GPU"),
 		FT_OPT_STR_("timing", 0, &timing, "warm|cold", "warm L2 (default) or flush L2 before each call"),
-		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples (default 30)", 1, 10000),
-		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20)", 1, 1000),
+		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples (default 30; fewer, at least 5, when they would take over 1 s)", 1, 10000),
+		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20; fewer when K calls would take over 20 ms)", 1, 1000),
 		FT_OPT_INT_("seed", 0, &seed, "N", "input seed (default 1234)", 0, 9e18),
-		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog (default 10)", 1, 3600),
+		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
 		FT_OPT_FLAG_("json", 0, &json, "print JSON"),
 		FT_OPT_END_
 	};
@@ -137,7 +137,7 @@ int cmd_bench(int argc, char **argv)
 			goto fail;
 		}
 	}
-	if (ft_template_hash(sp->template_path, tpl_hash, &err))
+	if (ft_space_template_hash(sp, tpl_hash, &err))
 		goto fail;
 	cfg.sp = sp;
 	cfg.arch = arch;
@@ -178,7 +178,7 @@ int cmd_bench(int argc, char **argv)
 			printf(",\"t_median_us\":%.4f,\"t_min_us\":%.4f,\"t_p90_us\":%.4f,\"spread\":%.4f,"
 			       "\"rel_err\":%.4e,\"samples\":%d,\"launches_per_sample\":%lld}\n",
 			       b.t.t_median_us, b.t.t_min_us, b.t.t_p90_us, b.t.t_spread, b.t.rel_err,
-			       b.t.samples, launches);
+			       b.t.samples, (long long)b.t.launches_per_sample);
 		else
 			printf(",\"t_median_us\":null}\n");
 	} else {
@@ -189,7 +189,7 @@ int cmd_bench(int argc, char **argv)
 			printf("  median   %.2f us  (min %.2f, p90 %.2f, spread %.1f%%, %d samples x %lld calls)\n"
 			       "  rel err  %.2e\n",
 			       b.t.t_median_us, b.t.t_min_us, b.t.t_p90_us, 100 * b.t.t_spread, b.t.samples,
-			       launches, b.t.rel_err);
+			       (long long)b.t.launches_per_sample, b.t.rel_err);
 	}
 	status = b.t.status == FT_ST_OK ? FT_OK : FT_EFAIL;
 	ft_worker_stop(w);

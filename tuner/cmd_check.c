@@ -99,7 +99,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_shape("check", &o, &shape, &err) ||
 	    ft_format_parse(format, &fmt, &err) || ft_target_space(&o, &sp, &err) ||
-	    ft_template_hash(sp->template_path, tpl_hash, &err))
+	    ft_space_template_hash(sp, tpl_hash, &err))
 		goto fail;
 	{
 		char why[512];

@@ -90,6 +90,33 @@ static double warmup_min_ms(const struct ft_eval *ev)
 
 /* ---- CPU-side pieces ------------------------------------------------------ */
 
+void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
+		  struct ft_timing_plan *p)
+{
+	double k, r_fit, call_ms;
+
+	if (!(single_us > 0))
+		single_us = 1; /* an event pair cannot time less than ~1 us */
+	if (launches > 0) {
+		k = floor(FT_EVAL_SAMPLE_MAX_US / single_us);
+		k = k < launches ? k : launches;
+	} else {
+		k = ceil(FT_EVAL_SAMPLE_TARGET_US / single_us);
+	}
+	if (k > FT_EVAL_MAX_LAUNCHES)
+		k = FT_EVAL_MAX_LAUNCHES;
+	if (cold || k < 1)
+		k = 1;
+	p->launches = (int)k;
+	call_ms = single_us / 1e3 * p->launches;
+	r_fit = floor(FT_EVAL_SAMPLING_BUDGET_MS / call_ms);
+	if (r_fit < FT_EVAL_MIN_SAMPLES)
+		r_fit = FT_EVAL_MIN_SAMPLES;
+	p->samples = samples < r_fit ? samples : (int)r_fit;
+	/* warm-up, the samples, and the check after timing (one call's worth) */
+	p->expected_ms = (warmup + p->samples) * call_ms + FT_EVAL_WARMUP_MIN_MS + single_us / 1e3;
+}
+
 void ft_job_timing_defaults(struct ft_job *job)
 {
 	job->timing = 1;
@@ -435,7 +462,8 @@ static int grow(struct ft_eval *ev, ft_devptr *p, size_t *have, size_t want, con
 }
 
 /* Samples of one call each, after an L2 flush that is not timed. */
-static int time_cold(struct run *r, double *us, struct ft_err *err)
+static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *us,
+		     struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
@@ -453,7 +481,7 @@ static int time_cold(struct run *r, double *us, struct ft_err *err)
 		if (i >= FT_EVAL_MAX_SAMPLES) /* bounds a warm-up of ~0 ms calls */
 			break;
 	}
-	for (int i = 0; i < r->job->samples; i++) {
+	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
 		    ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 		    ft_gpu_timer_stop(ev->gpu, &ms, err))
@@ -465,17 +493,14 @@ static int time_cold(struct run *r, double *us, struct ft_err *err)
 }
 
 /* Samples of one graph launch of K calls each, divided by K. */
-static int time_warm(struct run *r, double single_us, double *us, struct ft_err *err)
+static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *us,
+		     struct ft_err *err)
 {
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
-	int k = r->job->launches_per_sample, ret = -1;
+	int k = plan->launches, ret = -1;
 	double ms, spent = 0, min_ms = warmup_min_ms(r->ev);
 
-	if (k <= 0) {
-		double want = single_us > 0 ? ceil(FT_EVAL_SAMPLE_TARGET_US / single_us) : 1;
-		k = want < 1 ? 1 : want > FT_EVAL_MAX_LAUNCHES ? FT_EVAL_MAX_LAUNCHES : (int)want;
-	}
 	if (ft_gpu_capture_begin(gpu, err))
 		return -1;
 	for (int i = 0; i < k; i++)
@@ -493,7 +518,7 @@ static int time_warm(struct run *r, double single_us, double *us, struct ft_err 
 		if (i >= FT_EVAL_MAX_SAMPLES)
 			break;
 	}
-	for (int i = 0; i < r->job->samples; i++) {
+	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
 			goto out;
@@ -558,6 +583,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	const struct ft_job *job = r->job;
 	const struct ft_shape *sh = &job->shape;
 	struct ft_stats st;
+	struct ft_timing_plan plan;
 	double single_ms = 0, *us;
 
 	if (job->dynamic_smem > ev->lim.smem_static &&
@@ -619,16 +645,20 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
 		return 1;
-	us = calloc((size_t)job->samples, sizeof(*us));
+	/* K and R follow the call's duration; the parent's watchdog follows them */
+	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
+		     job->cold, &plan);
+	ft_worker_expect(plan.expected_ms);
+	us = calloc((size_t)plan.samples, sizeof(*us));
 	if (!us) {
-		ft_error(err, FT_EFAIL, "out of memory for %d timing samples", job->samples);
+		ft_error(err, FT_EFAIL, "out of memory for %d timing samples", plan.samples);
 		return 1;
 	}
-	if (job->cold ? time_cold(r, us, err) : time_warm(r, single_ms * 1e3, us, err)) {
+	if (job->cold ? time_cold(r, &plan, us, err) : time_warm(r, &plan, us, err)) {
 		free(us);
 		return 1;
 	}
-	if (ft_stats_compute(us, job->samples, &st)) {
+	if (ft_stats_compute(us, plan.samples, &st)) {
 		free(us);
 		res->status = FT_ST_CRASHED;
 		snprintf(res->reason, sizeof(res->reason),
@@ -647,7 +677,8 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	res->t_min_us = st.min;
 	res->t_p90_us = st.p90;
 	res->t_spread = st.spread;
-	res->samples = job->samples;
+	res->samples = plan.samples;
+	res->launches_per_sample = plan.launches;
 	return 0;
 }
 

@@ -53,6 +53,35 @@
 /* Bounds on a job's counts: K calls in one graph and R samples. */
 #define FT_EVAL_MAX_LAUNCHES 1000
 #define FT_EVAL_MAX_SAMPLES 10000
+/* A K asked for (--launches, default 20) is kept while K calls last at most
+ * 20 ms: every kernel of the benchmark suite (at most ~1 ms a call) keeps the
+ * K = 20 its timings were taken with, and a 50 ms kernel gets K = 1 instead
+ * of 1 s samples. */
+#define FT_EVAL_SAMPLE_MAX_US 20000.0
+/* A slow kernel's samples are cut so that sampling lasts about
+ * FT_EVAL_SAMPLING_BUDGET_MS (a second per candidate keeps a search of a
+ * hundred slow candidates within minutes), but never below
+ * FT_EVAL_MIN_SAMPLES: the median of 5 still ignores 2 outliers. */
+#define FT_EVAL_SAMPLING_BUDGET_MS 1000.0
+#define FT_EVAL_MIN_SAMPLES 5
+
+/* How a candidate is timed, from the duration of one warm call. */
+struct ft_timing_plan {
+	int launches;		/* K: calls per sample (1 for cold timing) */
+	int samples;		/* R */
+	double expected_ms;	/* warm-up, samples and the last check, all told */
+};
+
+/* The timing of a candidate whose one warm call took single_us (> 0):
+ * K = launches when it is > 0, lowered (to 1 at least) so that a sample
+ * lasts at most FT_EVAL_SAMPLE_MAX_US (a 50 ms kernel gets K = 1, never 20 x
+ * 50 ms samples); with launches 0 (auto), enough calls for a sample of
+ * FT_EVAL_SAMPLE_TARGET_US. R = samples, cut to what
+ * FT_EVAL_SAMPLING_BUDGET_MS holds when K calls are long, but at least
+ * FT_EVAL_MIN_SAMPLES (and never above samples). cold: one call per sample.
+ * expected_ms is what the rest of the job should take, for the watchdog. */
+void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
+		  struct ft_timing_plan *p);
 
 /* Fills the timing fields of job with the defaults above (timing = 1, warm). */
 void ft_job_timing_defaults(struct ft_job *job);
@@ -111,5 +140,11 @@ struct ft_worker_backend {
  * original stdin/stdout, after pointing fd 1 at stderr so that nothing else
  * (a kernel's printf) can write into the protocol. */
 int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be);
+
+/* Inside a backend's run: tells the parent that the rest of this job should
+ * take about ms, so that its watchdog becomes ft_watchdog_ms(timeout, ms)
+ * (worker.h) from now on. Does nothing outside ft_worker_serve. Returns -1
+ * when the message could not be written (the parent is gone). */
+int ft_worker_expect(double ms);
 
 #endif

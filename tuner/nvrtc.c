@@ -7,6 +7,7 @@
  */
 #include "nvrtc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 
 #include "config.h"
 #include "cubin.h"
+#include "ptxas.h"
 #include "target.h"
 
 /* Templates are small; a file over this is not a kernel template. */
@@ -179,6 +181,65 @@ static void check_entries(const struct ft_compile_req *req, struct ft_compile_ou
 	}
 }
 
+/* The directory of the NVRTC library this process uses (nvJitLink lies next
+ * to it in every toolkit), into buf; "" when unknown. */
+static const char *nvrtc_dir(char *buf, size_t size)
+{
+	Dl_info info;
+	char *slash;
+
+	buf[0] = '\0';
+	if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname) {
+		snprintf(buf, size, "%s", info.dli_fname);
+		slash = strrchr(buf, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			buf[0] = '\0';
+	}
+	return buf;
+}
+
+/* NVRTC failed and its log holds no error: ptxas refused the PTX, and NVRTC
+ * dropped what it said. The PTX is assembled again through nvJitLink
+ * (ptxas.h), whose error log is appended to out->log; out->problem gets its
+ * first error, or says what an empty log means. */
+static void ptxas_problem(nvrtcProgram prog, const struct ft_compile_req *req,
+			  struct ft_compile_out *out)
+{
+	char dir[FT_PATH_MAX], first[400];
+	char *ptx = NULL, *errors = NULL, *log;
+	size_t size = 0;
+
+	if (nvrtcGetPTXSize(prog, &size) == NVRTC_SUCCESS && size > 1 && (ptx = malloc(size)) &&
+	    nvrtcGetPTX(prog, ptx) == NVRTC_SUCCESS)
+		errors = ft_ptxas_errors(ptx, size, req->arch, nvrtc_dir(dir, sizeof(dir)));
+	free(ptx);
+	if (errors && ft_ptxas_first_error(errors, first, sizeof(first))[0]) {
+		size_t n = strlen(out->log), m = strlen(errors);
+		static const char head[] = "\nptxas, run again through nvJitLink (NVRTC drops its errors):\n";
+		if ((log = realloc(out->log, n + sizeof(head) + m + 1))) {
+			memcpy(log + n, head, sizeof(head) - 1);
+			memcpy(log + n + sizeof(head) - 1, errors, m + 1);
+			out->log = log;
+		}
+		snprintf(out->problem, sizeof(out->problem), "ptxas error: %s%s", first,
+			 strstr(first, "too much shared data")
+				 ? " (static __shared__ is capped at 48 KB on every arch: use dynamic "
+				   "shared memory, or a config that fits)"
+				 : "");
+	} else {
+		snprintf(out->problem, sizeof(out->problem),
+			 "NVRTC failed and its log holds no error: ptxas refused the code without a "
+			 "message fatune could recover (NVRTC drops ptxas's own errors%s); compile "
+			 "the template with nvcc -arch=%s -Xptxas -v to see it",
+			 errors ? ", and nvJitLink accepted the PTX"
+				: "; nvJitLink, which would repeat them, is not installed",
+			 req->arch);
+	}
+	free(errors);
+}
+
 int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err)
 {
 	const char *opts[NBASE + 5 + FT_MAX_DEFINES + FT_MAX_COMPILE_OPTIONS + FT_MAX_INCLUDES];
@@ -271,11 +332,7 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 		for (int i = 0; i < 2 && req->kernels[i]; i++)
 			ft_parse_ptxas_log(out->log, req->kernels[i], &out->res[i]);
 		if (!strstr(out->log, "error"))
-			snprintf(out->problem, sizeof(out->problem),
-				 "NVRTC failed and its log holds no error: ptxas refused the code "
-				 "without a message (NVRTC drops ptxas's own errors); compile the "
-				 "template with nvcc -arch=%s -Xptxas -v to see it",
-				 req->arch);
+			ptxas_problem(prog, req, out);
 	}
 	ret = 0;
 out:

@@ -52,8 +52,10 @@ struct ft_compile_out {
  * compile the CUBIN's entry points are checked (cubin.h): a kernel of req that
  * is missing, or takes other than one param_bytes parameter, makes out->ok 0
  * with out->problem naming what was found. When NVRTC fails with a log that
- * holds no error (ptxas's own errors are dropped), out->res still holds what
- * ptxas reported, and out->problem says so. */
+ * holds no error (NVRTC drops ptxas's own errors), out->res still holds what
+ * ptxas reported, the PTX is assembled again through nvJitLink (ptxas.h) to
+ * recover ptxas's error, which is appended to out->log, and out->problem is
+ * "ptxas error: <its first error>", or says that none could be recovered. */
 int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, struct ft_err *err);
 
 void ft_compile_out_release(struct ft_compile_out *out);

@@ -20,6 +20,7 @@
 #include "fatune_abi.h"
 #include "feasibility.h"
 #include "nvrtc.h"
+#include "ptxas.h"
 #include "replay.h"
 #include "strategy.h"
 
@@ -188,26 +189,20 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 /* The first line of a compile log that says "error", for the trial's reason. */
 static void first_error(const char *log, char *out, size_t size)
 {
-	const char *p = strstr(log, "error");
-	const char *start, *end;
-
-	if (!p) {
+	if (!ft_ptxas_first_error(log, out, size)[0])
 		snprintf(out, size, "NVRTC failed (see the log)");
-		return;
-	}
-	start = p;
-	while (start > log && start[-1] != '\n')
-		start--;
-	end = strchr(p, '\n');
-	snprintf(out, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
 }
 
-/* The reason of a failed compile whose log says nothing useful: NVRTC drops
- * ptxas's errors, so the commonest one - too much static shared memory - is
- * recognised from the resources ptxas did report. */
+/* The reason of a failed compile whose log says nothing useful: ptxas's own
+ * error when nvrtc.c could recover it; else the commonest one - too much
+ * static shared memory - is recognised from the resources ptxas did report. */
 static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_compile_out *out,
 			    char *reason, size_t size)
 {
+	if (!strncmp(out->problem, "ptxas error: ", 13)) {
+		snprintf(reason, size, "%s", out->problem);
+		return;
+	}
 	for (int k = 0; k < 2; k++)
 		if (out->ok == 0 && out->res[k].smem_static > cfg->arch->smem_static) {
 			snprintf(reason, size,
@@ -428,6 +423,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	it->t.t_p90_us = res.t_p90_us;
 	it->t.t_spread = res.t_spread;
 	it->t.samples = res.samples;
+	it->t.launches_per_sample = res.launches_per_sample;
 	pthread_mutex_lock(&r->stat_m);
 	r->gpu_ms += now_ms() - t0;
 	pthread_mutex_unlock(&r->stat_m);

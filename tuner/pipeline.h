@@ -35,7 +35,7 @@ struct ft_pipeline_cfg {
 	const struct ft_space *sp;
 	const struct ft_arch *arch;
 	const struct ft_shape *shape;
-	const char *template_hash;	/* ft_template_hash of sp->template_path */
+	const char *template_hash;	/* ft_space_template_hash of sp */
 	const long long *fixed;		/* NULL, or one config to run (bench) */
 	int jobs;			/* compile threads, >= 1 */
 	int compile;			/* 0: stop after the model check (check without --compile) */

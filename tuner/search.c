@@ -140,7 +140,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	if (!s)
 		return ft_error(err, FT_EFAIL, "out of memory starting a search");
 	res->timed = o->nworkers > 0 || o->replay;
-	if (ft_template_hash(sp->template_path, res->template_hash, err))
+	if (ft_space_template_hash(sp, res->template_hash, err))
 		goto out;
 	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
 	/* transfer: the best configs of the nearest shapes tuned so far */

@@ -11,9 +11,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "target.h"
 
@@ -172,6 +174,67 @@ const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 						   : "layout bshd");
 		return buf;
 	}
+	return NULL;
+}
+
+/* The real directory of path's parent into out; -1 when it cannot be resolved. */
+static int parent_real(const char *path, char *out)
+{
+	char dir[FT_PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	return realpath(dir, out) ? 0 : -1;
+}
+
+/* 1 when the real path real lies in (or is) the real directory root. */
+static int under(const char *real, const char *root)
+{
+	size_t n = strlen(root);
+
+	return !strncmp(real, root, n) && (real[n] == '\0' || real[n] == '/' || !strcmp(root, "/"));
+}
+
+const char *ft_space_include_confined(const char *entry, const char *space_path,
+				     const char *template_path, char *out, size_t size)
+{
+	char base[PATH_MAX], tpl[PATH_MAX], joined[FT_PATH_MAX], real[PATH_MAX];
+	const char *rest = entry;
+	int cuda = !strncmp(entry, "{cuda}", 6);
+	struct stat st;
+
+	out[0] = '\0';
+	if (!*entry)
+		return "the directory is empty";
+	if (entry[0] == '/')
+		return "it is an absolute path";
+	if (cuda) {
+		char inc[FT_PATH_MAX];
+		if (entry[6] && entry[6] != '/')
+			return "'{cuda}' must be followed by '/' and a directory under it";
+		if (!realpath(ft_cuda_include(inc, sizeof(inc)), base))
+			return "the CUDA toolkit's include directory is not there (set CUDA_HOME)";
+		rest = entry[6] ? entry + 7 : "";
+	} else if (parent_real(space_path, base)) {
+		return "the space file's directory cannot be resolved";
+	}
+	if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", base, rest) >= sizeof(joined))
+		return "the path is too long";
+	/* symbolic links and '..' are resolved first, so neither can lead out */
+	if (!realpath(joined, real) || stat(real, &st) || !S_ISDIR(st.st_mode))
+		return "there is no such directory";
+	if (cuda ? !under(real, base)
+		 : !under(real, base) &&
+			   (!template_path || parent_real(template_path, tpl) || !under(real, tpl)))
+		return cuda ? "it leads out of the CUDA toolkit's include directory"
+			    : "it leads out of the space file's and the template's directories "
+			      "(through '..' or a symbolic link)";
+	if ((size_t)snprintf(out, size, "%s", real) >= size)
+		return "the path is too long";
 	return NULL;
 }
 

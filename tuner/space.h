@@ -90,6 +90,7 @@ struct ft_space {
 	char options[FT_MAX_COMPILE_OPTIONS][FT_OPTION_MAX];
 	int nincludes;			/* `compile.include`: directories, resolved */
 	char includes[FT_MAX_INCLUDES][FT_PATH_MAX];
+	int include_lines[FT_MAX_INCLUDES];	/* where each was written */
 
 	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
 	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
@@ -118,7 +119,18 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
 const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, char *buf, size_t size);
 
-/* A compile.include entry resolved into out: "{cuda}/X" under the CUDA
+/* A compile.include entry checked and resolved into out (symbolic links and
+ * '..' resolved): a path relative to the space file's directory that lands
+ * under that directory or under the template's (template_path; NULL: none),
+ * or "{cuda}/X" under the CUDA toolkit's include directory (e.g.
+ * {cuda}/cccl). NULL when it is one, else why not, in a phrase: an absolute
+ * path, a path that leads out of those roots, no such directory. A space file
+ * can thus put on the include path only what sits next to it or its template,
+ * or the toolkit's own headers: never /etc, $HOME or another project. */
+const char *ft_space_include_confined(const char *entry, const char *space_path,
+				     const char *template_path, char *out, size_t size);
+
+/* A path entry (a campaign's space file) resolved into out: "{cuda}/X" under the CUDA
  * include directory, an absolute path as it is, anything else relative to
  * the space file's directory. -1 when it does not fit or is empty. */
 int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size);

@@ -491,16 +491,11 @@ static int compile_list(struct ft_yaml *y, yaml_node_t *v, const char *key, int 
 						    s);
 			strcpy(sp->options[sp->noptions++], s);
 		} else {
-			char *dst = sp->includes[sp->nincludes];
-			struct stat st;
-			if (ft_space_include_dir(s, y->path, dst, FT_PATH_MAX) ||
-			    stat(dst, &st) || !S_ISDIR(st.st_mode))
-				return ft_yaml_fail(y, ft_yaml_line(item), key,
-						    "include directory '%.200s' is not a directory: a "
-						    "relative path is relative to the space file; "
-						    "'{cuda}/...' is under the CUDA toolkit's include "
-						    "directory",
-						    dst[0] ? dst : s);
+			/* resolved in check_required, once template.file is known */
+			if (strlen(s) >= FT_PATH_MAX)
+				return ft_yaml_fail(y, ft_yaml_line(item), key, "the path is too long");
+			strcpy(sp->includes[sp->nincludes], s);
+			sp->include_lines[sp->nincludes] = ft_yaml_line(item);
 			sp->nincludes++;
 		}
 	}
@@ -642,6 +637,19 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 			return ft_yaml_fail(y, sp->defines[i].line, sp->defines[i].key,
 					    "'%s' cannot be defined here: %s", sp->define_names[i],
 					    why ? why : "it is a parameter of the space (already a -D)");
+	}
+	for (int i = 0; i < sp->nincludes; i++) {
+		char raw[FT_PATH_MAX];
+		const char *why;
+		strcpy(raw, sp->includes[i]);
+		if ((why = ft_space_include_confined(raw, y->path, sp->template_path,
+						     sp->includes[i], FT_PATH_MAX)))
+			return ft_yaml_fail(y, sp->include_lines[i], "compile.include",
+					    "include directory '%.200s' cannot be used: %s: name a "
+					    "directory under the space file's or the template's "
+					    "directory (relative to the space file), or '{cuda}/...' "
+					    "under the CUDA toolkit's include directory",
+					    raw, why);
 	}
 	for (int i = 0; i < sp->nparams; i++) {
 		total *= sp->params[i].nvalues;

@@ -59,6 +59,7 @@ struct ft_trial {
 	double t_p90_us;
 	double t_spread;		/* (p90 - min) / median */
 	int samples;			/* timing samples taken */
+	int launches_per_sample;	/* calls per sample (not stored: follows from the duration) */
 };
 
 /* Resets *t to "nothing known": NAN times, -1 resources, empty strings. */

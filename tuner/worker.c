@@ -13,6 +13,9 @@
  *   parent -> worker  JOB   { ft_job }
  *   worker -> parent  READY {}                       inputs and reference ready:
  *                                                    the watchdog starts here
+ *   worker -> parent  EXPECT { ms }                  optional, after the first
+ *                                                    timed call: the watchdog
+ *                                                    becomes ft_watchdog_ms
  *   worker -> parent  RESULT { ft_job_result, exiting }
  * EOF on the worker's stdin ends it. A worker answers `crashed` with exiting
  * set after a CUDA error (its context may be lost) and exits; the parent then
@@ -26,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -44,7 +48,7 @@ extern char **environ;
 
 #define MSG_MAGIC 0x31575446u /* "FTW1" in little-endian bytes */
 
-enum msg_type { MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT };
+enum msg_type { MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT, MSG_EXPECT };
 
 struct msg_hdr {
 	uint32_t magic;
@@ -68,6 +72,14 @@ struct msg_result {
 	struct ft_job_result res;
 	int exiting;		/* 1: the worker exits after this answer */
 };
+
+struct msg_expect {
+	double ms;		/* what the rest of the job should take */
+};
+
+/* Worker side: where ft_worker_expect writes while ft_worker_serve runs a
+ * job (-1 otherwise). A worker process serves one parent on one thread. */
+static int expect_fd = -1;
 
 /* Small writes to a worker that reads only wait when it stopped reading, i.e.
  * is broken: 10 s is far past any healthy wait. */
@@ -182,7 +194,7 @@ static enum io recv_msg(int fd, enum msg_type *type, void *body, size_t cap, dou
 	static const size_t sizes[] = {
 		[MSG_INIT] = sizeof(struct msg_init),	  [MSG_HELLO] = sizeof(struct msg_hello),
 		[MSG_JOB] = sizeof(struct ft_job),	  [MSG_READY] = 0,
-		[MSG_RESULT] = sizeof(struct msg_result),
+		[MSG_RESULT] = sizeof(struct msg_result), [MSG_EXPECT] = sizeof(struct msg_expect),
 	};
 	struct msg_hdr h;
 	enum io r = read_all(fd, &h, sizeof(h), deadline);
@@ -193,7 +205,7 @@ static enum io recv_msg(int fd, enum msg_type *type, void *body, size_t cap, dou
 		snprintf(why, why_size, "bad magic 0x%08x (expected 0x%08x)", h.magic, MSG_MAGIC);
 		return IO_PROTO;
 	}
-	if (h.type < MSG_INIT || h.type > MSG_RESULT || h.length != sizes[h.type] ||
+	if (h.type < MSG_INIT || h.type > MSG_EXPECT || h.length != sizes[h.type] ||
 	    h.length > cap) {
 		snprintf(why, why_size, "message type %u of %u bytes is not one this binary sends",
 			 h.type, h.length);
@@ -472,9 +484,19 @@ static int broken(struct ft_worker *w, struct ft_job_result *res, const char *wh
 	return 0;
 }
 
+int ft_watchdog_ms(int base_ms, double expected_ms)
+{
+	double ms = 3 * expected_ms + 1000;
+
+	if (!(ms < FT_WATCHDOG_CAP_MS)) /* also NaN */
+		ms = FT_WATCHDOG_CAP_MS;
+	return ms > base_ms ? (int)ms : base_ms;
+}
+
 int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 		  struct ft_job_result *res, struct ft_err *err)
 {
+	const int base_ms = timeout_ms;
 	struct msg_result msg;
 	enum msg_type type;
 	char why[160];
@@ -505,10 +527,24 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 	/* inputs and reference first, under their own bound, then the watchdog */
 	r = recv_msg(w->from_child, &type, &msg, sizeof(msg), now_ms() + PREPARE_TIMEOUT_MS, why,
 		     sizeof(why));
-	if (r == IO_OK && type == MSG_READY)
-		r = recv_msg(w->from_child, &type, &msg, sizeof(msg), now_ms() + timeout_ms, why,
-			     sizeof(why));
-	else if (r == IO_TIMEOUT) {
+	if (r == IO_OK && type == MSG_READY) {
+		const double ready = now_ms();
+		double deadline = ready + timeout_ms;
+		/* EXPECT messages move the deadline, never past the cap counted from
+		 * READY (so no worker can keep a job alive by repeating them); the
+		 * result ends the wait */
+		while ((r = recv_msg(w->from_child, &type, &msg, sizeof(msg), deadline, why,
+				     sizeof(why))) == IO_OK &&
+		       type == MSG_EXPECT) {
+			struct msg_expect e;
+			double hard = ready + ft_watchdog_ms(base_ms, INFINITY);
+			memcpy(&e, &msg, sizeof(e));
+			deadline = now_ms() + ft_watchdog_ms(base_ms, e.ms);
+			if (deadline > hard)
+				deadline = hard;
+			timeout_ms = (int)(deadline - ready);
+		}
+	} else if (r == IO_TIMEOUT) {
 		timed_out(w, res, "making the inputs and the reference", PREPARE_TIMEOUT_MS);
 		return 0;
 	}
@@ -609,7 +645,9 @@ int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 				code = 1;
 				break;
 			}
+			expect_fd = out_fd;
 			rc = be->run(be->ctx, &job, &result.res);
+			expect_fd = -1;
 		}
 		result.exiting = rc == 1;
 		if (send_msg(out_fd, MSG_RESULT, &result, sizeof(result), -1) != IO_OK ||
@@ -622,6 +660,15 @@ out:
 	if (be->close)
 		be->close(be->ctx);
 	return code;
+}
+
+int ft_worker_expect(double ms)
+{
+	struct msg_expect e = { ms };
+
+	if (expect_fd < 0)
+		return 0;
+	return send_msg(expect_fd, MSG_EXPECT, &e, sizeof(e), -1) == IO_OK ? 0 : -1;
 }
 
 /* The real backend: the GPU through gpu.c and evaluate.c. */

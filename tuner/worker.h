@@ -57,7 +57,8 @@ struct ft_job_result {
 	double rel_err;			/* NAN when not computed */
 	long long nonfinite;		/* outputs that were NaN/Inf (incl. never written) */
 	double t_median_us, t_min_us, t_p90_us, t_spread;	/* NAN when not timed */
-	int samples;
+	int samples;			/* R taken (ft_eval_plan may cut the job's) */
+	int launches_per_sample;	/* K used (ft_eval_plan may lower the job's) */
 };
 
 struct ft_worker;
@@ -70,7 +71,19 @@ struct ft_worker;
 int ft_worker_start(struct ft_worker **out, const char *reference_path, int device,
 		    int start_timeout_ms, struct ft_device_info *info, struct ft_err *err);
 
-/* Runs one job with a watchdog of timeout_ms. Returns 0 when *res holds a
+/* The watchdog over a job whose worker said (ft_worker_expect) that it
+ * needs about expected_ms more: the larger of base_ms and 3 x expected_ms +
+ * 1 s (clocks, other users of the GPU and a loaded host make a run slower
+ * than its first call said), capped at FT_WATCHDOG_CAP_MS. The cap is what a
+ * hung candidate may cost: 5 minutes is 20 times the default 10 s watchdog,
+ * and with ft_eval_plan's minimum of 5 samples plus 3 warm-up calls it still
+ * times kernels of up to ~10 s a call; one slower than that is a `timeout`.
+ * The user's base_ms is never lowered. */
+#define FT_WATCHDOG_CAP_MS 300000
+int ft_watchdog_ms(int base_ms, double expected_ms);
+
+/* Runs one job with a watchdog of timeout_ms (extended by the worker's
+ * ft_worker_expect, see ft_watchdog_ms). Returns 0 when *res holds a
  * verdict, including crashed and timeout (a fresh worker is started for the
  * next job); -1 with err when fatune itself failed (cannot spawn, protocol
  * broken twice in a row, the fresh worker cannot start). */

@@ -26,13 +26,14 @@
  * 2 * 64 * (128 + 384) + 4 * 128 * 192 = 65536 + 98304 = 163840.
  *
  * Macros (from fatune): NUM_WARPS_PER_BLOCK, TILE_M, KEYS_PER_WARP, HEAD_DIM,
- * IS_CAUSAL, FATUNE_BF16, FATUNE_SMEM_BYTES. The space has no split-KV
+ * IS_CAUSAL, FATUNE_BF16, FATUNE_SMEM_BYTES; SMEM_SELF_CHECK (default 1) from
+ * a space's compile.defines. The space has no split-KV
  * parameter, so p.num_splits is always 1 and there is no combine kernel.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "../../kernel_templates/fatune_abi.h"
+#include "fatune_abi.h"	/* kernel_templates/ is on fatune's include path */
 
 #ifndef NUM_WARPS_PER_BLOCK
 #error "NUM_WARPS_PER_BLOCK is set by the search space"
@@ -60,8 +61,13 @@ static __device__ __forceinline__ float to_float(elem_t x) { return __half2float
 static __device__ __forceinline__ elem_t from_float(float x) { return __float2half(x); }
 #endif
 
-#ifdef FATUNE_SMEM_BYTES
-/* the space's formula and this file can never drift apart */
+#ifndef SMEM_SELF_CHECK
+#define SMEM_SELF_CHECK 1
+#endif
+#if defined(FATUNE_SMEM_BYTES) && SMEM_SELF_CHECK
+/* the space's formula and this file can never drift apart (tests that give
+ * fatune a wrong formula on purpose define SMEM_SELF_CHECK 0, so that ptxas's
+ * report is what catches it) */
 static_assert(sizeof(elem_t) * HEAD_DIM * (TILE_M + 2 * KV_TILE) + 4 * TILE_M * KV_TILE ==
 		      FATUNE_SMEM_BYTES,
 	      "smem_bytes in static_smem.yaml does not match the __shared__ arrays");

@@ -89,7 +89,7 @@ static void hash_of(const struct fx *fx, const char *name, char hex[17])
 
 	snprintf(path, sizeof(path), "%s/%s", fx->tpl, name);
 	ft_err_clear(&err);
-	if (ft_template_hash(path, hex, &err))
+	if (ft_template_hash(path, NULL, 0, hex, &err))
 		fail_msg("ft_template_hash('%s'): %s", path, err.msg);
 	assert_hex16(hex);
 }
@@ -180,7 +180,7 @@ static void test_template_hash_cycle_and_missing(void **state)
 	/* a missing template is the caller's mistake */
 	snprintf(path, sizeof(path), "%s/absent.cu", fx->tpl);
 	ft_err_clear(&err);
-	assert_int_equal(ft_template_hash(path, h, &err), -1);
+	assert_int_equal(ft_template_hash(path, NULL, 0, h, &err), -1);
 	assert_int_equal(err.status, FT_EINPUT);
 	assert_non_null(strstr(err.msg, "absent.cu"));
 }
@@ -651,7 +651,7 @@ static void test_real_compile_roundtrip(void **state)
 	r.define_values[0] = 512;
 	r.kernels[0] = "tiny";
 	r.kernels[1] = "tiny_combine";
-	assert_int_equal(ft_template_hash(path, th, &err), 0);
+	assert_int_equal(ft_template_hash(path, NULL, 0, th, &err), 0);
 	ft_compile_key(&r, th, key);
 	assert_int_equal(ft_cache_lookup(key, res), 0);
 	assert_int_equal(ft_compile(&r, &o, &err), 0);

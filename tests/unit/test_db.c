@@ -739,6 +739,74 @@ static void test_best_refresh_and_get(void **state)
 	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best"), 1);
 }
 
+/* A best row belongs to a space (its name) and a template hash, never to the
+ * template's file name: two spaces over one .cu, and two different files both
+ * called attention.cu, keep their own rows (migration 002). */
+static void test_best_identity_is_the_space(void **state)
+{
+	static const struct {
+		const char *space, *hash, *key, *config;
+		double us;
+	} runs[] = {
+		{ "attn_a", "aaaaaaaaaaaaaaaa", "k-a", "T=16", 10.0 },	/* two spaces */
+		{ "attn_b", "aaaaaaaaaaaaaaaa", "k-b", "T=32", 5.0 },	/* over one .cu */
+		{ "attention", "1111111111111111", "k-c", "T=64", 7.0 },	/* attention.cu here */
+		{ "mine", "2222222222222222", "k-d", "T=128", 8.0 },	/* a user's attention.cu */
+	};
+	struct fx *fx = *state;
+	struct ft_db *db = open_ok(fx->path);
+	struct ft_best best;
+	struct ft_err err = { 0 };
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct ft_run r = sample_run("NVIDIA H200", runs[i].key, 512, 0);
+		struct ft_best_key key = { "sm_90", "NVIDIA H200", runs[i].space, r.shape };
+		long long run;
+
+		r.space_name = runs[i].space;
+		r.template_hash = runs[i].hash;	/* every template file is called attention.cu */
+		run = begin_run(db, &r);
+		put(db, run, runs[i].key, runs[i].config, FT_ST_OK, runs[i].us);
+		assert_int_equal(ft_db_best_refresh(db, &key, runs[i].key, &err), 1);
+	}
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct ft_best_key key = { "sm_90", "NVIDIA H200", runs[i].space,
+					   sample_run("", "", 512, 0).shape };
+		assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+		assert_string_equal(best.config, runs[i].config);
+		assert_string_equal(best.space, runs[i].space);
+		assert_string_equal(best.template_hash, runs[i].hash);
+		assert_string_equal(best.template_name, "attention");
+		assert_true(best.t_median_us == runs[i].us);
+	}
+	/* without a space: the winner across them */
+	{
+		struct ft_best_key key = { "sm_90", "NVIDIA H200", NULL, sample_run("", "", 512, 0).shape };
+		assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+		assert_string_equal(best.space, "attn_b");
+	}
+	/* the same space over an edited template: a row of its own hash, and the
+	 * space's current row is the latest */
+	{
+		struct ft_run r = sample_run("NVIDIA H200", "k-e", 512, 0);
+		struct ft_best_key key = { "sm_90", "NVIDIA H200", "attn_a", r.shape };
+		long long run;
+
+		r.space_name = "attn_a";
+		r.template_hash = "bbbbbbbbbbbbbbbb";
+		run = begin_run(db, &r);
+		put(db, run, "k-e", "T=8", FT_ST_OK, 20.0);
+		assert_int_equal(ft_db_best_refresh(db, &key, "k-e", &err), 1);
+		assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+		assert_string_equal(best.config, "T=8");
+		assert_string_equal(best.template_hash, "bbbbbbbbbbbbbbbb");
+	}
+	ft_db_close(db);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best"), 5);
+	assert_int_equal(raw_int(fx->path, "SELECT count(DISTINCT space_name || template_hash) FROM best"), 5);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best WHERE template_name = 'attention'"), 5);
+}
+
 static void test_best_ambiguous_device(void **state)
 {
 	struct fx *fx = *state;
@@ -1220,6 +1288,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_ambiguous_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_across_spaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_best_identity_is_the_space, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_trials_order_and_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_runs_and_best, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),

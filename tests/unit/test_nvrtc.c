@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "nvrtc.h"
+#include "ptxas.h"
 
 /* ELF e_machine of CUDA device code (EM_CUDA in the ELF machine registry). */
 #define EM_CUDA_MACHINE 190
@@ -357,6 +358,58 @@ static void test_compile_syntax_error(void **state)
 	ft_compile_out_release(&out);
 }
 
+/* ptxas refuses 64 KB of static shared memory; NVRTC's log has no error, so
+ * the PTX goes through nvJitLink again and its error is the problem. */
+static void test_compile_ptxas_error_recovered(void **state)
+{
+	struct ft_compile_req req = { 0 };
+	struct ft_compile_out out;
+	struct ft_err err;
+	char path[4200];
+
+	fixture("too_much_static_smem.cu", path, sizeof(path));
+	req.source_path = path;
+	req.arch = "sm_89";
+	req.kernels[0] = "big";
+	ft_err_clear(&err);
+	assert_int_equal(ft_compile(&req, &out, &err), 0);
+	assert_int_equal(out.ok, 0);
+	assert_null(out.cubin);
+	/* ptxas's own report is still read */
+	assert_int_equal(out.res[0].smem_static, 65536);
+	assert_string_equal(out.problem,
+			    "ptxas error: Entry function 'big' uses too much shared data (0x10000 "
+			    "bytes, 0xc000 max) (static __shared__ is capped at 48 KB on every arch: "
+			    "use dynamic shared memory, or a config that fits)");
+	assert_non_null(strstr(out.log, "ptxas, run again through nvJitLink"));
+	assert_non_null(strstr(out.log, "uses too much shared data (0x10000 bytes, 0xc000 max)"));
+	ft_compile_out_release(&out);
+}
+
+static void test_ptxas_first_error(void **state)
+{
+	char buf[128];
+
+	assert_string_equal(ft_ptxas_first_error("info    : x\nerror   : Entry function 'k' uses "
+						 "too much shared data (0xd000 bytes, 0xc000 max)\n"
+						 "ERROR 9: finish\n",
+						 buf, sizeof(buf)),
+			    "Entry function 'k' uses too much shared data (0xd000 bytes, 0xc000 max)");
+	assert_string_equal(ft_ptxas_first_error("ptxas fatal   : error in x", buf, sizeof(buf)),
+			    "ptxas fatal   : error in x");
+	assert_string_equal(ft_ptxas_first_error("all fine\n", buf, sizeof(buf)), "");
+	assert_string_equal(ft_ptxas_first_error(NULL, buf, sizeof(buf)), "");
+	/* the PTX of a kernel that fits: no error */
+	{
+		static const char ptx[] = ".version 8.0\n.target sm_89\n.address_size 64\n"
+					  ".visible .entry ok()\n{\n\tret;\n}\n";
+		char *log = ft_ptxas_errors(ptx, sizeof(ptx), "sm_89", NULL);
+		if (log) /* NULL only where nvJitLink is not installed */
+			assert_string_equal(log, "");
+		free(log);
+	}
+}
+
 static void test_compile_missing_file(void **state)
 {
 	struct ft_compile_req req = { 0 };
@@ -618,6 +671,8 @@ int main(void)
 		cmocka_unit_test(test_compile_define_reaches_code),
 		cmocka_unit_test(test_compile_spills_reported),
 		cmocka_unit_test(test_compile_syntax_error),
+		cmocka_unit_test(test_compile_ptxas_error_recovered),
+		cmocka_unit_test(test_ptxas_first_error),
 		cmocka_unit_test(test_compile_missing_file),
 		cmocka_unit_test(test_compile_too_many_defines),
 		cmocka_unit_test(test_compile_virtual_arch_gives_no_cubin),

@@ -347,7 +347,7 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	setenv("FATUNE_CACHE_DIR", cache, 1);
 	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
 	assert_int_equal(ft_space_load(sp, path, &err), 0);
-	assert_int_equal(ft_template_hash(sp->template_path, hash, &err), 0);
+	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
 	fake_gpus_use(mode);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(ft_worker_start(&w[i], "unused", i, 10000, &info, &err), 0);

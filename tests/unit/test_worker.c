@@ -38,6 +38,8 @@ enum {
 	SEED_CONTEXT_LOST = 999, /* answers crashed and exits, like a CUDA fault */
 	SEED_SLOW_PREPARE = 1000, /* prepare takes 600 ms, run is quick */
 	SEED_BAD_JOB = 1001,	/* prepare rejects the job, the worker goes on */
+	SEED_SLOW_EXPECTED = 1002, /* says it needs 500 ms more, then takes 700 ms */
+	SEED_SLOW_SILENT = 1003, /* takes 700 ms without saying so */
 };
 
 /* ---- the fake worker ---------------------------------------------------------- */
@@ -101,6 +103,15 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	case SEED_BAD_STATUS:
 		res->status = (enum ft_status)42;
 		return 0;
+	case SEED_SLOW_EXPECTED:
+		sleep_ms(50); /* the first timed call of a slow kernel */
+		if (ft_worker_expect(500))
+			_exit(5);
+		sleep_ms(700);
+		break;
+	case SEED_SLOW_SILENT:
+		sleep_ms(700);
+		break;
 	case SEED_CONTEXT_LOST:
 		res->status = FT_ST_CRASHED;
 		snprintf(res->reason, sizeof(res->reason),
@@ -281,6 +292,48 @@ static void test_watchdog_starts_after_prepare(void **state)
 	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
 	assert_int_equal(res.status, FT_ST_OK);
 	ft_worker_stop(w);
+}
+
+/* A slow candidate that says how long it needs is timed, not killed: the
+ * watchdog follows what the worker measured (ft_watchdog_ms); one that says
+ * nothing is still killed at the base watchdog. */
+static void test_watchdog_follows_expected(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_job job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	double t0;
+
+	make_job(&job, SEED_SLOW_EXPECTED);
+	t0 = now_ms();
+	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_OK);
+	assert_true(now_ms() - t0 >= 700);
+	make_job(&job, SEED_SLOW_SILENT);
+	t0 = now_ms();
+	assert_int_equal(ft_worker_run(w, &job, 300, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_TIMEOUT);
+	assert_non_null(strstr(res.reason, "300 ms watchdog"));
+	assert_true(now_ms() - t0 < 650);
+	/* outside a job, ft_worker_expect writes nothing */
+	assert_int_equal(ft_worker_expect(1.0), 0);
+	ft_worker_stop(w);
+}
+
+static void test_watchdog_ms(void **state)
+{
+	/* never below the user's watchdog */
+	assert_int_equal(ft_watchdog_ms(10000, 10), 10000);
+	assert_int_equal(ft_watchdog_ms(10000, 0), 10000);
+	/* 3x what the worker expects, plus a second */
+	assert_int_equal(ft_watchdog_ms(10000, 5000), 16000);
+	assert_int_equal(ft_watchdog_ms(300, 500), 2500);
+	/* capped, also for nonsense */
+	assert_int_equal(ft_watchdog_ms(10000, 1e9), FT_WATCHDOG_CAP_MS);
+	assert_int_equal(ft_watchdog_ms(10000, NAN), FT_WATCHDOG_CAP_MS);
+	/* a user's watchdog above the cap stays */
+	assert_int_equal(ft_watchdog_ms(3600000, 1e9), 3600000);
 }
 
 static void test_bad_job_keeps_worker(void **state)
@@ -623,6 +676,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stall_times_out),
 		cmocka_unit_test(test_watchdog_starts_after_prepare),
 		cmocka_unit_test(test_bad_job_keeps_worker),
+		cmocka_unit_test(test_watchdog_follows_expected),
+		cmocka_unit_test(test_watchdog_ms),
 		cmocka_unit_test(test_context_lost),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_no_gpu),
