@@ -31,13 +31,15 @@
 #include "search.h"
 #include "target.h"
 
-static void print_trial_json(const char *name, const struct ft_trial *t, const char *space)
+/* ,"name":{config, [space, family,] time, error}: the space only where several compete */
+static void print_trial_json(const char *name, const struct ft_trial *t, const struct ft_space *sp)
 {
 	printf(",\"%s\":{\"config\":", name);
 	ft_json_string(stdout, t->config);
-	if (space) {
+	if (sp) {
 		printf(",\"space\":");
-		ft_json_string(stdout, space);
+		ft_json_string(stdout, sp->name);
+		printf(",\"family\":\"%s\"", sp->family->name);
 	}
 	printf(",\"t_median_us\":%.4f,\"rel_err\":%.3e}", t->t_median_us, t->rel_err);
 }
@@ -51,18 +53,18 @@ static void print_counts_json(const long long *c)
 }
 
 /* The runner-up across spaces: the winner's own second, or another space's
- * best (NULL: none); *space names its space. */
+ * best (NULL: none); *space is its space. */
 static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, int n, int w,
-					 const char **space)
+					 const struct ft_space **space)
 {
 	const struct ft_trial *runner = isnan(out[w].res.top[1].t_median_us) ? NULL : &out[w].res.top[1];
 
-	*space = out[w].sp->name;
+	*space = out[w].sp;
 	for (int i = 0; i < n; i++)
 		if (i != w && !isnan(out[i].res.top[0].t_median_us) &&
 		    (!runner || out[i].res.top[0].t_median_us < runner->t_median_us)) {
 			runner = &out[i].res.top[0];
-			*space = out[i].sp->name;
+			*space = out[i].sp;
 		}
 	return runner;
 }
@@ -127,10 +129,10 @@ static void print_json(const struct ft_campaign_outcome *out, int n, const struc
 	       timed ? "true" : "false");
 	print_totals_json(out, n);
 	if (w >= 0) {
-		const char *rs;
+		const struct ft_space *rs;
 		const struct ft_trial *runner = runner_up(out, n, w, &rs);
 
-		print_trial_json("best", &out[w].res.top[0], out[w].sp->name);
+		print_trial_json("best", &out[w].res.top[0], out[w].sp);
 		if (runner)
 			print_trial_json("runner_up", runner, rs);
 	}
@@ -246,8 +248,8 @@ static void on_skip(void *ctx, int u, const struct ft_space *sp, const char *why
 
 	if (c->camp.nunits > 1)
 		ft_campaign_label(&c->camp, u, label, sizeof(label));
-	fprintf(stderr, "fatune: skipping space '%s' (%s) for %s: %s\n", sp->name, sp->path,
-		c->camp.nunits > 1 ? label : "this shape", why);
+	fprintf(stderr, "fatune: skipping space '%s' (%s)%s%s: %s\n", sp->name, sp->path,
+		c->camp.nunits > 1 ? " for " : "", c->camp.nunits > 1 ? label : "", why);
 }
 
 /* One unit's searches and how the summary reads them (or why none ran). */
