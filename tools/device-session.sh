@@ -29,7 +29,8 @@ if has build; then
 	$F devices | tee -a "$OUT/gpu.txt"
 fi
 if has gpu-tests; then
-	(cd build && ctest -L gpu --output-on-failure --timeout 600) 2>&1 | tee "$OUT/ctest-gpu.log"
+	(cd build && timeout "${GPU_TESTS_TIMEOUT:-900}" ctest -L gpu --output-on-failure --timeout 300) >"$OUT/ctest-gpu.log" 2>&1
+	grep -E "tests passed|Passed|Failed|Skipped|Timeout|FAIL" "$OUT/ctest-gpu.log"
 fi
 if has mission; then
 	for c in "" "--causal"; do
