@@ -106,3 +106,15 @@ if has campaign24; then
 	$F report --db $db -o "$OUT/campaign24-report.html" && echo "report written"
 	keep_db $db campaign24
 fi
+if has abi; then
+	# the mma template before and after ABI v2, same shapes, same run: V1_SPACE is a space over
+	# the ABI v1 template (e.g. commit 7cff7fc's attention.cu and attention.yaml, renamed)
+	for s in 1x8x512x64 2x16x4096x64 4x16x2048x128; do
+		for sp in "${V1_SPACE:?set V1_SPACE}" search_spaces/attention.yaml; do
+			$F search --shape $s --space "$sp" --db /tmp/fatune-abi.db --json --quiet 2>>"$OUT/abi.err" |
+				python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); b=d.get("best",{}); print(d["shape"], sys.argv[1], b.get("t_median_us"), b.get("config"))' "$sp" |
+				tee -a "$OUT/abi.txt"
+		done
+	done
+fi
+
