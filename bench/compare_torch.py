@@ -124,11 +124,7 @@ def read_best(path, arch, device, shapes, causal, dtype, everything):
         values = parse_config(r["config"])
         c["values"] = values
         c["kernels"] = space_kernels(r["space_path"] or "", c["family"])
-        c["geometry"] = dict(threads=r["threads"], grid=[r["grid_x"], r["grid_y"], r["grid_z"]],
-                             smem=r["smem_bytes"] or 0, num_splits=values.get("NUM_SPLITS", 1),
-                             combine_threads=r["combine_threads"] or 0,
-                             combine_grid=[r["combine_grid_x"] or 0, r["combine_grid_y"] or 0,
-                                           r["combine_grid_z"] or 0])
+        c["geometry"] = geometry_of(r, values)
         per_space[(key, c["space"])] = c
         if key not in order:
             order.append(key)
@@ -141,11 +137,33 @@ def read_best(path, arch, device, shapes, causal, dtype, everything):
     return picked
 
 
+def geometry_of(r, values):
+    """The launch geometry of DB row r (config values parsed): grids, threads, shared
+    memory, splits, and the workspace. A candidate whose combine_threads is 0 launches no
+    combine kernel (its main kernel merges the splits); a row that predates that rule
+    is recognised by its config (COMBINE_IN_KERNEL=1), and its workspace (one 4-byte
+    counter per row block: grid.x / NUM_SPLITS x grid.y x grid.z) derived when the
+    row does not carry it."""
+    keys = r.keys()
+    splits = values.get("NUM_SPLITS", 1)
+    grid = [r["grid_x"], r["grid_y"], r["grid_z"]]
+    g = dict(threads=r["threads"], grid=grid, smem=r["smem_bytes"] or 0, num_splits=splits,
+             combine_threads=r["combine_threads"] or 0,
+             combine_grid=[r["combine_grid_x"] or 0, r["combine_grid_y"] or 0, r["combine_grid_z"] or 0],
+             workspace=(r["workspace_bytes"] or 0) if "workspace_bytes" in keys else 0)
+    if values.get("COMBINE_IN_KERNEL") == 1 and splits > 1:
+        g["combine_threads"], g["combine_grid"] = 0, [0, 0, 0]
+        g["workspace"] = max(g["workspace"], 4 * (grid[0] // splits) * grid[1] * grid[2])
+    return g
+
+
 def launcher(fk, torch, row, cubin, q, k, v, o):
     """A no-argument call of the row's kernel(s) over q, k, v, o, as fatune's worker
-    launches that family (the wgmma family reads Q, K, V through TMA descriptors)."""
+    launches that family (the wgmma family reads Q, K, V through TMA descriptors); the
+    combine kernel only where fatune launches it (fk.launches_combine), the workspace
+    allocated and zeroed once (fk.workspace_for)."""
     main, combine = row["kernels"]
-    mod = fk.Module(cubin, main, combine if row["geometry"]["num_splits"] > 1 else None)
+    mod = fk.Module(cubin, main, combine if fk.launches_combine(row["geometry"]) else None)
     if row["family"] == "wgmma":
         bn = row["values"]["BLOCK_N"]
         att = fk.AttentionV2(mod, row["geometry"], {"q": WGMMA_Q_BOX_ROWS, "k": bn, "v": bn},

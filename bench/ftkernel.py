@@ -3,7 +3,9 @@
 A tiny ctypes binding to the CUDA driver API (libcuda), used by the bench
 scripts: it loads a CUBIN into torch's own (primary) context, raises the
 dynamic shared-memory limit, and launches the main kernel (and, with
-num_splits > 1, the combine kernel) on torch's current stream, so that
+num_splits > 1, the combine kernel unless the geometry's combine_threads is 0:
+then the main kernel merges its splits itself, e.g. COMBINE_IN_KERNEL=1) on
+torch's current stream, so that
 torch.cuda.CUDAGraph can capture the launches. The parameter block is packed
 exactly like struct fatune_attn_params_v2 (kernel_templates/fatune_abi.h, ABI v2):
 Q, K, V, O are passed as logical [B, H, S, D] tensors with any strides (D contiguous),
@@ -169,13 +171,28 @@ class Module:
                                    args, None), "cuLaunchKernel")
 
 
+def launches_combine(geometry):
+    """Whether a call launches the combine kernel: split, and combine_threads > 0
+    (0: the main kernel merges the splits itself, fatune's rule)."""
+    return geometry["num_splits"] > 1 and geometry.get("combine_threads", 1) > 0
+
+
+def workspace_for(geometry, device):
+    """The kernel's workspace, geometry["workspace"] bytes (0 or absent: None), zeroed
+    once here: the spaces that use one (workspace.init zero_once, e.g. the in-kernel
+    combine's counters) leave it zero after every call, so no call clears it."""
+    n = int(geometry.get("workspace", 0) or 0)
+    return torch.zeros(n, dtype=torch.uint8, device=device) if n > 0 else None
+
+
 class Attention:
     """One configured call: module + launch geometry + buffers for a shape.
 
     geometry: dict with threads, grid (3), smem, num_splits, combine_threads,
-    combine_grid (3). Shape: b, h (query heads), s (queries), d, h_kv (KV heads,
-    divides h), s_kv (keys). Partial buffers are allocated here, once, so the
-    call itself allocates nothing and can be graph-captured.
+    combine_grid (3) and optionally workspace (bytes). Shape: b, h (query heads),
+    s (queries), d, h_kv (KV heads, divides h), s_kv (keys). Partial buffers and
+    the workspace are allocated here, once, so the call itself allocates nothing
+    and can be graph-captured.
     """
 
     def __init__(self, module, geometry, b, h, s, d, h_kv=None, s_kv=None, device="cuda"):
@@ -189,6 +206,7 @@ class Attention:
         if n > 1:
             self.o_partial = torch.empty((n, b, h, s, d), dtype=torch.float32, device=device)
             self.lse_partial = torch.empty((n, b, h, s), dtype=torch.float32, device=device)
+        self.workspace = workspace_for(geometry, device)
         module.set_smem(geometry["smem"])
         self._params = None
 
@@ -212,6 +230,8 @@ class Attention:
         p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
         if self.o_partial is not None:
             p.o_partial, p.lse_partial = self.o_partial.data_ptr(), self.lse_partial.data_ptr()
+        if self.workspace is not None:
+            p.workspace, p.workspace_bytes = self.workspace.data_ptr(), self.workspace.numel()
         for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
             sb, sh, ss, _ = t.stride()
             setattr(p, name + "_stride_b", sb)
@@ -231,7 +251,7 @@ class Attention:
             self._params = (key, self.params(q, k, v, o))
         p = self._params[1]
         self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], p)
-        if self.g["num_splits"] > 1:
+        if launches_combine(self.g):
             self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p)
 
 
@@ -414,7 +434,9 @@ class AttentionV2:
         p.q, p.k, p.v, p.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
         p.o_partial = self.o_partial.data_ptr() if n > 1 else None
         p.lse_partial = self.lse_partial.data_ptr() if n > 1 else None
-        p.workspace, p.workspace_bytes = None, 0
+        self.workspace = workspace_for(geometry, q.device)
+        p.workspace, p.workspace_bytes = ((self.workspace.data_ptr(), self.workspace.numel())
+                                          if self.workspace is not None else (None, 0))
         for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
             setattr(p, f"{name}_stride_b", t.stride(0))
             setattr(p, f"{name}_stride_h", t.stride(1))
@@ -434,7 +456,7 @@ class AttentionV2:
 
     def __call__(self):
         self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], self.p)
-        if self.g["num_splits"] > 1:
+        if launches_combine(self.g):
             self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, self.p)
 
 

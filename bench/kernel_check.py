@@ -164,6 +164,7 @@ class Space:
         self.grid = _grid(launch["grid"])
         self.combine_threads = str(launch.get("combine_threads", 0))
         self.combine_grid = _grid(launch.get("combine_grid", [0, 0, 0]))
+        self.workspace = str((doc.get("workspace") or {}).get("bytes", 0))
         self.db = sqlite3.connect(":memory:", cached_statements=512)
         self.db.create_function("ceil_div", 2, _ceil_div, deterministic=True)
         self.db.create_function("is_pow2", 1, _is_pow2, deterministic=True)
@@ -207,6 +208,7 @@ class Space:
             combine_threads=self.eval(self.combine_threads, n),
             combine_grid=[self.eval(g, n) for g in self.combine_grid],
             num_splits=int(values.get("NUM_SPLITS", 1)),
+            workspace=self.eval(self.workspace, n),
         )
 
     def candidates(self, shape, causal, arch, dtype="fp16"):
@@ -623,9 +625,16 @@ def cmd_check(args):
                     o.fill_(float("nan"))
                     att.poison_partials()
                     try:
-                        att(q, k, v, o)
+                        # a workspace (zeroed once, zero_once) must be left zero:
+                        # a second call relies on it (the in-kernel combine's counters)
+                        for _ in range(2 if att.workspace is not None else 1):
+                            att(q, k, v, o)
                         torch.cuda.synchronize()
                         err, nonfinite = fk.rel_l2(o, ref)
+                        if att.workspace is not None and bool(att.workspace.any()):
+                            nonfinite = -2  # reported as a failure below
+                            print(f"FAIL {e['key']} {shape} splits={sp}: the workspace is not "
+                                  f"zero after the calls")
                     except Exception as ex:  # a launch failure or a fault: report and go on
                         err, nonfinite = float("inf"), -1
                         errors += 1

@@ -29,7 +29,13 @@
  * grid is (row block, split); each split takes an equal share of its row block's
  * KV tiles and writes its normalised partial output and log-sum-exp in fp32; the
  * combine kernel merges them (fatune_abi.h). This is what fills the GPU in
- * decode, where B * H_kv blocks are far fewer than the SMs. A causal row block
+ * decode, where B * H_kv blocks are far fewer than the SMs. With
+ * COMBINE_IN_KERNEL = 1 there is no second launch: each split block, once its
+ * partial is written, arrives on a counter of its (row block, head (group),
+ * batch) in the workspace, and the last to arrive merges every split's
+ * partial (the combine kernel's rule, merge_stats / merge_add) and sets the
+ * counter back to 0, so the workspace is zero again for the next launch (the
+ * space's workspace.init is zero_once). A causal row block
  * reads only the tiles up to its last row's diagonal, masks only the tiles that
  * cross a row's diagonal, and row blocks are issued heaviest first.
  *
@@ -38,7 +44,9 @@
  * (multiple of 16), KV_STAGES (1..3), PACK_GQA (0/1), DENSE_KV (0/1: K and V
  * rows are D elements apart and K and V have the same strides, so the copy
  * addresses of the KV loop are immediates; the kernel traps when the strides
- * say otherwise) and
+ * say otherwise), COMBINE_IN_KERNEL (0, the default, or 1: merge the splits in
+ * this kernel, see above; needs a workspace of 4 bytes per (row block, grid.y,
+ * batch)) and
  * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
  * file computes (static_assert).
  *
@@ -57,6 +65,10 @@
 	!defined(TILE_N) || !defined(KV_STAGES) || !defined(PACK_GQA) || !defined(DENSE_KV) || \
 	!defined(FATUNE_SMEM_BYTES)
 #error "attention.cu needs -DHEAD_DIM -DIS_CAUSAL -DNUM_WARPS_PER_BLOCK -DTILE_M -DTILE_N -DKV_STAGES -DPACK_GQA -DDENSE_KV -DFATUNE_SMEM_BYTES"
+#endif
+
+#ifndef COMBINE_IN_KERNEL
+#define COMBINE_IN_KERNEL 0
 #endif
 
 namespace {
@@ -90,6 +102,7 @@ static_assert(BN % 16 == 0 && BN >= 16 && BN <= 128, "TILE_N must be a multiple 
 static_assert(STAGES >= 1 && STAGES <= 3, "KV_STAGES must be 1, 2 or 3");
 static_assert(PACK_GQA == 0 || PACK_GQA == 1, "PACK_GQA must be 0 or 1");
 static_assert(DENSE_KV == 0 || DENSE_KV == 1, "DENSE_KV must be 0 or 1");
+static_assert(COMBINE_IN_KERNEL == 0 || COMBINE_IN_KERNEL == 1, "COMBINE_IN_KERNEL must be 0 or 1");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -478,6 +491,186 @@ static __device__ __forceinline__ unsigned ctaid_x_again(void)
 	return r;
 }
 
+/* x through volatile asm: an opaque copy, so what is derived from it is
+ * recomputed where it is used rather than shared with (and held from) an
+ * earlier use of the same value. */
+static __device__ __forceinline__ int opaque(int x)
+{
+	int r;
+
+	asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
+	return r;
+}
+
+/* The split-KV merge rule, shared by the combine kernel and the in-kernel
+ * combine. Split i of a row, with log-sum-exp lse_i (-inf: it saw no key),
+ * weighs exp(lse_i - mx) / sum_j exp(lse_j - mx), mx the largest lse_i; a row
+ * whose every split is empty keeps mx = 0 and inv = 0, so it comes out 0.
+ * lse(i) gives split i's lse. */
+template <class LSE>
+static __device__ __forceinline__ void merge_stats(int splits, LSE lse, float &mx, float &inv)
+{
+	mx = ft_neg_inf();
+	for (int i = 0; i < splits; i++)
+		mx = fmaxf(mx, lse(i));
+	/* every split empty (a causal row before every key): stay finite */
+	if (mx == ft_neg_inf())
+		mx = 0.f;
+	float sum = 0.f;
+	for (int i = 0; i < splits; i++)
+		sum += ft_exp2((lse(i) - mx) * LOG2E);
+	/* weight_i = exp(lse_i - lse) with lse = log(sum) + mx; a zero sum gives 0 */
+	inv = sum > 0.f ? ft_rcp(sum) : 0.f;
+}
+
+static __device__ __forceinline__ float merge_weight(float lse, float mx, float inv)
+{
+	return ft_exp2((lse - mx) * LOG2E) * inv;
+}
+
+/* acc += wgt * x, skipped for a zero weight: an empty split's O is 0, but
+ * never trust 0 * garbage */
+static __device__ __forceinline__ void merge_add(ft_v4f &acc, float wgt, const ft_v4f &x)
+{
+	if (wgt > 0.f) {
+		acc.x += wgt * x.x;
+		acc.y += wgt * x.y;
+		acc.z += wgt * x.z;
+		acc.w += wgt * x.w;
+	}
+}
+
+/* Loads at L2 (ld.global.cg): the partials the in-kernel combine reads were
+ * written by other blocks of the same launch, and L1 is not coherent. Volatile,
+ * so they stay after the fence that orders them. */
+static __device__ __forceinline__ float ld_cg(const float *a)
+{
+	float r;
+
+	asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(r) : "l"(a));
+	return r;
+}
+
+static __device__ __forceinline__ ft_v4f ld_cg4(const float *a)
+{
+	ft_v4f r;
+
+	asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+		     : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+		     : "l"(a));
+	return r;
+}
+
+/* The in-kernel combine (COMBINE_IN_KERNEL, num_splits > 1), run by every
+ * thread of every block once its partial rows (or the empty split's neutral
+ * ones) are stored. The block arrives on the counter of its (row block mb,
+ * blockIdx.y, batch) in the workspace; the num_splits-th to arrive merges rows
+ * [m0, m0 + BM) of every split into O and zeroes the counter. Ordering: each
+ * thread fences its stores before the barrier that precedes the arrival (the
+ * CUDA threadFenceReduction pattern), the last block fences after seeing the
+ * count and reads the partials at L2. smem is free here: every warp is past
+ * its KV loop. Rows go in chunks of MC: their lse are staged in shared memory
+ * and turned into weights (merge_stats, as the combine kernel does), then each
+ * thread sums one float4 column of a row over the splits, MU loads in flight. */
+constexpr int MAX_SPLITS = 64;	/* what the combine kernels' shared memory holds */
+constexpr int MC = BM < SMEM_BYTES / (4 * MAX_SPLITS) ? BM : SMEM_BYTES / (4 * MAX_SPLITS);
+constexpr int MU = 16;	/* loads in flight per thread: one 32-thread block is latency-bound */
+static_assert(MC >= 1, "the in-kernel combine stages at least one row's lse");
+
+static __device__ __forceinline__ void arrive_and_merge(const fatune_attn_params &p, unsigned char *smem)
+{
+	constexpr int C4 = D / 4;		/* float4 columns per row */
+	constexpr int RSTEP = NT / C4;		/* rows one pass covers */
+	static_assert(NT % C4 == 0, "a block covers whole rows");
+	/* the block's place, recomputed from scratch (through volatile asm, so
+	 * that nothing the kernel derived before its KV loop is held across it
+	 * for this: the widest tiles have no register to spare) */
+	const int tid = threadIdx.x;
+	const int splits = p.num_splits;
+	const int h = opaque(p.h);
+	const int grp = h == p.h_kv ? 1 : h / p.h_kv;
+	const int m_rows = PACK_GQA ? p.s_q * grp : p.s_q;
+	const int m_blocks = (m_rows + BM - 1) / BM;
+	const int mbx = (int)(ctaid_x_again() / (unsigned)splits);
+	const int mb = IS_CAUSAL ? m_blocks - 1 - mbx : mbx;
+	const int m0 = mb * BM;
+	const long long ctr = ((long long)blockIdx.z * gridDim.y + blockIdx.y) * m_blocks + mb;
+	unsigned *counter = static_cast<unsigned *>(p.workspace) + ctr;
+
+	if (p.workspace == nullptr || (ctr + 1) * (long long)sizeof(unsigned) > p.workspace_bytes ||
+	    splits > MAX_SPLITS)
+		__trap();	/* a workspace too small for this grid, or too many splits */
+	__threadfence();	/* this thread's partial, visible before the arrival */
+	__syncthreads();	/* ... of every thread of the block */
+	int last = 0;
+	if (tid == 0) {
+		last = atomicAdd(counter, 1u) == (unsigned)(splits - 1);
+		__threadfence();
+	}
+	if (!__syncthreads_or(last))
+		return;
+	__threadfence();	/* the other blocks' partials, after their arrivals */
+	if (tid == 0)
+		atomicExch(counter, 0u);	/* zero again for the next launch */
+
+	const int rows = min(BM, m_rows - m0);
+	const int hq = PACK_GQA ? blockIdx.y * grp : blockIdx.y;
+	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
+	/* the rows of split 0 */
+	const row_map rm = make_rows(p, blockIdx.z, hq, grp, ((long long)blockIdx.z * p.h + hq) * p.s_q);
+	float (*wts)[MAX_SPLITS] = reinterpret_cast<float (*)[MAX_SPLITS]>(smem);	/* [MC][MAX_SPLITS] */
+	const int c4 = tid % C4, r0 = tid / C4;
+
+	for (int c0 = 0; c0 < rows; c0 += MC) {
+		const int rc = min(MC, rows - c0), n = rc * splits;
+
+		/* stage the chunk's lse, MU / 2 loads in flight per thread */
+		for (int j0 = tid; j0 < n; j0 += MU / 2 * NT) {
+			float v[MU / 2];
+#pragma unroll
+			for (int u = 0; u < MU / 2; u++) {
+				const int j = min(j0 + u * NT, n - 1), r = j / splits, i = j - r * splits;
+
+				v[u] = ld_cg(p.lse_partial + i * stride + rm.partial_row(m0 + c0 + r));
+			}
+#pragma unroll
+			for (int u = 0; u < MU / 2; u++) {
+				const int j = j0 + u * NT, r = j / splits;
+
+				if (j < n)
+					wts[r][j - r * splits] = v[u];
+			}
+		}
+		__syncthreads();
+		/* one thread per row: its lse become its weights */
+		if (tid < rc) {
+			float mx, inv;
+
+			merge_stats(splits, [&](int i) { return wts[tid][i]; }, mx, inv);
+			for (int i = 0; i < splits; i++)
+				wts[tid][i] = merge_weight(wts[tid][i], mx, inv);
+		}
+		__syncthreads();
+		for (int r = r0; r < rc; r += RSTEP) {
+			const long long pr = rm.partial_row(m0 + c0 + r);
+			ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
+
+			for (int i0 = 0; i0 < splits; i0 += MU) {
+				ft_v4f x[MU];
+#pragma unroll
+				for (int u = 0; u < MU; u++)	/* past the last split: reload it, weight 0 */
+					x[u] = ld_cg4(p.o_partial + (min(i0 + u, splits - 1) * stride + pr) * D + 4 * c4);
+#pragma unroll
+				for (int u = 0; u < MU; u++)
+					merge_add(acc, i0 + u < splits ? wts[r][i0 + u] : 0.f, x[u]);
+			}
+			reinterpret_cast<ft_v2u *>(rm.o_row(m0 + c0 + r))[c4] =
+				ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
+		}
+		__syncthreads();	/* the next chunk overwrites wts */
+	}
+}
+
 } /* namespace */
 
 extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct fatune_attn_params p)
@@ -525,6 +718,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 
 	if (t_begin >= t_end) {
 		write_empty(p, make_rows(p, b, hq, grp, (((long long)split * p.b + b) * p.h + hq) * p.s_q), m0, m_rows, tid);
+		if (COMBINE_IN_KERNEL && splits > 1)
+			arrive_and_merge(p, smem);
 		return;
 	}
 
@@ -660,7 +855,9 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			inv[mt][r] = l > 0.f ? ft_rcp(l) : 1.f;
 			lse[mt][r] = l > 0.f ? (w.m[mt][r] * p.scale_log2 + ft_log2(l)) * LN2 : ft_neg_inf();
 		}
-	if (!warp_active)
+	/* (with the in-kernel combine every warp must reach its barriers; an
+	 * inactive warp's rows are all past m_rows, so it stores nothing) */
+	if (!COMBINE_IN_KERNEL && !warp_active)
 		return;
 
 	/* where the rows go: recomputed here from the parameters rather than
@@ -716,6 +913,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 				if (t == 0)
 					p.lse_partial[pr] = lse[mt][r];
 			}
+		if (COMBINE_IN_KERNEL)
+			arrive_and_merge(p, smem);
 	}
 }
 
@@ -732,7 +931,6 @@ namespace {
 constexpr int COMBINE_THREADS = 128;
 constexpr int COMBINE_TPR = D / 4;			/* threads per group */
 constexpr int COMBINE_GROUPS = COMBINE_THREADS / COMBINE_TPR;	/* 512 / D */
-constexpr int FT_MAX_SPLITS = 64;			/* what the combine's shared memory holds */
 static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
 
 /* groups per row for n splits: 1 (n <= 4), 4 (n <= 16), else 8; at most the
@@ -746,7 +944,7 @@ static __device__ __forceinline__ int combine_groups(int n)
 extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 	fatune_attention_combine(struct fatune_attn_params p)
 {
-	__shared__ float lse_s[COMBINE_GROUPS][FT_MAX_SPLITS];
+	__shared__ float lse_s[COMBINE_GROUPS][MAX_SPLITS];
 	__shared__ ft_v4f part[COMBINE_THREADS];
 	const int splits = p.num_splits;
 	const int sg = combine_groups(splits);
@@ -759,7 +957,7 @@ extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 	const long long prow = ((long long)b * p.h + h) * p.s_q + pos;
 	const bool valid = pos < p.s_q;
 
-	if (splits > FT_MAX_SPLITS)
+	if (splits > MAX_SPLITS)
 		__trap();
 	/* stage the lse of the block's rows: rpb * splits values */
 	for (int i = threadIdx.x; i < rpb * splits; i += COMBINE_THREADS) {
@@ -770,31 +968,14 @@ extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 					  : ft_neg_inf();
 	}
 	__syncthreads();
-	float mx = ft_neg_inf();
-	for (int i = 0; i < splits; i++)
-		mx = fmaxf(mx, lse_s[rl][i]);
-	/* every split empty (a causal row before every key): stay finite */
-	if (mx == ft_neg_inf())
-		mx = 0.f;
-	float sum = 0.f;
-	for (int i = 0; i < splits; i++)
-		sum += ft_exp2((lse_s[rl][i] - mx) * LOG2E);
-	/* weight_i = exp(lse_i - lse) with lse = log(sum) + mx; a zero sum gives 0 */
-	const float inv = sum > 0.f ? ft_rcp(sum) : 0.f;
+	float mx, inv;
+	merge_stats(splits, [&](int i) { return lse_s[rl][i]; }, mx, inv);
 	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
 	if (valid) {
 #pragma unroll 4
-		for (int i = gi; i < splits; i += sg) {
-			const float wgt = ft_exp2((lse_s[rl][i] - mx) * LOG2E) * inv;
-			const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
-
-			if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
-				acc.x += wgt * x.x;
-				acc.y += wgt * x.y;
-				acc.z += wgt * x.z;
-				acc.w += wgt * x.w;
-			}
-		}
+		for (int i = gi; i < splits; i += sg)
+			merge_add(acc, merge_weight(lse_s[rl][i], mx, inv),
+				  reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4]);
 	}
 	if (sg > 1) {
 		part[threadIdx.x] = acc;

@@ -40,15 +40,20 @@
  * log-sum-exp (natural log, of the scaled scores; -inf for a split with no
  * key) to lse_partial [num_splits, B, H, S_q]; the combine kernel merges them
  * into O. With num_splits == 1 the main kernel writes O directly and the
- * combine kernel is not launched.
+ * combine kernel is not launched; nor is it for a candidate whose
+ * launch.combine_threads is 0: its main kernel merges the splits itself
+ * (o_partial and lse_partial are still allocated for it).
  *
  * Workspace: `workspace` points at workspace_bytes bytes of device memory
  * whose size the space's `workspace.bytes` formula gives (NULL and 0 when it
  * gives 0). The space's `workspace.init` says what it holds at each launch:
  * `zero` (fatune zeroes it before every call, inside the timed region, so its
  * cost is counted), `poison` (filled with 0xff bytes - NaN in fp16, bf16 and
- * fp32 - once before the verified call: the kernel must write before it reads)
- * or `none`.
+ * fp32 - once before the verified call: the kernel must write before it
+ * reads), `none`, or `zero_once` (zeroed once before a candidate's first call;
+ * each call must leave it zero again, which fatune checks after the verified
+ * and after the timed calls: e.g. arrival counters that the last arriving
+ * block sets back to 0, with no memset per call).
  *
  * TMA: tma_q, tma_k, tma_v and tma_o are CUtensorMap descriptors (128 bytes,
  * 64-byte aligned) that fatune encodes with cuTensorMapEncodeTiled when the
@@ -80,6 +85,7 @@
 #define FATUNE_WORKSPACE_ZERO 0
 #define FATUNE_WORKSPACE_POISON 1
 #define FATUNE_WORKSPACE_NONE 2
+#define FATUNE_WORKSPACE_ZERO_ONCE 3
 
 /* A CUtensorMap: opaque to the template, built by the driver on the host. */
 struct __attribute__((aligned(64))) fatune_tma_desc {

@@ -43,6 +43,8 @@ enum { TENSOR_Q = 1, TENSOR_K = 2, TENSOR_V = 3 };
 #define MAX_ELEMS 2147483648LL
 /* the largest workspace (feasibility.c refuses larger formulas first) */
 #define MAX_WORKSPACE (4LL << 30)
+/* a zero_once workspace is read back in pieces of this many bytes */
+#define WS_CHECK_CHUNK ((size_t)1 << 20)
 
 struct inputs {
 	int valid;
@@ -325,14 +327,16 @@ static const char *check_job(const struct ft_eval *ev, const struct ft_job *job,
 	else if (job->abi == 1 && !ft_shape_is_plain(sh))
 		snprintf(buf, size, "an ABI v1 kernel cannot run S_q != S_kv, H != H_kv or layout bshd");
 	else if (job->workspace_bytes < 0 || job->workspace_bytes > MAX_WORKSPACE ||
-		 (job->workspace_bytes && job->abi < 2))
-		snprintf(buf, size, "workspace of %lld bytes (0..4 GiB, ABI v2 only)",
-			 job->workspace_bytes);
+		 (job->workspace_bytes && job->abi < 2) || job->workspace_init < FT_WS_ZERO ||
+		 job->workspace_init > FT_WS_ZERO_ONCE)
+		snprintf(buf, size, "workspace of %lld bytes, init %d (0..4 GiB, ABI v2 only, init 0..%d)",
+			 job->workspace_bytes, job->workspace_init, FT_WS_ZERO_ONCE);
 	else if ((sh->causal != 0 && sh->causal != 1) || (sh->dtype != FT_FP16 && sh->dtype != FT_BF16))
 		snprintf(buf, size, "causal %d / dtype %d out of range", sh->causal, (int)sh->dtype);
-	else if (job->num_splits < 1 || (job->num_splits > 1 && !job->combine_kernel[0]))
-		snprintf(buf, size, "num_splits %d needs a combine kernel ('%s')", job->num_splits,
-			 job->combine_kernel);
+	else if (job->num_splits < 1 ||
+		 (job->num_splits > 1 && job->combine_threads && !job->combine_kernel[0]))
+		snprintf(buf, size, "num_splits %d with %lld combine threads needs a combine kernel ('%s')",
+			 job->num_splits, job->combine_threads, job->combine_kernel);
 	else if (job->threads < 1 || job->threads > ev->lim.threads_per_block)
 		snprintf(buf, size, "%lld threads per block (the device allows 1 to %d)", job->threads,
 			 ev->lim.threads_per_block);
@@ -340,7 +344,7 @@ static const char *check_job(const struct ft_eval *ev, const struct ft_job *job,
 		 job->grid[1] > max_yz || job->grid[2] < 1 || job->grid[2] > max_yz)
 		snprintf(buf, size, "grid [%lld, %lld, %lld] outside [1..2^31-1, 1..65535, 1..65535]",
 			 job->grid[0], job->grid[1], job->grid[2]);
-	else if (job->num_splits > 1 &&
+	else if (job->num_splits > 1 && job->combine_threads &&
 		 (job->combine_threads < 1 || job->combine_threads > ev->lim.threads_per_block ||
 		  job->combine_grid[0] < 1 || job->combine_grid[0] > max_x ||
 		  job->combine_grid[1] < 1 || job->combine_grid[1] > max_yz ||
@@ -389,8 +393,9 @@ struct run {
 	unsigned smem;
 };
 
-/* One call: the workspace zeroed when the space asks, the main kernel, then
- * the combine kernel when split. */
+/* One call: the workspace zeroed when the space asks (init zero), the main
+ * kernel, then the combine kernel when split and the candidate has one
+ * (combine_threads > 0). */
 static int call(struct run *r, struct ft_err *err)
 {
 	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO &&
@@ -413,7 +418,7 @@ static int poison(struct run *r, struct ft_err *err)
 
 	if (ft_gpu_memset16(ev->gpu, ev->in.o, POISON16, n, "O", err))
 		return -1;
-	if (r->combine_fn &&
+	if (splits > 1 &&
 	    (ft_gpu_memset32(ev->gpu, ev->o_partial, POISON32, splits * n, "o_partial", err) ||
 	     ft_gpu_memset32(ev->gpu, ev->lse_partial, POISON32, splits * (n / r->job->shape.d),
 			     "lse_partial", err)))
@@ -423,6 +428,46 @@ static int poison(struct run *r, struct ft_err *err)
 	    ft_gpu_memset8(ev->gpu, ev->workspace, 0xff, (size_t)r->job->workspace_bytes,
 			   "the workspace", err))
 		return -1;
+	/* zero_once: zeroed here, before the first call; the kernel keeps it so */
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO_ONCE &&
+	    ft_gpu_memset8(ev->gpu, ev->workspace, 0, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
+		return -1;
+	return 0;
+}
+
+/* zero_once: whether the calls left the workspace zero, as the kernel must
+ * (the next call relies on it). Returns 1 when it is (or the init is another),
+ * 0 with a wrong_result verdict, -1 on a CUDA error. */
+static int workspace_left_zero(struct run *r, struct ft_job_result *res, struct ft_err *err)
+{
+	size_t total = (size_t)r->job->workspace_bytes, nonzero = 0, first = 0;
+	unsigned char *buf;
+
+	if (!total || r->job->workspace_init != FT_WS_ZERO_ONCE)
+		return 1;
+	buf = malloc(total < WS_CHECK_CHUNK ? total : WS_CHECK_CHUNK);
+	if (!buf)
+		return ft_error(err, FT_EFAIL, "out of memory reading the workspace back");
+	for (size_t at = 0; at < total; at += WS_CHECK_CHUNK) {
+		size_t len = total - at < WS_CHECK_CHUNK ? total - at : WS_CHECK_CHUNK;
+
+		if (ft_gpu_download(r->ev->gpu, buf, r->ev->workspace + at, len, "the workspace",
+				    err)) {
+			free(buf);
+			return -1;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] && !nonzero++)
+				first = at + i;
+	}
+	free(buf);
+	if (!nonzero)
+		return 1;
+	res->status = FT_ST_WRONG_RESULT;
+	snprintf(res->reason, sizeof(res->reason),
+		 "workspace.init zero_once: the kernel left %zu of %zu workspace bytes non-zero (the first at byte %zu); it must leave the workspace zero",
+		 nonzero, total, first);
 	return 0;
 }
 
@@ -437,8 +482,12 @@ static int verify(struct run *r, const char *when, struct ft_job_result *res, st
 		return -1;
 	rel = ft_rel_l2(ev->in.o_host, r->job->shape.dtype == FT_BF16, ev->in.ref_host, ev->in.n,
 			&nonfinite);
-	if (ft_verdict(rel, nonfinite, r->job->tolerance, res))
-		return 1;
+	if (ft_verdict(rel, nonfinite, r->job->tolerance, res)) {
+		int zero = workspace_left_zero(r, res, err);
+
+		if (zero)
+			return zero;
+	}
 	if (when) {
 		char reason[sizeof(res->reason)];
 		snprintf(reason, sizeof(reason), "%s: %s", when, res->reason);
@@ -589,7 +638,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (job->dynamic_smem > ev->lim.smem_static &&
 	    ft_gpu_func_dynamic_smem(ev->gpu, r->main_fn, job->kernel, job->dynamic_smem, err))
 		return 1;
-	if (r->combine_fn &&
+	if (job->num_splits > 1 &&
 	    (grow(ev, &ev->o_partial, &ev->o_partial_bytes, (size_t)job->num_splits * ev->in.n * 4,
 		  "o_partial", err) ||
 	     grow(ev, &ev->lse_partial, &ev->lse_partial_bytes,
@@ -601,7 +650,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 		return 1;
 	base_params(ev, ev->in.o, &r->p2);
 	r->p2.num_splits = job->num_splits;
-	if (r->combine_fn) {
+	if (job->num_splits > 1) {
 		r->p2.o_partial = (float *)(uintptr_t)ev->o_partial;
 		r->p2.lse_partial = (float *)(uintptr_t)ev->lse_partial;
 	}
@@ -712,7 +761,8 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	if (ft_cache_read(job->cubin_path, &image, &image_size, &err) ||
 	    ft_gpu_module_load_data(ev->gpu, image, job->cubin_path, &mod, &err) ||
 	    ft_gpu_function(ev->gpu, mod, job->kernel, job->cubin_path, &r.main_fn, &err) ||
-	    (job->num_splits > 1 && ft_gpu_function(ev->gpu, mod, job->combine_kernel,
+	    (job->num_splits > 1 && job->combine_threads &&
+	     ft_gpu_function(ev->gpu, mod, job->combine_kernel,
 						    job->cubin_path, &r.combine_fn, &err))) {
 		rc = 1;
 	} else {

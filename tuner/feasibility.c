@@ -49,9 +49,10 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	t->combine_threads = c->combine_threads;
 	t->workspace_bytes = c->workspace_bytes;
 	memcpy(t->define_values, c->define_values, sizeof(t->define_values));
+	/* combine_threads 0: no combine launch, so no combine grid either */
 	for (int i = 0; i < 3; i++) {
 		t->grid[i] = c->grid[i];
-		t->combine_grid[i] = c->combine_grid[i];
+		t->combine_grid[i] = c->combine_threads ? c->combine_grid[i] : 0;
 	}
 
 	if (c->failed_constraint >= 0) {

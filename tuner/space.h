@@ -49,6 +49,7 @@ enum ft_workspace_init {
 	FT_WS_ZERO = 0,		/* zeroed before every call (timed) */
 	FT_WS_POISON = 1,	/* 0xff bytes once before the verified call */
 	FT_WS_NONE = 2,		/* left as it is */
+	FT_WS_ZERO_ONCE = 3,	/* zeroed once before the first call; the kernel leaves it zero */
 };
 
 struct ft_expr_src {
@@ -95,7 +96,9 @@ struct ft_space {
 	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
 	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
 	struct ft_expr_src grid[3];	/* `launch.grid`: [x, y, z] */
-	struct ft_expr_src combine_threads;	/* `launch.combine_threads` ("" if none) */
+	struct ft_expr_src combine_threads;	/* `launch.combine_threads` ("" if none); a
+						 * candidate for which it is 0 launches no
+						 * combine kernel (it merges its splits itself) */
 	struct ft_expr_src combine_grid[3];	/* `launch.combine_grid` */
 
 	int nparams;

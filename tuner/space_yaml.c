@@ -406,26 +406,27 @@ static int launch_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 	return grid(y, v, key, sp->combine_grid);
 }
 
-/* workspace: {bytes: EXPR, init: zero|poison|none} */
+/* workspace: {bytes: EXPR, init: zero|poison|none|zero_once} */
 static int workspace_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v,
 			  void *arg)
 {
-	static const char *const inits[] = { "zero", "poison", "none" };
+	static const char *const inits[] = { "zero", "poison", "none", "zero_once" };
 	struct ft_space *sp = y->user;
 	const char *s;
 
 	if (!strcmp((const char *)k->data.scalar.value, "bytes"))
 		return expression(y, v, key, &sp->workspace);
-	if (!(s = ft_yaml_scalar(y, v, key, "zero, poison or none")))
+	if (!(s = ft_yaml_scalar(y, v, key, "zero, poison, none or zero_once")))
 		return -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (!strcmp(s, inits[i])) {
 			sp->workspace_init = (enum ft_workspace_init)i;
 			return 0;
 		}
 	return ft_yaml_fail(y, ft_yaml_line(v), key,
 			    "'%s' is not zero (zeroed before every call), poison (0xff bytes, the "
-			    "kernel writes before it reads) or none",
+			    "kernel writes before it reads), none or zero_once (zeroed before the "
+			    "first call, the kernel leaves it zero)",
 			    s);
 }
 

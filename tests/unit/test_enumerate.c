@@ -342,6 +342,56 @@ static void test_fixed(void **state)
 	assert_non_null(strstr(err.msg, "key 'parameters.TILE_M': 48 is not one of its values"));
 }
 
+/* The default space's COMBINE_IN_KERNEL: no combine launch, a workspace of
+ * one counter per row block (zero_once), and never with one split. */
+static void test_combine_in_kernel(void **state)
+{
+	static struct ft_space sp;
+	static const struct ft_shape decode = { 1, 32, 1, 128, 0, FT_FP16, 8192, 8, FT_LAYOUT_BHSD };
+	static const char *const base =
+		"NUM_WARPS_PER_BLOCK=1,TILE_M=16,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1";
+	static const struct {
+		int splits, in_kernel;
+		long long combine_threads, workspace;
+		int ok;
+	} cases[] = {
+		{ 16, 0, 128, 0, 1 },
+		{ 16, 1, 0, 4 * 1 * 8 * 1, 1 },	/* 1 row block x 8 KV heads x batch 1 */
+		{ 1, 1, 0, 0, 0 },		/* nothing to merge: rejected */
+	};
+	struct ft_err err = { 0 };
+	char path[FT_PATH_MAX], cfg[256];
+	long long fixed[FT_MAX_PARAMS];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/search_spaces/attention.yaml", srcdir);
+	if (ft_space_load(&sp, path, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(sp.workspace_init, FT_WS_ZERO_ONCE);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ft_enum *e = NULL;
+		struct ft_candidate c;
+
+		snprintf(cfg, sizeof(cfg), "%s,NUM_SPLITS=%d,COMBINE_IN_KERNEL=%d", base, cases[i].splits,
+			 cases[i].in_kernel);
+		if (ft_config_parse(&sp, cfg, fixed, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(ft_enum_open(&e, &sp, &decode, arch("sm_90"), fixed, &err), 0);
+		assert_int_equal(ft_enum_next(e, &c, &err), 1);
+		ft_enum_close(e);
+		if (!cases[i].ok) {
+			assert_true(c.failed_constraint >= 0);
+			assert_string_equal(sp.constraints[c.failed_constraint].name,
+					    "combine_in_kernel_splits");
+			continue;
+		}
+		assert_int_equal(c.failed_constraint, -1);
+		assert_int_equal(c.combine_threads, cases[i].combine_threads);
+		assert_int_equal(c.workspace_bytes, cases[i].workspace);
+		assert_int_equal(c.grid[0], cases[i].splits);
+	}
+}
+
 /* ---- laziness and speed ---------------------------------------------------------- */
 
 static double now(void)
@@ -465,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_constraints),
 		cmocka_unit_test(test_runtime_errors),
 		cmocka_unit_test(test_fixed),
+		cmocka_unit_test(test_combine_in_kernel),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_speed_100k),
 	};

@@ -156,6 +156,12 @@ static void test_model_accepts_and_fills_trial(void **state)
 	assert_true(t.grid[0] == 8 && t.grid[1] == 8 && t.grid[2] == 1);
 	assert_true(t.combine_threads == 256);
 	assert_true(t.combine_grid[0] == 5 && t.combine_grid[1] == 6 && t.combine_grid[2] == 7);
+
+	/* combine_threads 0: no combine launch, and no combine grid recorded */
+	c.combine_threads = 0;
+	assert_int_equal(model(sp, "sm_89", &c, &t), 1);
+	assert_true(t.combine_threads == 0);
+	assert_true(t.combine_grid[0] == 0 && t.combine_grid[1] == 0 && t.combine_grid[2] == 0);
 }
 
 static void test_model_constraint(void **state)

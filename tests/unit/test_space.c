@@ -211,6 +211,42 @@ static void test_full_format(void **state)
 	scratch_close(&s);
 }
 
+/* workspace.init: each of the four modes, zero by default */
+static void test_workspace_init(void **state)
+{
+	static struct ft_space sp;
+	static const struct {
+		const char *init;
+		enum ft_workspace_init want;
+	} cases[] = {
+		{ "", FT_WS_ZERO },	       { "zero", FT_WS_ZERO }, { "poison", FT_WS_POISON },
+		{ "none", FT_WS_NONE },      { "zero_once", FT_WS_ZERO_ONCE },
+	};
+	struct ft_err err = { 0 };
+	struct scratch s;
+	char body[1024];
+
+	(void)state;
+	scratch_open(&s);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body),
+			 "fatune_space: 1\nname: ws\n"
+			 "template: {file: k.cu, kernel: k, combine_kernel: c, shared_memory: dynamic, abi: 2}\n"
+			 "parameters:\n  NUM_SPLITS: {values: [1, 2], kind: launch}\n  IN_KERNEL: [0, 1]\n"
+			 "smem_bytes: 0\n"
+			 "workspace:\n  bytes: iif(IN_KERNEL == 1, 4 * H * B, 0)\n%s%s%s"
+			 "launch:\n  threads: 32\n  grid: [NUM_SPLITS, H, B]\n"
+			 "  combine_threads: iif(IN_KERNEL == 1, 0, 128)\n  combine_grid: [1, H, B]\n",
+			 cases[i].init[0] ? "  init: " : "", cases[i].init, cases[i].init[0] ? "\n" : "");
+		if (ft_space_load(&sp, scratch_write(&s, "ws.yaml", body), &err))
+			fail_msg("case %zu: %s", i, err.msg);
+		assert_int_equal(sp.workspace_init, cases[i].want);
+		assert_string_equal(sp.workspace.text, "iif(IN_KERNEL == 1, 4 * H * B, 0)");
+		assert_string_equal(sp.combine_threads.text, "iif(IN_KERNEL == 1, 0, 128)");
+	}
+	scratch_close(&s);
+}
+
 /* ---- bad files --------------------------------------------------------------- */
 
 struct bad {
@@ -341,6 +377,7 @@ static void test_bad_generated(void **state)
 		{ "fatune_space: 1\nconstraints:\n  ok: 1\n  ok: 2\n", 4, "constraints.ok", "duplicate" },
 		{ "fatune_space: 1\nconstraints:\n  bad name: 1\n", 3, "constraints.bad name", "letters" },
 		{ "fatune_space: 1\nconstraints:\n  e: \"\"\n", 3, "constraints.e", "empty" },
+		{ "fatune_space: 1\nworkspace:\n  init: once\n", 3, "workspace.init", "zero_once (zeroed before the first call" },
 		{ "fatune_space: 1\nsmem_bytes: [1, 2]\n", 2, "smem_bytes", "expected an expression" },
 		{ "fatune_space: 1\nsmem_bytes: 'x' == 1\n", 2, "smem_bytes", "malformed YAML" },
 		{ "fatune_space: 1\nsmem_bytes: \"S -- 1\"\n", 2, "smem_bytes", "comment" },
@@ -473,7 +510,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimal),	      cmocka_unit_test(test_static_smem),
-		cmocka_unit_test(test_full_format),   cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_full_format),   cmocka_unit_test(test_workspace_init),
+		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_bad_generated), cmocka_unit_test(test_file_problems),
 		cmocka_unit_test(test_config),
 	};
