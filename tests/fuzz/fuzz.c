@@ -119,3 +119,29 @@ void fz_fail(const char *file, int line, const struct ft_err *err)
 		err && err->msg[0] ? err->msg : "no message");
 	abort();
 }
+
+int fz_unchanged(const char *path, const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = malloc(size + 1);
+	size_t n;
+	int same;
+
+	if (!f || !buf)
+		FZ_FAIL(NULL);
+	n = fread(buf, 1, size + 1, f);
+	fclose(f);
+	same = n == size && (size == 0 || !memcmp(buf, data, size));
+	free(buf);
+	return same;
+}
+
+int fz_count_row(void *ctx, int ncols, const char *const *cols, const char *const *values,
+		 const int *types)
+{
+	(void)cols;
+	(void)values;
+	(void)types;
+	*(long long *)ctx += ncols > 0;
+	return 0;
+}

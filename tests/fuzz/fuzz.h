@@ -41,6 +41,13 @@ const char *fz_src(const char *rel);
 void fz_fail(const char *file, int line, const struct ft_err *err) __attribute__((noreturn));
 #define FZ_FAIL(err) fz_fail(__FILE__, __LINE__, (err))
 
+/* 1 when the file at path holds exactly data (aborts if it cannot be read). */
+int fz_unchanged(const char *path, const uint8_t *data, size_t size);
+
+/* An ft_db_query row callback that counts the rows into *(long long *)ctx. */
+int fz_count_row(void *ctx, int ncols, const char *const *names, const char *const *values,
+		 const int *types);
+
 /* Removes path and the -wal, -shm and -journal files SQLite may put beside it. */
 void fz_remove_db(const char *path);
 

@@ -13,16 +13,6 @@
 
 #include "db.h"
 
-static int count_row(void *ctx, int ncols, const char *const *names, const char *const *values,
-		     const int *types)
-{
-	(void)names;
-	(void)values;
-	(void)types;
-	*(long long *)ctx += ncols > 0;
-	return 0;
-}
-
 /* Runs plus trials the output holds. */
 static long long rows(struct ft_db *db)
 {
@@ -30,27 +20,10 @@ static long long rows(struct ft_db *db)
 	struct ft_err err = { 0 };
 	long long n = 0;
 
-	if (ft_db_query(db, FT_Q_RUNS, &f, count_row, &n, &err) ||
-	    ft_db_query(db, FT_Q_TRIALS, &f, count_row, &n, &err))
+	if (ft_db_query(db, FT_Q_RUNS, &f, fz_count_row, &n, &err) ||
+	    ft_db_query(db, FT_Q_TRIALS, &f, fz_count_row, &n, &err))
 		FZ_FAIL(&err);
 	return n;
-}
-
-/* 1 when the file at path holds exactly data. */
-static int unchanged(const char *path, const uint8_t *data, size_t size)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = malloc(size + 1);
-	size_t n;
-	int same;
-
-	if (!f || !buf)
-		FZ_FAIL(NULL);
-	n = fread(buf, 1, size + 1, f);
-	fclose(f);
-	same = n == size && (size == 0 || !memcmp(buf, data, size));
-	free(buf);
-	return same;
 }
 
 /* A fresh output database with one run and one trial (aborts when it cannot
@@ -101,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	paths[0] = in_path;
 	if (ft_db_merge_check(in_path, &err)) {
 		one_line(&err);
-		if (!unchanged(in_path, data, size))
+		if (!fz_unchanged(in_path, data, size))
 			FZ_FAIL(&err);
 		fz_remove_db(in_path);
 		return 0;
@@ -120,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_FAIL(&err);
 	}
 	ft_db_close(out);
-	if (!unchanged(in_path, data, size))
+	if (!fz_unchanged(in_path, data, size))
 		FZ_FAIL(NULL);
 	fz_remove_db(out_path);
 	fz_remove_db(in_path);

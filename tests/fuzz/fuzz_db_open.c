@@ -15,33 +15,6 @@
 
 #include "db.h"
 
-static int no_row(void *ctx, int ncols, const char *const *names, const char *const *values,
-		  const int *types)
-{
-	(void)names;
-	(void)values;
-	(void)types;
-	*(long long *)ctx += ncols > 0;
-	return 0;
-}
-
-/* 1 when the file at path holds exactly data. */
-static int unchanged(const char *path, const uint8_t *data, size_t size)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *buf = malloc(size + 1);
-	size_t n;
-	int same;
-
-	if (!f || !buf)
-		FZ_FAIL(NULL);
-	n = fread(buf, 1, size + 1, f);
-	fclose(f);
-	same = n == size && (size == 0 || !memcmp(buf, data, size));
-	free(buf);
-	return same;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fz_file(data, size, "fuzz.db");
@@ -57,13 +30,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long long rows = 0, run_id = 0;
 
 	if (ft_db_open(&db, path, 0, &err)) {
-		if (!err.msg[0] || strchr(err.msg, '\n') || !unchanged(path, data, size))
+		if (!err.msg[0] || strchr(err.msg, '\n') || !fz_unchanged(path, data, size))
 			FZ_FAIL(&err);
 		fz_remove_db(path);
 		return 0;
 	}
 	for (int w = FT_Q_BEST; w <= FT_Q_RUNS; w++)
-		(void)ft_db_query(db, (enum ft_query_what)w, &f, no_row, &rows, &err);
+		(void)ft_db_query(db, (enum ft_query_what)w, &f, fz_count_row, &rows, &err);
 	ft_trial_init(&t);
 	(void)ft_db_trial_latest(db, "k", "A=1", &t, &err);
 	ft_trial_init(&t);
