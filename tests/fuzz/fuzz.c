@@ -1,6 +1,8 @@
 /* fuzz.c - the temporary tree and helpers behind fuzz.h (not a target: targets are fuzz_<name>.c). */
 #include "fuzz.h"
 
+#include "db.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +146,26 @@ int fz_count_row(void *ctx, int ncols, const char *const *cols, const char *cons
 	(void)types;
 	*(long long *)ctx += ncols > 0;
 	return 0;
+}
+
+int fz_write_run(struct ft_db *db, struct ft_err *err)
+{
+	struct ft_run run = { .fatune_version = "0", .arch = "sm_90", .device = "", .nvrtc_version = "13.0",
+			      .driver_version = "", .template_name = "t", .template_hash = "0",
+			      .space_name = "s", .family = "mma", .abi = 2, .space_path = "s.yaml",
+			      .space_hash = "0", .search_key = "k", .mode = "feasibility",
+			      .strategy = "exhaustive", .seed = 1, .budget = -1, .timing = "warm" };
+	struct ft_trial t;
+	long long run_id = 0;
+	int put, done;
+
+	ft_trial_init(&t);
+	strcpy(t.config, "A=1");
+	t.status = FT_ST_COMPILED;
+	run.shape = (struct ft_shape){ 1, 8, 256, 64, 0, FT_FP16, 256, 8, FT_LAYOUT_BHSD };
+	if (ft_db_run_begin(db, &run, &run_id, err))
+		return -1;
+	put = ft_db_trials_put(db, run_id, "k", &t, 1, err);
+	done = ft_db_run_finish(db, run_id, "done", 1.0, err);
+	return put || done ? -1 : 0;
 }

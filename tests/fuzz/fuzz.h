@@ -48,6 +48,13 @@ int fz_unchanged(const char *path, const uint8_t *data, size_t size);
 int fz_count_row(void *ctx, int ncols, const char *const *names, const char *const *values,
 		 const int *types);
 
+struct ft_db;
+
+/* Writes one finished run holding one compiled trial "A=1" into db (search key
+ * "k"): the begin, the trial and the finish are each tried; -1 with err when
+ * any of them failed. */
+int fz_write_run(struct ft_db *db, struct ft_err *err);
+
 /* Removes path and the -wal, -shm and -journal files SQLite may put beside it. */
 void fz_remove_db(const char *path);
 

@@ -30,25 +30,11 @@ static long long rows(struct ft_db *db)
  * be made: that is the harness, not the input). */
 static struct ft_db *seed_output(const char *path)
 {
-	struct ft_run run = { .fatune_version = "0", .arch = "sm_90", .device = "", .nvrtc_version = "13.0",
-			      .driver_version = "", .template_name = "t", .template_hash = "0",
-			      .space_name = "s", .family = "mma", .abi = 2, .space_path = "s.yaml",
-			      .space_hash = "0", .search_key = "k", .mode = "feasibility",
-			      .strategy = "exhaustive", .seed = 1, .budget = -1, .timing = "warm" };
-	struct ft_trial t;
 	struct ft_db *db = NULL;
 	struct ft_err err = { 0 };
-	long long run_id = 0;
 
 	fz_remove_db(path);
-	if (ft_db_open(&db, path, 1, &err))
-		FZ_FAIL(&err);
-	run.shape = (struct ft_shape){ 1, 8, 256, 64, 0, FT_FP16, 256, 8, FT_LAYOUT_BHSD };
-	ft_trial_init(&t);
-	strcpy(t.config, "A=1");
-	t.status = FT_ST_COMPILED;
-	if (ft_db_run_begin(db, &run, &run_id, &err) || ft_db_trials_put(db, run_id, "k", &t, 1, &err) ||
-	    ft_db_run_finish(db, run_id, "done", 1.0, &err))
+	if (ft_db_open(&db, path, 1, &err) || fz_write_run(db, &err))
 		FZ_FAIL(&err);
 	return db;
 }
