@@ -65,7 +65,7 @@ def parse_config(text):
 # what each shipped family's kernels are called, when the space file is not readable here
 FAMILY_KERNELS = {"mma": ("fatune_attention_fwd", "fatune_attention_combine"),
                   "wgmma": ("fatune_sm90_fwd", "fatune_sm90_combine")}
-# the wgmma family's TMA boxes (tuner/family_wgmma.c): 64 query rows per consumer warpgroup,
+# the wgmma family's TMA boxes (tuner/family/family_wgmma.c): 64 query rows per consumer warpgroup,
 # BLOCK_N keys for K and V
 WGMMA_Q_BOX_ROWS = 64
 

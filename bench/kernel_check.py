@@ -48,7 +48,7 @@ CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 
 # ---- the search space ------------------------------------------------------
 
-# The per-arch limits an expression may name (tuner/arch.c, ../shared/design/FACTS.md).
+# The per-arch limits an expression may name (tuner/base/arch.c, ../shared/design/FACTS.md).
 ARCH = {
     "sm_80": dict(CC=80, SMEM_STATIC=49152, SMEM_OPTIN=166912, SMEM_PER_SM=167936,
                   SMEM_RESERVED=1024, REGS_PER_SM=65536, THREADS_PER_BLOCK=1024,
@@ -112,7 +112,7 @@ def _is_pow2(x):
 
 def _grid(items):
     """A YAML flow sequence splits `ceil_div(S, TILE_M)` at its comma; like
-    fatune (tuner/space_yaml.c), re-join items with ", " while a parenthesis is open."""
+    fatune (tuner/space/space_yaml.c), re-join items with ", " while a parenthesis is open."""
     out, cur, depth = [], None, 0
     for it in items:
         it = str(it)
@@ -282,7 +282,7 @@ def _nvrtc_check(res, what):
 
 
 def nvrtc_options(arch, template, defines):
-    """fatune's NVRTC options (tuner/nvrtc.h), then -D in the given order
+    """fatune's NVRTC options (tuner/compile/nvrtc.h), then -D in the given order
     (FATUNE_ABI among them for an ABI v2 space)."""
     opts = [f"-arch={arch}", "--std=c++17", "-Xptxas=-v", "-default-device",
             f"-I{os.path.dirname(template)}", f"-I{os.path.join(CUDA_HOME, 'include')}"]

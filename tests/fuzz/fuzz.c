@@ -1,7 +1,7 @@
 /* fuzz.c - the temporary tree and helpers behind fuzz.h (not a target: targets are fuzz_<name>.c). */
 #include "fuzz.h"
 
-#include "db.h"
+#include "db/db.h"
 
 #include <stdio.h>
 #include <stdlib.h>

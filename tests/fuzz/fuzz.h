@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "space.h"
+#include "space/space.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "db/db.h"
 
 /* Runs plus trials the output holds. */
 static long long rows(struct ft_db *db)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expr.h"
+#include "space/expr.h"
 
 static void refusal(const struct ft_err *err)
 {

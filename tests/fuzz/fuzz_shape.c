@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shape.h"
+#include "base/shape.h"
 
 static void refusal(const struct ft_err *err)
 {

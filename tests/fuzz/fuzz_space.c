@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "space.h"
+#include "base/arch.h"
+#include "space/space.h"
 
 /* Candidates enumerated per input: enough to evaluate every expression on
  * several parameter combinations, few enough for thousands of inputs/s. */

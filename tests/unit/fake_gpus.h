@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "evaluate.h"
-#include "worker.h"
+#include "run/evaluate.h"
+#include "run/worker.h"
 
 /* Each fake job takes this long: long enough that a second candidate, ready
  * at the same time, reaches the GPUs while the first GPU is still busy. */

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
+#include "base/arch.h"
 
 struct expect {
 	const char *name;

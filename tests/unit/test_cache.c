@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "compile/cache.h"
 
 struct fx {
 	char dir[64];	/* the mkdtemp directory, also FATUNE_CACHE_DIR */

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "campaign_run.h"
-#include "cmd.h"
+#include "search/campaign_run.h"
+#include "cmd/cmd.h"
 #include "fake_gpus.h"
 
 static char tmp[] = "/tmp/fatune-test-campaign.XXXXXX";

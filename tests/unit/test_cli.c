@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "ui/cli.h"
 
 /* ---- the table under test ------------------------------------------------ */
 

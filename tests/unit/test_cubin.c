@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "cubin.h"
-#include "nvrtc.h"
+#include "compile/cubin.h"
+#include "compile/nvrtc.h"
 
 /* tests/unit/fixtures/tiny_kernel.cu: tiny(float *, int), tiny_combine(float *, int) */
 static void compile_tiny(const char *kernel, long long param_bytes, struct ft_compile_out *out)

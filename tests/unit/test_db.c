@@ -21,8 +21,8 @@
 
 #include <sqlite3.h>
 
-#include "db.h"
-#include "embedded_sql.h"
+#include "db/db.h"
+#include "db/embedded_sql.h"
 
 /* db.c's test hook (not part of db.h) */
 void ft_db_test_set_migrations(const struct ft_sql_migration *list);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "space.h"
+#include "space/space.h"
 
 static char srcdir[FT_PATH_MAX];
 static char tmpdir[64];

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "evaluate.h"
+#include "run/evaluate.h"
 
 static void test_job_defaults(void **state)
 {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "export_dispatch.h"
+#include "export/export.h"
+#include "export/export_dispatch.h"
 
 static struct ft_best golden_best(void)
 {

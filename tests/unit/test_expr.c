@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "expr.h"
-#include "space.h"
+#include "space/expr.h"
+#include "space/space.h"
 
 /* An engine over B=2 H=8 S=512 D=64, TILE_M in {64, 128}, NW in {4, 8, 0}. */
 static struct ft_expr *engine(void)

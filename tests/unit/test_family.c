@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "family.h"
-#include "space.h"
+#include "family/family.h"
+#include "space/space.h"
 
 static const char *srcdir(void)
 {

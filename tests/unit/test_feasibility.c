@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feasibility.h"
-#include "shape.h"
+#include "compile/feasibility.h"
+#include "base/shape.h"
 
 #define KB 1024
 

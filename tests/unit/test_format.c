@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "ui/format.h"
 
 /* A printer writing into memory; out() returns what it wrote after finish. */
 struct cap {

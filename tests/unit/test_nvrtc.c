@@ -20,8 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "nvrtc.h"
-#include "ptxas.h"
+#include "compile/nvrtc.h"
+#include "compile/ptxas.h"
 
 /* ELF e_machine of CUDA device code (EM_CUDA in the ELF machine registry). */
 #define EM_CUDA_MACHINE 190

@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "evaluate.h"
+#include "compile/cache.h"
+#include "run/evaluate.h"
 #include "fake_gpus.h"
-#include "pipeline.h"
+#include "search/pipeline.h"
 
 /* BLOCK_M (compile), NUM_SPLITS (launch), NUM_WARPS (compile), in that order:
  * a launch-time parameter between two compile-time ones. */

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "progress.h"
+#include "ui/progress.h"
 
 /* Counts n finished candidates of the given status. */
 static void finish_as(struct ft_progress *p, int n, enum ft_status status)

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "export/report.h"
 
 static struct ft_report_trial trial(const char *config, enum ft_status st, const char *reason, double us,
 				    int tm, int tn)

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shape.h"
+#include "base/shape.h"
 
 static void parse_ok(const char *text, int b, int h, int s, int d)
 {

@@ -20,7 +20,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "space.h"
+#include "space/space.h"
 
 static char srcdir[FT_PATH_MAX];
 

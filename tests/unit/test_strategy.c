@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategy.h"
+#include "search/strategy.h"
 
 #define KB 1024
 #define H100_SMS 132	/* SMs of an H100 SXM / H200, as in FACTS.md */

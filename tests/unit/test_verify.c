@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "verify.h"
+#include "run/verify.h"
 
 static void test_stats_odd(void **state)
 {

@@ -23,10 +23,10 @@
 
 #include <cmocka.h>
 
-#include "cache.h"
-#include "evaluate.h"
-#include "nvrtc.h"
-#include "worker.h"
+#include "compile/cache.h"
+#include "run/evaluate.h"
+#include "compile/nvrtc.h"
+#include "run/worker.h"
 
 /* seeds that make the fake misbehave */
 enum {

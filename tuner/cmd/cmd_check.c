@@ -1,0 +1,142 @@
+/* cmd_check.c - `fatune check`: every candidate of a space, accepted or rejected with the reason.
+ *
+ * GPU-free. By default only the model check runs (constraints, threads, grid,
+ * shared memory against the arch's static or opt-in limit), so nothing is
+ * compiled; --compile also compiles the survivors with NVRTC (through the
+ * cache) and applies the compiled check (real smem, registers, spills).
+ * Nothing is written to the tuning database.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/cache.h"
+#include "cmd/cmd.h"
+#include "ui/format.h"
+#include "search/pipeline.h"
+#include "space/target.h"
+
+struct check_ctx {
+	struct ft_printer *pr;
+	int compile;
+	long long counts[FT_ST_COUNT];
+};
+
+static int check_row(void *ctx, struct ft_trial *t)
+{
+	struct check_ctx *c = ctx;
+	char grid[96], smem_model[32], threads[32], regs[16], smem_static[16], spills[32], ms[32];
+	const char *status = !c->compile && t->status == FT_ST_COMPILED ? "accepted"
+										 : ft_status_name(t->status);
+	int compiled = c->compile && t->res.regs >= 0;
+	const char *names[] = { "config", "status", "reason", "smem_model", "threads", "grid",
+				"regs", "smem_static", "spill_bytes", "compile_ms" };
+	const char *values[10];
+	int types[] = { 3, 3, 3, 1, 1, 3, 1, 1, 1, 2 };
+
+	c->counts[t->status]++;
+	snprintf(grid, sizeof(grid), "%lldx%lldx%lld", t->grid[0], t->grid[1], t->grid[2]);
+	snprintf(smem_model, sizeof(smem_model), "%lld", t->smem_model);
+	snprintf(threads, sizeof(threads), "%lld", t->threads);
+	snprintf(regs, sizeof(regs), "%d", t->res.regs);
+	snprintf(smem_static, sizeof(smem_static), "%d", t->res.smem_static);
+	snprintf(spills, sizeof(spills), "%d", t->res.spill_stores + t->res.spill_loads);
+	snprintf(ms, sizeof(ms), "%.1f", t->compile_ms);
+	values[0] = t->config;
+	values[1] = status;
+	values[2] = t->reason[0] ? t->reason : NULL;
+	values[3] = smem_model;
+	values[4] = threads;
+	values[5] = grid;
+	values[6] = compiled ? regs : NULL;
+	values[7] = compiled ? smem_static : NULL;
+	values[8] = compiled ? spills : NULL;
+	values[9] = compiled && t->compile_ms == t->compile_ms ? ms : NULL;
+	ft_printer_row(c->pr, c->compile ? 10 : 6, names, values, types);
+	return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct ft_command_help help = {
+		"check", "fatune check --arch sm_XX --shape BxHxSxD [options]",
+		"List every candidate of a search space for an arch and shape: accepted, or rejected\n"
+		"with the reason. No GPU is needed and nothing is stored.",
+		"Rejections before compiling: a false constraint, too many threads, a grid over the\n"
+		"launch limits, or shared memory over the arch's limit (48 KB static for\n"
+		"shared_memory: static, the opt-in limit for dynamic). --compile also runs NVRTC on\n"
+		"the accepted ones and rejects by what ptxas reports (smem, registers, spills).\n"
+		"Exit code 0 when at least one candidate is accepted, 1 when none is."
+	};
+	struct ft_target_opts o = { 0 };
+	const char *format = "table";
+	long long jobs = 0;
+	int compile = 0, npos;
+	struct ft_option opts[] = {
+		FT_TARGET_OPTIONS(&o), FT_SPACE_OPTION(&o),
+		FT_OPT_FLAG_("compile", 0, &compile, "also compile accepted candidates and check their resources"),
+		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
+		FT_OPT_STR_("format", 0, &format, "FMT", "table, json or csv (default table)"),
+		FT_OPT_END_
+	};
+	struct ft_err err = { 0 };
+	struct ft_shape shape;
+	struct ft_space *sp = NULL;
+	const struct ft_arch *arch;
+	struct check_ctx c = { 0 };
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_pipeline_stats st;
+	char tpl_hash[17], shape_txt[FT_SHAPE_TEXT_MAX];
+	enum ft_format fmt;
+	long long accepted, rejected;
+	int rc;
+
+	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
+		return rc;
+	if (!o.arch) {
+		ft_error(&err, FT_EINPUT, "fatune check: --arch is required (check never asks the GPU), e.g. --arch sm_89");
+		return ft_report(&err);
+	}
+	if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_shape("check", &o, &shape, &err) ||
+	    ft_format_parse(format, &fmt, &err) || ft_target_space(&o, &sp, &err) ||
+	    ft_space_template_hash(sp, tpl_hash, &err))
+		goto fail;
+	{
+		char why[512];
+		if (ft_space_unfit(sp, arch, &shape, why, sizeof(why))) {
+			ft_error(&err, FT_EINPUT, "fatune check: space '%s' (%s) cannot run here: %s",
+				 sp->name, sp->path, why);
+			goto fail;
+		}
+	}
+
+	c.compile = compile;
+	c.pr = ft_printer_new(stdout, fmt);
+	cfg.sp = sp;
+	cfg.arch = arch;
+	cfg.shape = &shape;
+	cfg.template_hash = tpl_hash;
+	cfg.jobs = jobs ? (int)jobs : ft_ncores();
+	cfg.compile = compile;
+	cfg.budget_evals = -1;
+	cfg.emit = check_row;
+	cfg.ctx = &c;
+	rc = ft_pipeline_run(&cfg, &st, &err);
+	ft_printer_finish(c.pr);
+	if (rc)
+		goto fail;
+	accepted = c.counts[FT_ST_COMPILED];
+	rejected = st.enumerated - accepted;
+	fprintf(stderr, "check: %s %s: %lld candidates, %lld %s, %lld rejected (constraint %lld, smem %lld",
+		arch->name, ft_shape_format(&shape, shape_txt, sizeof(shape_txt)), st.enumerated, accepted, compile ? "compiled" : "accepted", rejected,
+		c.counts[FT_ST_REJECTED_CONSTRAINT], c.counts[FT_ST_REJECTED_SMEM]);
+	if (compile)
+		fprintf(stderr, ", compile_failed %lld, spills %lld; %lld compiled, %lld cache hits",
+			c.counts[FT_ST_COMPILE_FAILED], c.counts[FT_ST_SPILLS], st.compiled, st.cache_hits);
+	fprintf(stderr, ")\n");
+	free(sp);
+	return accepted > 0 ? FT_OK : FT_EFAIL;
+fail:
+	free(sp);
+	return ft_report(&err);
+}

@@ -1,0 +1,255 @@
+/* cmd_common.c - what every subcommand shares: reporting errors, parsing options. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "space/target.h"
+
+int ft_report(const struct ft_err *err)
+{
+	fprintf(stderr, "fatune: error: %s\n", err->msg[0] ? err->msg : "unknown failure");
+	return err->status ? err->status : FT_EFAIL;
+}
+
+void ft_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fatune: warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int ft_cmd_parse(const struct ft_command_help *h, const struct ft_option *opts, int argc,
+		 char **argv, int max_pos, int *npos)
+{
+	struct ft_err err = { 0 };
+	int rc = ft_parse_options(h, opts, argc, argv, max_pos, npos, &err);
+
+	if (rc == 1)
+		return FT_OK;
+	if (rc < 0)
+		return ft_report(&err);
+	return -1;
+}
+
+int ft_cmd_arch(const char *cmd, const char *arch_opt, const struct ft_device_info *dev,
+		const struct ft_arch **out, struct ft_err *err)
+{
+	if (arch_opt) {
+		*out = ft_arch_find(arch_opt, err);
+		return *out ? 0 : -1;
+	}
+	if (dev && dev->present) {
+		*out = ft_arch_for_cc(dev->lim.cc);
+		if (*out)
+			return 0;
+		return ft_error(err, FT_EINPUT,
+				"fatune %s: the GPU '%s' is sm_%d, which fatune has no limits for: pass --arch",
+				cmd, dev->lim.name, dev->lim.cc);
+	}
+	return ft_error(err, FT_EINPUT, "fatune %s: no GPU to take the arch from (%s): pass --arch sm_XX",
+			cmd, dev && dev->why_not[0] ? dev->why_not : "not probed");
+}
+
+/* Seconds to wait for a new worker: loading the driver, creating a context and
+ * compiling the reference kernel with NVRTC take a few seconds on a cold machine. */
+#define WORKER_START_MS 60000
+
+int ft_cmd_worker(struct ft_worker **w, struct ft_device_info *dev, struct ft_err *err)
+{
+	char ref[4096];
+
+	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", ft_data_dir());
+	*w = NULL;
+	memset(dev, 0, sizeof(*dev));
+	if (ft_worker_start(w, ref, -1, WORKER_START_MS, dev, err))
+		return -1;
+	if (!dev->present) {
+		ft_worker_stop(*w);
+		*w = NULL;
+	}
+	return 0;
+}
+
+int ft_ncores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : (int)n;
+}
+
+int ft_cmd_timing(const char *cmd, const char *timing, struct ft_err *err)
+{
+	if (strcmp(timing, "warm") && strcmp(timing, "cold"))
+		return ft_error(err, FT_EINPUT, "fatune %s: bad --timing '%s': use warm or cold", cmd,
+				timing);
+	return 0;
+}
+
+int ft_cmd_budget(const char *cmd, const char *text, long long *n, double *seconds,
+		  struct ft_err *err)
+{
+	char *end;
+	double v;
+
+	*n = -1;
+	*seconds = 0;
+	if (!text)
+		return 0;
+	v = strtod(text, &end);
+	if (end == text || !(v > 0) || v > 1e12 || (*end && strcmp(end, "s")) ||
+	    (!*end && v != (long long)v))
+		return ft_error(err, FT_EINPUT,
+				"fatune %s: bad --budget '%s': use a count (40) or seconds (30s)", cmd,
+				text);
+	if (*end)
+		*seconds = v;
+	else
+		*n = (long long)v;
+	return 0;
+}
+
+/* "all" -> -2, "0,2" -> {0, 2}, NULL -> {-1}. */
+static int parse_devices(const char *cmd, const char *text, int *list, int *n, struct ft_err *err)
+{
+	const char *p = text;
+
+	*n = 0;
+	if (!text) {
+		list[(*n)++] = -1;
+		return 0;
+	}
+	if (!strcmp(text, "all")) {
+		list[(*n)++] = -2;
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ',') || *n == FT_MAX_WORKERS)
+			return ft_error(err, FT_EINPUT,
+					"fatune %s: bad --devices '%s': use all, or GPU ordinals such as 0,1 (at most %d)",
+					cmd, text, FT_MAX_WORKERS);
+		for (int i = 0; i < *n; i++)
+			if (list[i] == v)
+				return ft_error(err, FT_EINPUT,
+						"fatune %s: --devices '%s' names GPU %ld twice", cmd,
+						text, v);
+		list[(*n)++] = (int)v;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return ft_error(err, FT_EINPUT, "fatune %s: bad --devices '%s': a trailing comma",
+					cmd, text);
+	}
+	return 0;
+}
+
+static int start_one(int ordinal, struct ft_worker **w, struct ft_device_info *dev,
+		     struct ft_err *err)
+{
+	char ref[4096];
+
+	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", ft_data_dir());
+	memset(dev, 0, sizeof(*dev));
+	return ft_worker_start(w, ref, ordinal, WORKER_START_MS, dev, err);
+}
+
+/* Adds a started worker to the group of its model (or to unused). */
+static void place(struct ft_gpus *g, struct ft_worker *w, const struct ft_device_info *dev)
+{
+	struct ft_gpu_group *grp = NULL;
+
+	if (dev->lim.cc != g->arch->cc) {
+		g->unused[g->nunused++] = w;
+		return;
+	}
+	for (int i = 0; i < g->ngroups; i++)
+		if (!strcmp(g->groups[i].name, dev->lim.name))
+			grp = &g->groups[i];
+	if (!grp) {
+		struct ft_err warn = { 0 };
+		grp = &g->groups[g->ngroups++];
+		memset(grp, 0, sizeof(*grp));
+		snprintf(grp->name, sizeof(grp->name), "%s", dev->lim.name);
+		snprintf(grp->driver, sizeof(grp->driver), "%d", dev->driver_version);
+		grp->sm_count = dev->lim.sm_count;
+		if (ft_arch_check_device(g->arch, &dev->lim, &warn))
+			ft_warn("%s; the device's own limits apply", warn.msg);
+		/* what runs here is bound by what the driver reports */
+		ft_arch_from_device(g->arch, &dev->lim, &grp->arch);
+	}
+	grp->workers[grp->nworkers++] = w;
+}
+
+int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, struct ft_gpus *g,
+		struct ft_err *err)
+{
+	int list[FT_MAX_WORKERS], n, count;
+	struct ft_device_info first, dev;
+	struct ft_worker *w = NULL;
+
+	memset(g, 0, sizeof(*g));
+	if (parse_devices(cmd, devices, list, &n, err))
+		return -1;
+	if (start_one(list[0] == -2 ? 0 : list[0], &w, &first, err))
+		return -1;
+	if (ft_cmd_arch(cmd, arch_opt, &first, &g->arch, err)) {
+		ft_worker_stop(w);
+		return -1;
+	}
+	if (!first.present) {
+		fprintf(stderr, "fatune: no GPU here (%s): running the feasibility part (model check and NVRTC compile) for %s; timing needs an %s device\n",
+			first.why_not, g->arch->name, g->arch->name);
+		ft_worker_stop(w);
+		return 0;
+	}
+	place(g, w, &first);
+	count = first.lim.device_count;
+	if (list[0] == -2) {
+		n = 0;
+		for (int i = 1; i < count && n < FT_MAX_WORKERS - 1; i++)
+			list[n++] = i;
+	} else {
+		/* the first is started; the rest follow */
+		memmove(list, list + 1, (size_t)(--n) * sizeof(*list));
+	}
+	for (int i = 0; i < n; i++) {
+		if (start_one(list[i], &w, &dev, err)) {
+			ft_cmd_gpus_stop(g);
+			return -1;
+		}
+		if (!dev.present) {
+			ft_worker_stop(w);
+			ft_cmd_gpus_stop(g);
+			return ft_error(err, FT_EINPUT, "fatune %s: GPU %d cannot be used: %s", cmd,
+					list[i], dev.why_not);
+		}
+		place(g, w, &dev);
+	}
+	if (!g->ngroups)
+		fprintf(stderr, "fatune: the GPU here is '%s' (sm_%d), not %s: running the feasibility part for %s only; timing needs an %s device\n",
+			first.lim.name, first.lim.cc, g->arch->name, g->arch->name, g->arch->name);
+	else if (g->nunused)
+		fprintf(stderr, "fatune: %d GPU(s) here are not %s and time nothing\n", g->nunused,
+			g->arch->name);
+	return 0;
+}
+
+void ft_cmd_gpus_stop(struct ft_gpus *g)
+{
+	for (int i = 0; i < g->ngroups; i++)
+		for (int k = 0; k < g->groups[i].nworkers; k++)
+			ft_worker_stop(g->groups[i].workers[k]);
+	for (int i = 0; i < g->nunused; i++)
+		ft_worker_stop(g->unused[i]);
+	g->ngroups = g->nunused = 0;
+}

@@ -1,0 +1,74 @@
+/* db_internal.h - what db.c and db_query.c share: the connection and the
+ * statement helpers. Private to the database module (the only sqlite3.h users
+ * besides expr.c); nothing else includes it.
+ */
+#ifndef FT_DB_INTERNAL_H
+#define FT_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "db/db.h"
+
+/* "FaTn" in ASCII: marks a file as fatune's (`file` and `sqlite3` show it). */
+#define FT_DB_APPLICATION_ID 0x4661546e
+
+/* SQLite's "now" as the schema's UTC ISO-8601 text. */
+#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+
+/* One connection. Use it from one thread at a time (the cached statements are
+ * shared state); another process or thread opens its own. */
+struct ft_db {
+	sqlite3 *h;
+	char path[FT_PATH_MAX];
+	sqlite3_stmt *put_trial;	/* cached: runs once per finished trial */
+	sqlite3_stmt *latest_trial;	/* cached: runs once per candidate on resume */
+	int opened;			/* ft_db_open succeeded: writes may have happened since */
+	int damaged;			/* SQLite reported SQLITE_CORRUPT/NOTADB: write nothing more */
+};
+
+/* Binds parameters 1, 2, ... in order; the first failure sticks in rc. */
+struct binder {
+	sqlite3_stmt *st;
+	int i;
+	int rc;
+};
+
+/* The one message for a damaged file (db_check.c): what is damaged (detail),
+ * whether fatune wrote to it before finding out (written), how to recover.
+ * FT_EFAIL; returns -1. */
+int ft_dbi_damaged(struct ft_err *err, const char *path, const char *detail, int written);
+
+/* Turns an SQLite failure into err (SQLITE_CORRUPT and SQLITE_NOTADB also mark
+ * the connection damaged, see ft_dbi_begin): names what was attempted and the file,
+ * copies SQLite's own message, and says what to do next. Returns -1. */
+int ft_dbi_fail(struct ft_db *db, int rc, struct ft_err *err, const char *what);
+int ft_dbi_prep(struct ft_db *db, const char *sql, unsigned flags, sqlite3_stmt **st,
+		const char *what, struct ft_err *err);
+/* Runs SQL without values (transaction control, schema, fixed PRAGMAs). */
+int ft_dbi_exec(struct ft_db *db, const char *sql, const char *what, struct ft_err *err);
+/* BEGIN IMMEDIATE; refused, touching nothing, once the connection is marked damaged. */
+int ft_dbi_begin(struct ft_db *db, struct ft_err *err);
+int ft_dbi_commit(struct ft_db *db, struct ft_err *err);
+/* Undoes the open transaction after a failure already described in err. */
+void ft_dbi_rollback(struct ft_db *db);
+
+/* ft_db_best_refresh inside the caller's transaction (db_merge.c refreshes
+ * every merged search in the merge's one transaction). */
+int ft_dbi_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
+			struct ft_err *err);
+
+/* Binding parameters 1, 2, ... in order (see struct binder). */
+void ft_dbi_b_text(struct binder *b, const char *s);
+void ft_dbi_b_text_opt(struct binder *b, const char *s);	/* "" stored as NULL */
+void ft_dbi_b_int(struct binder *b, long long v);
+void ft_dbi_b_count(struct binder *b, long long v);		/* negative stored as NULL */
+void ft_dbi_b_real(struct binder *b, double v);			/* NaN stored as NULL */
+/* No failure, and exactly as many values as placeholders. */
+int ft_dbi_b_done(struct ft_db *db, struct binder *b, const char *what, struct ft_err *err);
+
+/* Columns: NULL reads back as -1, NAN, "" (text that does not fit fails). */
+long long ft_dbi_c_count(sqlite3_stmt *st, int i);
+double ft_dbi_c_real(sqlite3_stmt *st, int i);
+int ft_dbi_c_text(sqlite3_stmt *st, int i, char *dst, size_t size, struct ft_err *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* family.c - the table of template families (see family.h). */
+#include "family/family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "space/space.h"
+
+/* One line per family; each lives in its own family_<name>.c. */
+static const struct ft_family *const families[] = {
+	&ft_family_mma,
+	&ft_family_wgmma,
+};
+#define NFAMILIES ((int)(sizeof(families) / sizeof(families[0])))
+
+const struct ft_family *ft_family_find(const char *name)
+{
+	for (int i = 0; i < NFAMILIES; i++)
+		if (!strcmp(families[i]->name, name))
+			return families[i];
+	return NULL;
+}
+
+const char *ft_family_names(void)
+{
+	static char buf[256];
+
+	if (!buf[0])
+		for (int i = 0, n = 0; i < NFAMILIES; i++)
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%s", i ? ", " : "",
+				      families[i]->name);
+	return buf;
+}
+
+int ft_family_count(void)
+{
+	return NFAMILIES;
+}
+
+const struct ft_family *ft_family_at(int i)
+{
+	return i >= 0 && i < NFAMILIES ? families[i] : NULL;
+}
+
+int ft_family_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
+		   struct ft_launch_plan *plan, struct ft_err *err)
+{
+	memset(plan, 0, sizeof(*plan));
+	return sp->family->plan ? sp->family->plan(sp, shape, values, plan, err) : 0;
+}

@@ -1,0 +1,25 @@
+/* family_mma.c - plain CUDA kernels: the shipped mma.sync template and kernels you bring.
+ *
+ * Needs nothing beyond what the space says: any arch of fatune's table (all
+ * have mma.sync m16n8k16, sm_80 and newer), compiled for that arch itself,
+ * params by value, no TMA descriptors.
+ */
+#include "family/family.h"
+
+static const char *mma_unsupported(const struct ft_arch *a)
+{
+	return a->cc >= 80 ? NULL : "needs sm_80 or newer";
+}
+
+static const char *mma_nvrtc_arch(const struct ft_arch *a)
+{
+	return a->name;
+}
+
+const struct ft_family ft_family_mma = {
+	.name = "mma",
+	.summary = "plain CUDA kernels (the shipped mma.sync template, kernels you bring): any arch",
+	.default_space = "search_spaces/attention.yaml",
+	.unsupported = mma_unsupported,
+	.nvrtc_arch = mma_nvrtc_arch,
+};

@@ -1,0 +1,914 @@
+/* evaluate.c - verifying and timing one candidate inside the worker (see evaluate.h).
+ *
+ * Inputs Q, K, V come from reference.cu's fill kernel (a pure function of the
+ * seed) and the reference output from its fp32 attention; both stay on the GPU
+ * for as long as consecutive jobs share (shape, seed), and the reference is
+ * also kept on the host, where verification runs: the candidate's output is
+ * copied back and compared in fp64 (ft_rel_l2). Timing is described in
+ * docs/timing.md. Any CUDA error ends the job as `crashed` and makes the worker
+ * exit, because a fault (illegal address) loses the context.
+ */
+#include "run/evaluate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compile/cache.h"
+#include "fatune_abi.h"
+#include "compile/nvrtc.h"
+
+/* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
+ * supported arch) and at most 4096 blocks; the kernel is grid-stride, so the
+ * cap only bounds the grid, and 4096 x 256 threads cover every resident slot
+ * of a 132-SM GPU (132 x 2048) several times */
+#define FILL_THREADS 256
+#define FILL_MAX_BLOCKS 4096
+/* reference kernel: 128 threads per block is fixed by reference.cu
+ * (REF_THREADS); rows beyond this many blocks are grid-strided */
+#define REF_THREADS 128
+#define REF_MAX_BLOCKS (1 << 20)
+#define REF_MAX_D 256
+/* tensor ids of the fill kernel: Q, K, V get independent values */
+enum { TENSOR_Q = 1, TENSOR_K = 2, TENSOR_V = 3 };
+/* NaN bit patterns used as poison: 0x7fff is a NaN in fp16 and in bf16, and
+ * 0x7fffffff in fp32; a kernel that leaves an output unwritten leaves a NaN */
+#define POISON16 0x7fffu
+#define POISON32 0x7fffffffu
+/* the L2 flush writes twice the L2 size, so no line of the previous call can
+ * survive; 64 MB when the driver does not report the L2 size */
+#define FLUSH_FALLBACK_BYTES (64u << 20)
+/* the largest tensor fatune allocates: 2^31 elements (shape.c's bound) */
+#define MAX_ELEMS 2147483648LL
+/* the largest workspace (feasibility.c refuses larger formulas first) */
+#define MAX_WORKSPACE (4LL << 30)
+/* a zero_once workspace is read back in pieces of this many bytes */
+#define WS_CHECK_CHUNK ((size_t)1 << 20)
+
+struct inputs {
+	int valid;
+	struct ft_shape shape;
+	unsigned long long seed;
+	size_t n;		/* elements of Q and O: B*H*S*D */
+	size_t nkv;		/* elements of K and V: B*H_kv*S_kv*D */
+	long long qs[3], kvs[3];	/* strides (batch, head, row) of Q/O and of K/V */
+	ft_devptr q, k, v;	/* 16-bit, laid out as the shape says */
+	ft_devptr ref;		/* fp32 reference output, laid out as O */
+	ft_devptr o;		/* the candidate's output, 16-bit */
+	float *ref_host;	/* the reference on the host, for verification */
+	uint16_t *o_host;	/* the candidate's output, copied back */
+};
+
+struct ft_eval {
+	struct ft_gpu *gpu;
+	struct ft_device_limits lim;
+	struct ft_gpu_module *ref_mod;
+	struct ft_gpu_func *fill, *attn;
+	struct inputs in;
+	ft_devptr o_partial, lse_partial;	/* split-KV scratch, grown on demand */
+	size_t o_partial_bytes, lse_partial_bytes;
+	ft_devptr workspace;			/* the kernel's workspace, grown on demand */
+	size_t workspace_bytes;
+	ft_devptr flush;			/* L2 flush buffer for cold timing */
+	size_t flush_bytes;
+	double last_timed_ms;			/* monotonic time the last timing ended, 0: never */
+};
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Minimum warm-up: short when the GPU has just been busy timing (see evaluate.h). */
+static double warmup_min_ms(const struct ft_eval *ev)
+{
+	return ev->last_timed_ms > 0 && mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
+		       ? FT_EVAL_WARMUP_HOT_MS
+		       : FT_EVAL_WARMUP_MIN_MS;
+}
+
+/* ---- CPU-side pieces ------------------------------------------------------ */
+
+void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
+		  struct ft_timing_plan *p)
+{
+	double k, r_fit, call_ms;
+
+	if (!(single_us > 0))
+		single_us = 1; /* an event pair cannot time less than ~1 us */
+	if (launches > 0) {
+		k = floor(FT_EVAL_SAMPLE_MAX_US / single_us);
+		k = k < launches ? k : launches;
+	} else {
+		k = ceil(FT_EVAL_SAMPLE_TARGET_US / single_us);
+	}
+	if (k > FT_EVAL_MAX_LAUNCHES)
+		k = FT_EVAL_MAX_LAUNCHES;
+	if (cold || k < 1)
+		k = 1;
+	p->launches = (int)k;
+	call_ms = single_us / 1e3 * p->launches;
+	r_fit = floor(FT_EVAL_SAMPLING_BUDGET_MS / call_ms);
+	if (r_fit < FT_EVAL_MIN_SAMPLES)
+		r_fit = FT_EVAL_MIN_SAMPLES;
+	p->samples = samples < r_fit ? samples : (int)r_fit;
+	/* warm-up, the samples, and the check after timing (one call's worth) */
+	p->expected_ms = (warmup + p->samples) * call_ms + FT_EVAL_WARMUP_MIN_MS + single_us / 1e3;
+}
+
+void ft_job_timing_defaults(struct ft_job *job)
+{
+	job->timing = 1;
+	job->warmup = FT_EVAL_WARMUP;
+	job->samples = FT_EVAL_SAMPLES;
+	job->launches_per_sample = FT_EVAL_LAUNCHES_AUTO;
+	job->cold = 0;
+}
+
+/* ---- GPU side --------------------------------------------------------------- */
+
+/* A CUDA error: the job is crashed and the worker exits (returns 1). */
+static int cuda_crash(struct ft_job_result *res, const struct ft_err *err)
+{
+	res->status = FT_ST_CRASHED;
+	snprintf(res->reason, sizeof(res->reason), "%s", err->msg);
+	return 1;
+}
+
+/* A job fatune should never have sent: crashed, but the worker goes on. */
+static int bad_job(struct ft_job_result *res, const char *what)
+{
+	res->status = FT_ST_CRASHED;
+	snprintf(res->reason, sizeof(res->reason), "bad job: %s", what);
+	return 2;
+}
+
+static void free_inputs(struct ft_eval *ev)
+{
+	struct inputs *in = &ev->in;
+
+	ft_gpu_free(ev->gpu, in->q);
+	ft_gpu_free(ev->gpu, in->k);
+	ft_gpu_free(ev->gpu, in->v);
+	ft_gpu_free(ev->gpu, in->ref);
+	ft_gpu_free(ev->gpu, in->o);
+	free(in->ref_host);
+	free(in->o_host);
+	memset(in, 0, sizeof(*in));
+}
+
+int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_device_limits *lim,
+		 const char *reference_path, struct ft_err *err)
+{
+	struct ft_compile_req req;
+	struct ft_compile_out co;
+	struct ft_eval *ev;
+	char arch[32];
+
+	*out = NULL;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return ft_error(err, FT_EFAIL, "out of memory starting the evaluator");
+	ev->gpu = gpu;
+	ev->lim = *lim;
+	snprintf(arch, sizeof(arch), "sm_%d", lim->cc);
+	memset(&req, 0, sizeof(req));
+	req.source_path = reference_path;
+	req.arch = arch;
+	if (ft_compile(&req, &co, err)) {
+		ft_err_prefix(err, "cannot build the reference kernels");
+		free(ev);
+		return -1;
+	}
+	if (!co.ok) {
+		const char *log = co.log && *co.log ? co.log : "(no log)";
+		ft_error(err, FT_EFAIL, "reference kernels '%s' do not compile for %s: %.300s",
+			 reference_path, arch, log);
+		ft_compile_out_release(&co);
+		free(ev);
+		return -1;
+	}
+	if (ft_gpu_module_load_data(gpu, co.cubin, reference_path, &ev->ref_mod, err) ||
+	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
+	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
+			    err)) {
+		ft_compile_out_release(&co);
+		ft_eval_close(ev);
+		return -1;
+	}
+	ft_compile_out_release(&co);
+	*out = ev;
+	return 0;
+}
+
+void ft_eval_close(struct ft_eval *ev)
+{
+	if (!ev)
+		return;
+	free_inputs(ev);
+	ft_gpu_free(ev->gpu, ev->o_partial);
+	ft_gpu_free(ev->gpu, ev->lse_partial);
+	ft_gpu_free(ev->gpu, ev->workspace);
+	ft_gpu_free(ev->gpu, ev->flush);
+	ft_gpu_module_unload(ev->gpu, ev->ref_mod);
+	free(ev);
+}
+
+static int fill(struct ft_eval *ev, ft_devptr x, size_t n, unsigned long long seed,
+		unsigned long long tensor, int bf16, struct ft_err *err)
+{
+	long long nn = (long long)n;
+	unsigned grid[3] = { 1, 1, 1 }, block[3] = { FILL_THREADS, 1, 1 };
+	void *args[] = { &x, &nn, &seed, &tensor, &bf16 };
+	size_t blocks = (n + FILL_THREADS - 1) / FILL_THREADS;
+
+	grid[0] = (unsigned)(blocks < FILL_MAX_BLOCKS ? (blocks ? blocks : 1) : FILL_MAX_BLOCKS);
+	return ft_gpu_launch(ev->gpu, ev->fill, "fatune_ref_fill", grid, block, 0, args, err);
+}
+
+/* The ABI v2 view of the inputs (tensors, sizes, strides, scale); the caller
+ * adds what belongs to one candidate. o is the output to write. */
+static void base_params(const struct ft_eval *ev, ft_devptr o, struct fatune_attn_params_v2 *p)
+{
+	const struct inputs *in = &ev->in;
+	const struct ft_shape *sh = &in->shape;
+
+	memset(p, 0, sizeof(*p));
+	p->q = (const void *)(uintptr_t)in->q;
+	p->k = (const void *)(uintptr_t)in->k;
+	p->v = (const void *)(uintptr_t)in->v;
+	p->o = (void *)(uintptr_t)o;
+	p->q_stride_b = p->o_stride_b = in->qs[0];
+	p->q_stride_h = p->o_stride_h = in->qs[1];
+	p->q_stride_s = p->o_stride_s = in->qs[2];
+	p->k_stride_b = p->v_stride_b = in->kvs[0];
+	p->k_stride_h = p->v_stride_h = in->kvs[1];
+	p->k_stride_s = p->v_stride_s = in->kvs[2];
+	p->b = sh->b;
+	p->h = sh->h;
+	p->h_kv = sh->h_kv;
+	p->s_q = sh->s;
+	p->s_kv = sh->s_kv;
+	p->d = sh->d;
+	p->num_splits = 1;
+	p->causal_offset = sh->s_kv - sh->s;
+	p->scale = (float)(1.0 / sqrt((double)sh->d));
+	p->scale_log2 = (float)(1.4426950408889634 / sqrt((double)sh->d)); /* log2(e)/sqrt(D) */
+	p->layout = sh->layout;
+	p->abi_version = 2;
+}
+
+/* Makes inputs, reference and output buffer for (shape, seed) unless cached. */
+static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned long long seed,
+		       struct ft_err *err)
+{
+	struct inputs *in = &ev->in;
+	size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
+	size_t nkv = (size_t)sh->b * sh->h_kv * sh->s_kv * sh->d;
+	long long rows = (long long)sh->b * sh->h * sh->s;
+	int causal = sh->causal, bf16 = sh->dtype == FT_BF16;
+	unsigned grid[3] = { 1, 1, 1 }, block[3] = { REF_THREADS, 1, 1 };
+	struct fatune_attn_params_v2 p;
+	void *args[] = { &p, &causal, &bf16 };
+
+	if (in->valid && in->seed == seed && !memcmp(&in->shape, sh, sizeof(*sh)))
+		return 0;
+	free_inputs(ev);
+	in->ref_host = malloc(n * sizeof(float));
+	in->o_host = malloc(n * sizeof(uint16_t));
+	if (!in->ref_host || !in->o_host)
+		return ft_error(err, FT_EFAIL, "out of host memory for %zu reference elements", n);
+	if (ft_gpu_alloc(ev->gpu, n * 2, "Q", &in->q, err) ||
+	    ft_gpu_alloc(ev->gpu, nkv * 2, "K", &in->k, err) ||
+	    ft_gpu_alloc(ev->gpu, nkv * 2, "V", &in->v, err) ||
+	    ft_gpu_alloc(ev->gpu, n * 4, "reference O", &in->ref, err) ||
+	    ft_gpu_alloc(ev->gpu, n * 2, "O", &in->o, err))
+		return -1;
+	if (fill(ev, in->q, n, seed, TENSOR_Q, bf16, err) ||
+	    fill(ev, in->k, nkv, seed, TENSOR_K, bf16, err) ||
+	    fill(ev, in->v, nkv, seed, TENSOR_V, bf16, err))
+		return -1;
+	in->shape = *sh;
+	in->n = n;
+	in->nkv = nkv;
+	ft_shape_strides(sh, 0, in->qs);
+	ft_shape_strides(sh, 1, in->kvs);
+	base_params(ev, in->ref, &p);
+	grid[0] = (unsigned)(rows < REF_MAX_BLOCKS ? rows : REF_MAX_BLOCKS);
+	if (ft_gpu_launch(ev->gpu, ev->attn, "fatune_ref_attention", grid, block, 0, args, err) ||
+	    ft_gpu_sync(ev->gpu, "the reference attention", err) ||
+	    ft_gpu_download(ev->gpu, in->ref_host, in->ref, n * 4, "the reference output", err))
+		return -1;
+	in->seed = seed;
+	in->valid = 1;
+	return 0;
+}
+
+/* Checks what the GPU cannot be trusted to reject cleanly. NULL when fine. */
+static const char *check_job(const struct ft_eval *ev, const struct ft_job *job, char *buf,
+			     size_t size)
+{
+	const struct ft_shape *sh = &job->shape;
+	const long long max_x = 2147483647LL, max_yz = 65535; /* CUDA grid limits */
+
+	if (sh->b < 1 || sh->h < 1 || sh->s < 1 || sh->d < 1 || sh->d > REF_MAX_D ||
+	    sh->s_kv < 1 || sh->h_kv < 1 || sh->h % sh->h_kv)
+		snprintf(buf, size, "shape %dx%dx%dx%d (kv %d heads x %d): sizes must be >= 1, H a multiple of kv_heads and D <= %d (the reference's limit)",
+			 sh->b, sh->h, sh->s, sh->d, sh->h_kv, sh->s_kv, REF_MAX_D);
+	else if ((long long)sh->b * sh->h * sh->s * sh->d > MAX_ELEMS ||
+		 (long long)sh->b * sh->h_kv * sh->s_kv * sh->d > MAX_ELEMS)
+		snprintf(buf, size, "shape %dx%dx%dx%d has more than 2^31 elements", sh->b, sh->h,
+			 sh->s, sh->d);
+	else if (job->abi != 1 && job->abi != 2)
+		snprintf(buf, size, "ABI version %d (fatune knows 1 and 2)", job->abi);
+	else if (job->abi == 1 && !ft_shape_is_plain(sh))
+		snprintf(buf, size, "an ABI v1 kernel cannot run S_q != S_kv, H != H_kv or layout bshd");
+	else if (job->workspace_bytes < 0 || job->workspace_bytes > MAX_WORKSPACE ||
+		 (job->workspace_bytes && job->abi < 2) || job->workspace_init < FT_WS_ZERO ||
+		 job->workspace_init > FT_WS_ZERO_ONCE)
+		snprintf(buf, size, "workspace of %lld bytes, init %d (0..4 GiB, ABI v2 only, init 0..%d)",
+			 job->workspace_bytes, job->workspace_init, FT_WS_ZERO_ONCE);
+	else if ((sh->causal != 0 && sh->causal != 1) || (sh->dtype != FT_FP16 && sh->dtype != FT_BF16))
+		snprintf(buf, size, "causal %d / dtype %d out of range", sh->causal, (int)sh->dtype);
+	else if (job->num_splits < 1 ||
+		 (job->num_splits > 1 && job->combine_threads && !job->combine_kernel[0]))
+		snprintf(buf, size, "num_splits %d with %lld combine threads needs a combine kernel ('%s')",
+			 job->num_splits, job->combine_threads, job->combine_kernel);
+	else if (job->threads < 1 || job->threads > ev->lim.threads_per_block)
+		snprintf(buf, size, "%lld threads per block (the device allows 1 to %d)", job->threads,
+			 ev->lim.threads_per_block);
+	else if (job->grid[0] < 1 || job->grid[0] > max_x || job->grid[1] < 1 ||
+		 job->grid[1] > max_yz || job->grid[2] < 1 || job->grid[2] > max_yz)
+		snprintf(buf, size, "grid [%lld, %lld, %lld] outside [1..2^31-1, 1..65535, 1..65535]",
+			 job->grid[0], job->grid[1], job->grid[2]);
+	else if (job->num_splits > 1 && job->combine_threads &&
+		 (job->combine_threads < 1 || job->combine_threads > ev->lim.threads_per_block ||
+		  job->combine_grid[0] < 1 || job->combine_grid[0] > max_x ||
+		  job->combine_grid[1] < 1 || job->combine_grid[1] > max_yz ||
+		  job->combine_grid[2] < 1 || job->combine_grid[2] > max_yz))
+		snprintf(buf, size, "combine launch %lld threads, grid [%lld, %lld, %lld] out of range",
+			 job->combine_threads, job->combine_grid[0], job->combine_grid[1],
+			 job->combine_grid[2]);
+	else if (job->dynamic_smem < 0 || job->dynamic_smem > ev->lim.smem_optin)
+		snprintf(buf, size, "%lld bytes of dynamic shared memory (the device allows up to %d)",
+			 job->dynamic_smem, ev->lim.smem_optin);
+	else if (job->timing && (job->samples < 1 || job->samples > FT_EVAL_MAX_SAMPLES ||
+				 job->warmup < 0 || job->launches_per_sample < 0 ||
+				 job->launches_per_sample > FT_EVAL_MAX_LAUNCHES))
+		snprintf(buf, size, "timing counts out of range: samples %d (1..%d), warmup %d, launches_per_sample %d (0..%d)",
+			 job->samples, FT_EVAL_MAX_SAMPLES, job->warmup, job->launches_per_sample,
+			 FT_EVAL_MAX_LAUNCHES);
+	else
+		return NULL;
+	return buf;
+}
+
+int ft_eval_prepare(struct ft_eval *ev, const struct ft_job *job, struct ft_job_result *res)
+{
+	struct ft_err err = { 0 };
+	char buf[400];
+	const char *bad = check_job(ev, job, buf, sizeof(buf));
+
+	if (bad)
+		return bad_job(res, bad);
+	if (make_inputs(ev, &job->shape, job->seed, &err)) {
+		ev->in.valid = 0;
+		return cuda_crash(res, &err);
+	}
+	return 0;
+}
+
+/* The candidate being evaluated. */
+struct run {
+	struct ft_eval *ev;
+	const struct ft_job *job;
+	struct ft_gpu_func *main_fn, *combine_fn;
+	struct fatune_attn_params_v1 p1;	/* what the kernels get, by the job's ABI */
+	struct fatune_attn_params_v2 p2;
+	void *args[1];
+	unsigned grid[3], block[3], cgrid[3], cblock[3];
+	unsigned smem;
+};
+
+/* One call: the workspace zeroed when the space asks (init zero), the main
+ * kernel, then the combine kernel when split and the candidate has one
+ * (combine_threads > 0). */
+static int call(struct run *r, struct ft_err *err)
+{
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO &&
+	    ft_gpu_memset8(r->ev->gpu, r->ev->workspace, 0, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
+		return -1;
+	if (ft_gpu_launch(r->ev->gpu, r->main_fn, r->job->kernel, r->grid, r->block, r->smem,
+			  r->args, err))
+		return -1;
+	if (r->combine_fn && ft_gpu_launch(r->ev->gpu, r->combine_fn, r->job->combine_kernel,
+					   r->cgrid, r->cblock, 0, r->args, err))
+		return -1;
+	return 0;
+}
+
+static int poison(struct run *r, struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	size_t n = ev->in.n, splits = (size_t)r->job->num_splits;
+
+	if (ft_gpu_memset16(ev->gpu, ev->in.o, POISON16, n, "O", err))
+		return -1;
+	if (splits > 1 &&
+	    (ft_gpu_memset32(ev->gpu, ev->o_partial, POISON32, splits * n, "o_partial", err) ||
+	     ft_gpu_memset32(ev->gpu, ev->lse_partial, POISON32, splits * (n / r->job->shape.d),
+			     "lse_partial", err)))
+		return -1;
+	/* 0xff bytes: NaN in fp16, bf16 and fp32 alike */
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_POISON &&
+	    ft_gpu_memset8(ev->gpu, ev->workspace, 0xff, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
+		return -1;
+	/* zero_once: zeroed here, before the first call; the kernel keeps it so */
+	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO_ONCE &&
+	    ft_gpu_memset8(ev->gpu, ev->workspace, 0, (size_t)r->job->workspace_bytes,
+			   "the workspace", err))
+		return -1;
+	return 0;
+}
+
+/* zero_once: whether the calls left the workspace zero, as the kernel must
+ * (the next call relies on it). Returns 1 when it is (or the init is another),
+ * 0 with a wrong_result verdict, -1 on a CUDA error. */
+static int workspace_left_zero(struct run *r, struct ft_job_result *res, struct ft_err *err)
+{
+	size_t total = (size_t)r->job->workspace_bytes, nonzero = 0, first = 0;
+	unsigned char *buf;
+
+	if (!total || r->job->workspace_init != FT_WS_ZERO_ONCE)
+		return 1;
+	buf = malloc(total < WS_CHECK_CHUNK ? total : WS_CHECK_CHUNK);
+	if (!buf)
+		return ft_error(err, FT_EFAIL, "out of memory reading the workspace back");
+	for (size_t at = 0; at < total; at += WS_CHECK_CHUNK) {
+		size_t len = total - at < WS_CHECK_CHUNK ? total - at : WS_CHECK_CHUNK;
+
+		if (ft_gpu_download(r->ev->gpu, buf, r->ev->workspace + at, len, "the workspace",
+				    err)) {
+			free(buf);
+			return -1;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] && !nonzero++)
+				first = at + i;
+	}
+	free(buf);
+	if (!nonzero)
+		return 1;
+	res->status = FT_ST_WRONG_RESULT;
+	snprintf(res->reason, sizeof(res->reason),
+		 "workspace.init zero_once: the kernel left %zu of %zu workspace bytes non-zero (the first at byte %zu); it must leave the workspace zero",
+		 nonzero, total, first);
+	return 0;
+}
+
+/* Copies O back and judges it. Returns 1 when ok. */
+static int verify(struct run *r, const char *when, struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	long long nonfinite;
+	double rel;
+
+	if (ft_gpu_download(ev->gpu, ev->in.o_host, ev->in.o, ev->in.n * 2, r->job->kernel, err))
+		return -1;
+	rel = ft_rel_l2(ev->in.o_host, r->job->shape.dtype == FT_BF16, ev->in.ref_host, ev->in.n,
+			&nonfinite);
+	if (ft_verdict(rel, nonfinite, r->job->tolerance, res)) {
+		int zero = workspace_left_zero(r, res, err);
+
+		if (zero)
+			return zero;
+	}
+	if (when) {
+		char reason[sizeof(res->reason)];
+		snprintf(reason, sizeof(reason), "%s: %s", when, res->reason);
+		memcpy(res->reason, reason, sizeof(reason));
+	}
+	return 0;
+}
+
+static int grow(struct ft_eval *ev, ft_devptr *p, size_t *have, size_t want, const char *what,
+		struct ft_err *err)
+{
+	if (*have >= want)
+		return 0;
+	ft_gpu_free(ev->gpu, *p);
+	*p = 0;
+	*have = 0;
+	if (ft_gpu_alloc(ev->gpu, want, what, p, err))
+		return -1;
+	*have = want;
+	return 0;
+}
+
+/* Samples of one call each, after an L2 flush that is not timed. */
+static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *us,
+		     struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
+	double ms, spent = 0, min_ms = warmup_min_ms(ev);
+
+	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
+		return -1;
+	/* warm-up times flush and call together: both keep the GPU busy */
+	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
+		if (ft_gpu_timer_start(ev->gpu, err) ||
+		    ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
+		    call(r, err) || ft_gpu_timer_stop(ev->gpu, &ms, err))
+			return -1;
+		spent += ms;
+		if (i >= FT_EVAL_MAX_SAMPLES) /* bounds a warm-up of ~0 ms calls */
+			break;
+	}
+	for (int i = 0; i < plan->samples; i++) {
+		if (ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
+		    ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
+		    ft_gpu_timer_stop(ev->gpu, &ms, err))
+			return -1;
+		us[i] = ms * 1e3;
+	}
+	ev->last_timed_ms = mono_ms();
+	return 0;
+}
+
+/* Samples of one graph launch of K calls each, divided by K. */
+static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *us,
+		     struct ft_err *err)
+{
+	struct ft_gpu *gpu = r->ev->gpu;
+	struct ft_gpu_graph *graph = NULL;
+	int k = plan->launches, ret = -1;
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev);
+
+	if (ft_gpu_capture_begin(gpu, err))
+		return -1;
+	for (int i = 0; i < k; i++)
+		if (call(r, err)) {
+			ft_gpu_capture_abort(gpu);
+			return -1;
+		}
+	if (ft_gpu_capture_end(gpu, &graph, err))
+		return -1;
+	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
+		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
+		    ft_gpu_timer_stop(gpu, &ms, err))
+			goto out;
+		spent += ms;
+		if (i >= FT_EVAL_MAX_SAMPLES)
+			break;
+	}
+	for (int i = 0; i < plan->samples; i++) {
+		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
+		    ft_gpu_timer_stop(gpu, &ms, err))
+			goto out;
+		us[i] = ms * 1e3 / k;
+	}
+	r->ev->last_timed_ms = mono_ms();
+	ret = 0;
+out:
+	ft_gpu_graph_destroy(gpu, graph);
+	return ret;
+}
+
+/* check_job has bounded every dimension, so the casts are exact */
+static void to_dims(unsigned out[3], const long long in[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = (unsigned)in[i];
+}
+
+/* The TMA descriptors the job's plan asks for, into r->p2 (fatune_abi.h:
+ * rank 4 over (D, S, H, B), byte strides, box (cols, rows, 1, 1)). */
+static int encode_tma(struct run *r, struct ft_err *err)
+{
+	const struct inputs *in = &r->ev->in;
+	const struct ft_shape *sh = &in->shape;
+	struct fatune_tma_desc *out[FT_TENSOR_COUNT] = { &r->p2.tma_q, &r->p2.tma_k, &r->p2.tma_v,
+							  &r->p2.tma_o };
+	const ft_devptr base[FT_TENSOR_COUNT] = { in->q, in->k, in->v, in->o };
+	static const char *const names[FT_TENSOR_COUNT] = { "Q", "K", "V", "O" };
+
+	for (int t = 0; t < FT_TENSOR_COUNT; t++) {
+		const struct ft_tma_box *bx = &r->job->plan.tma[t];
+		const int kv = t == FT_TENSOR_K || t == FT_TENSOR_V;
+		const long long *st = kv ? in->kvs : in->qs;
+		unsigned long long dims[4], strides[3];
+		unsigned box[4];
+
+		if (!bx->rows)
+			continue;
+		dims[0] = (unsigned long long)sh->d;
+		dims[1] = (unsigned long long)(kv ? sh->s_kv : sh->s);
+		dims[2] = (unsigned long long)(kv ? sh->h_kv : sh->h);
+		dims[3] = (unsigned long long)sh->b;
+		strides[0] = (unsigned long long)st[2] * 2;
+		strides[1] = (unsigned long long)st[1] * 2;
+		strides[2] = (unsigned long long)st[0] * 2;
+		box[0] = (unsigned)bx->cols;
+		box[1] = (unsigned)bx->rows;
+		box[2] = box[3] = 1;
+		if (ft_gpu_tensor_map(r->ev->gpu, out[t], base[t], sh->dtype == FT_BF16, dims, strides,
+				      box, bx->swizzle, names[t], err))
+			return -1;
+	}
+	return 0;
+}
+
+/* Everything after the module is loaded; 1 means a CUDA error (in err), 2 a
+ * refusal that leaves the context usable (in err). */
+static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	const struct ft_job *job = r->job;
+	const struct ft_shape *sh = &job->shape;
+	struct ft_stats st;
+	struct ft_timing_plan plan;
+	double single_ms = 0, *us;
+
+	if (job->dynamic_smem > ev->lim.smem_static &&
+	    ft_gpu_func_dynamic_smem(ev->gpu, r->main_fn, job->kernel, job->dynamic_smem, err))
+		return 1;
+	if (job->num_splits > 1 &&
+	    (grow(ev, &ev->o_partial, &ev->o_partial_bytes, (size_t)job->num_splits * ev->in.n * 4,
+		  "o_partial", err) ||
+	     grow(ev, &ev->lse_partial, &ev->lse_partial_bytes,
+		  (size_t)job->num_splits * (ev->in.n / sh->d) * 4, "lse_partial", err)))
+		return 1;
+	if (job->workspace_bytes &&
+	    grow(ev, &ev->workspace, &ev->workspace_bytes, (size_t)job->workspace_bytes,
+		 "the workspace", err))
+		return 1;
+	base_params(ev, ev->in.o, &r->p2);
+	r->p2.num_splits = job->num_splits;
+	if (job->num_splits > 1) {
+		r->p2.o_partial = (float *)(uintptr_t)ev->o_partial;
+		r->p2.lse_partial = (float *)(uintptr_t)ev->lse_partial;
+	}
+	if (job->workspace_bytes) {
+		r->p2.workspace = (void *)(uintptr_t)ev->workspace;
+		r->p2.workspace_bytes = job->workspace_bytes;
+	}
+	if (job->abi == 2) {
+		if (encode_tma(r, err))
+			return 2;
+		r->args[0] = &r->p2;
+	} else {
+		r->p1 = (struct fatune_attn_params_v1){
+			.q = r->p2.q, .k = r->p2.k, .v = r->p2.v, .o = r->p2.o,
+			.o_partial = r->p2.o_partial, .lse_partial = r->p2.lse_partial,
+			.b = sh->b, .h = sh->h, .s = sh->s, .num_splits = job->num_splits,
+			.scale = r->p2.scale, .scale_log2 = r->p2.scale_log2,
+		};
+		r->args[0] = &r->p1;
+	}
+	to_dims(r->grid, job->grid);
+	to_dims(r->cgrid, job->combine_grid);
+	r->block[0] = (unsigned)job->threads;
+	r->block[1] = r->block[2] = 1;
+	r->cblock[0] = (unsigned)job->combine_threads;
+	r->cblock[1] = r->cblock[2] = 1;
+	r->smem = (unsigned)job->dynamic_smem;
+
+	/* the verified call, on poisoned outputs */
+	if (poison(r, err) || call(r, err) || ft_gpu_sync(ev->gpu, job->kernel, err))
+		return 1;
+	switch (verify(r, NULL, res, err)) {
+	case -1:
+		return 1;
+	case 0:
+		return 0; /* wrong result: never timed */
+	}
+	if (!job->timing)
+		return 0;
+	/* one more call, warm now (module loaded, caches filled), sizes K */
+	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
+	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
+		return 1;
+	/* K and R follow the call's duration; the parent's watchdog follows them */
+	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
+		     job->cold, &plan);
+	ft_worker_expect(plan.expected_ms);
+	us = calloc((size_t)plan.samples, sizeof(*us));
+	if (!us) {
+		ft_error(err, FT_EFAIL, "out of memory for %d timing samples", plan.samples);
+		return 1;
+	}
+	if (job->cold ? time_cold(r, &plan, us, err) : time_warm(r, &plan, us, err)) {
+		free(us);
+		return 1;
+	}
+	if (ft_stats_compute(us, plan.samples, &st)) {
+		free(us);
+		res->status = FT_ST_CRASHED;
+		snprintf(res->reason, sizeof(res->reason),
+			 "the CUDA events gave a non-finite time: is the GPU in a bad state?");
+		return 0;
+	}
+	free(us);
+	/* the timed calls must still produce the right answer */
+	switch (verify(r, "after timing", res, err)) {
+	case -1:
+		return 1;
+	case 0:
+		return 0;
+	}
+	res->t_median_us = st.median;
+	res->t_min_us = st.min;
+	res->t_p90_us = st.p90;
+	res->t_spread = st.spread;
+	res->samples = plan.samples;
+	res->launches_per_sample = plan.launches;
+	return 0;
+}
+
+int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_result *res)
+{
+	struct ft_gpu_module *mod = NULL;
+	struct ft_err err = { 0 };
+	struct run r;
+	void *image = NULL;
+	size_t image_size = 0;
+	int rc;
+
+	ft_job_result_init(res);
+	if (!ev->in.valid || ev->in.seed != job->seed ||
+	    memcmp(&ev->in.shape, &job->shape, sizeof(job->shape))) {
+		rc = ft_eval_prepare(ev, job, res);
+		if (rc)
+			return rc == 2 ? 0 : rc;
+	} else {
+		char buf[400];
+		const char *bad = check_job(ev, job, buf, sizeof(buf));
+		if (bad) {
+			bad_job(res, bad);
+			return 0;
+		}
+	}
+	memset(&r, 0, sizeof(r));
+	r.ev = ev;
+	r.job = job;
+	/* the cached bytes, checked against their stored hash, never the file as is */
+	if (ft_cache_read(job->cubin_path, &image, &image_size, &err) ||
+	    ft_gpu_module_load_data(ev->gpu, image, job->cubin_path, &mod, &err) ||
+	    ft_gpu_function(ev->gpu, mod, job->kernel, job->cubin_path, &r.main_fn, &err) ||
+	    (job->num_splits > 1 && job->combine_threads &&
+	     ft_gpu_function(ev->gpu, mod, job->combine_kernel,
+						    job->cubin_path, &r.combine_fn, &err))) {
+		rc = 1;
+	} else {
+		rc = run_loaded(&r, res, &err);
+	}
+	if (rc) {
+		ft_job_result_init(res);
+		cuda_crash(res, &err);
+		/* a file that cannot be read is not a lost context */
+		if (!ft_gpu_failed(ev->gpu))
+			rc = 0;
+	}
+	ft_gpu_module_unload(ev->gpu, mod);
+	free(image);
+	return rc;
+}
+
+/* ---- self-test ------------------------------------------------------------------ */
+
+/* The GPU reference computes in fp32 (unit roundoff 2^-24 = 6e-8): dot products
+ * of D <= 256 terms, sums over S <= 200 keys and expf (within 2 ulp) give errors
+ * of a few eps * sqrt(n), about 1e-6. 1e-5 leaves a 10x margin and is still 30x
+ * below the error of an fp16 attention (3e-4, FACTS.md), so a reference that
+ * passes is exact enough to judge candidates. */
+#define SELFTEST_TOL 1e-5
+
+/* b, h, s, d, causal, bf16, then s_kv, h_kv (0: self-attention) and layout:
+ * the last six cover grouped-query heads, decode and chunked prefill (S_q <
+ * S_kv, bottom-right causal), S_q > S_kv (rows with no key) and bshd. */
+static const struct {
+	int b, h, s, d, causal, bf16, s_kv, h_kv, bshd;
+} selftest_cases[] = {
+	{ 1, 1, 1, 32, 0, 0, 0, 0, 0 },	     { 1, 1, 17, 64, 1, 0, 0, 0, 0 },	 { 2, 3, 17, 128, 0, 1, 0, 0, 0 },
+	{ 1, 2, 200, 64, 1, 1, 0, 0, 0 },     { 2, 2, 200, 128, 1, 0, 0, 0, 0 },	 { 1, 1, 200, 32, 0, 1, 0, 0, 0 },
+	{ 3, 1, 1, 128, 1, 1, 0, 0, 0 },	     { 1, 4, 17, 32, 0, 0, 0, 0, 0 },	 { 1, 2, 33, 256, 1, 0, 0, 0, 0 },
+	{ 2, 1, 50, 96, 0, 1, 0, 0, 0 },	     { 1, 1, 200, 128, 0, 1, 0, 0, 0 },	 { 2, 2, 200, 32, 1, 0, 0, 0, 0 },
+	{ 2, 8, 1, 128, 0, 0, 300, 2, 0 }, { 1, 4, 3, 64, 1, 1, 150, 1, 1 },
+	{ 1, 4, 40, 64, 1, 0, 200, 2, 0 }, { 2, 6, 50, 32, 1, 1, 20, 3, 1 },
+	{ 1, 2, 33, 128, 0, 0, 33, 2, 1 }, { 2, 4, 64, 64, 1, 0, 64, 4, 1 },
+};
+
+/* Runs one case; prints its line. Returns 1 if it passed, 0 if not, -1 on a CUDA error. */
+static int selftest_case(struct ft_eval *ev, int idx, FILE *out, struct ft_err *err)
+{
+	struct ft_shape sh = {
+		.b = selftest_cases[idx].b,
+		.h = selftest_cases[idx].h,
+		.s = selftest_cases[idx].s,
+		.d = selftest_cases[idx].d,
+		.causal = selftest_cases[idx].causal,
+		.dtype = selftest_cases[idx].bf16 ? FT_BF16 : FT_FP16,
+		.s_kv = selftest_cases[idx].s_kv,
+		.h_kv = selftest_cases[idx].h_kv,
+		.layout = selftest_cases[idx].bshd ? FT_LAYOUT_BSHD : FT_LAYOUT_BHSD,
+	};
+	const int bf16 = selftest_cases[idx].bf16;
+	const unsigned long long seed = 0x5eed0000ull + (unsigned long long)idx;
+	size_t n, nkv, all;
+	uint16_t *raw;
+	double *x, num = 0, den = 0, rel;
+	long long zeros = 0, outside = 0, ref_bad = 0;
+	int same_again, ok = 0;
+	char name[96], shape[FT_SHAPE_TEXT_MAX];
+
+	ft_shape_norm(&sh);
+	n = (size_t)sh.b * sh.h * sh.s * sh.d;
+	nkv = (size_t)sh.b * sh.h_kv * sh.s_kv * sh.d;
+	all = 2 * n + 2 * nkv;	/* Q, K, V and Q again (raw) or the output (x) */
+	raw = malloc(all * 2);
+	x = malloc(all * sizeof(double));
+	if (!raw || !x) {
+		free(raw);
+		free(x);
+		return ft_error(err, FT_EFAIL, "out of memory for self-test case %d", idx);
+	}
+	ev->in.valid = 0; /* a fresh (shape, seed) every case */
+	if (make_inputs(ev, &sh, seed, err) ||
+	    ft_gpu_download(ev->gpu, raw, ev->in.q, n * 2, "Q", err) ||
+	    ft_gpu_download(ev->gpu, raw + n, ev->in.k, nkv * 2, "K", err) ||
+	    ft_gpu_download(ev->gpu, raw + n + nkv, ev->in.v, nkv * 2, "V", err) ||
+	    /* the same seed must give the same Q */
+	    fill(ev, ev->in.o, n, seed, TENSOR_Q, bf16, err) ||
+	    ft_gpu_download(ev->gpu, raw + n + 2 * nkv, ev->in.o, n * 2, "Q again", err)) {
+		free(raw);
+		free(x);
+		return -1;
+	}
+	same_again = !memcmp(raw, raw + n + 2 * nkv, n * 2);
+	for (size_t i = 0; i < n + 2 * nkv; i++) {
+		x[i] = bf16 ? ft_bf16_to_double(raw[i]) : ft_fp16_to_double(raw[i]);
+		zeros += x[i] == 0;
+		outside += !(x[i] >= -1.0 && x[i] <= 1.0);
+	}
+	ft_attention_cpu(x, x + n, x + n + nkv, &sh, x + n + 2 * nkv);
+	for (size_t i = 0; i < n; i++) {
+		double r = ev->in.ref_host[i], c = x[n + 2 * nkv + i];
+		ref_bad += !isfinite(r);
+		num += (r - c) * (r - c);
+		den += c * c;
+	}
+	rel = den > 0 ? sqrt(num / den) : NAN;
+	ok = same_again && !zeros && !outside && !ref_bad && rel <= SELFTEST_TOL;
+	snprintf(name, sizeof(name), "%s %s %s", ft_shape_format(&sh, shape, sizeof(shape)),
+		 bf16 ? "bf16" : "fp16", sh.causal ? "causal" : "non-causal");
+	fprintf(out, "selftest %-48s rel_err %.2e (limit %.0e)%s%s%s%s  %s\n", name, rel,
+		SELFTEST_TOL, same_again ? "" : ", inputs not deterministic",
+		zeros ? ", zero inputs" : "", outside ? ", inputs outside [-1, 1]" : "",
+		ref_bad ? ", non-finite reference" : "", ok ? "ok" : "FAILED");
+	free(raw);
+	free(x);
+	return ok;
+}
+
+int ft_eval_selftest(FILE *out, const char *reference_path)
+{
+	const int ncases = (int)(sizeof(selftest_cases) / sizeof(selftest_cases[0]));
+	struct ft_device_limits lim;
+	struct ft_gpu *gpu = NULL;
+	struct ft_eval *ev = NULL;
+	struct ft_err err = { 0 };
+	int driver = 0, failed = 0;
+
+	if (ft_gpu_open(&gpu, -1, &lim, &driver, &err)) {
+		fprintf(out, "selftest skipped: %s\n", err.msg);
+		return 77;
+	}
+	fprintf(out, "selftest on '%s' (sm_%d, %d SMs, driver %d.%d), reference '%s'\n", lim.name,
+		lim.cc, lim.sm_count, driver / 1000, driver % 1000 / 10, reference_path);
+	if (ft_eval_open(&ev, gpu, &lim, reference_path, &err)) {
+		fprintf(out, "selftest FAILED: %s\n", err.msg);
+		ft_gpu_close(gpu);
+		return 1;
+	}
+	for (int i = 0; i < ncases; i++) {
+		int r = selftest_case(ev, i, out, &err);
+		if (r < 0) {
+			fprintf(out, "selftest FAILED: %s\n", err.msg);
+			failed = ncases;
+			break;
+		}
+		failed += !r;
+	}
+	fprintf(out, "selftest %s: %d of %d cases within %.0e of the fp64 reference\n",
+		failed ? "FAILED" : "passed", failed >= ncases ? 0 : ncases - failed, ncases,
+		SELFTEST_TOL);
+	ft_eval_close(ev);
+	ft_gpu_close(gpu);
+	return failed ? 1 : 0;
+}

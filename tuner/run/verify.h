@@ -1,0 +1,63 @@
+/* verify.h - the arithmetic of verification and timing, on the CPU.
+ *
+ * Statistics of timing samples, the pass/fail verdict, exact decoding of fp16
+ * and bf16, the relative L2 error of an output against the reference, and an
+ * fp64 attention for tests and the worker's self-test. No GPU, no I/O: the
+ * worker (evaluate.c) feeds it what it copied back.
+ */
+#ifndef FT_VERIFY_H
+#define FT_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run/worker.h"
+
+/* The largest relative L2 error against the GPU fp32 reference that passes:
+ * 2e-3 for fp16, 1e-2 for bf16 (see verify.c for why). */
+double ft_tolerance(enum ft_dtype t);
+
+/* "Not measured": every NaN field NAN, status ok, reason "". */
+void ft_job_result_init(struct ft_job_result *r);
+
+struct ft_stats {
+	double median;	/* middle value; the mean of the two middle values when n is even */
+	double min;
+	double p90;	/* nearest rank: the ceil(0.9 n)-th smallest */
+	double spread;	/* (p90 - min) / median */
+};
+
+/* Statistics of x[0..n-1] (sorted in place). -1 when n < 1 or a value is not
+ * finite. */
+int ft_stats_compute(double *x, int n, struct ft_stats *out);
+
+/* The verdict of a verification: FT_ST_WRONG_RESULT when nonfinite > 0 or when
+ * rel_err is not <= tolerance (so NaN never passes), with a reason quoting the
+ * numbers; else FT_ST_OK. Sets res->status, res->reason, res->rel_err and
+ * res->nonfinite. Returns 1 when ok. */
+int ft_verdict(double rel_err, long long nonfinite, double tolerance, struct ft_job_result *res);
+
+/* Decoding of the 16-bit formats (exact). */
+double ft_fp16_to_double(uint16_t h);
+double ft_bf16_to_double(uint16_t h);
+/* 1 when the pattern is NaN or infinite in its format. */
+int ft_u16_nonfinite(uint16_t h, int bf16);
+
+/* Relative L2 error ||o - ref|| / ||ref|| of n 16-bit outputs against ref,
+ * summed in fp64 over the finite outputs only; *nonfinite counts the others.
+ * When ||ref|| is 0 the absolute error ||o|| is returned. */
+double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite);
+
+/* Element strides (batch, head, row) of Q and O (kv == 0) or K and V (kv ==
+ * 1) laid out densely as sh->layout says; D is contiguous. */
+void ft_shape_strides(const struct ft_shape *sh, int kv, long long st[3]);
+
+/* fp64 attention over dense arrays laid out as sh says (Q, O [B, H, S, D],
+ * K, V [B, H_kv, S_kv, D] in sh->layout): out = softmax(q k^T / sqrt(D)) v,
+ * query head h reading KV head h / (H / H_kv), bottom-right causal when
+ * sh->causal (a row with no key is 0). For tests and the self-test
+ * (O(B H S S_kv D)). */
+void ft_attention_cpu(const double *q, const double *k, const double *v, const struct ft_shape *sh,
+		      double *out);
+
+#endif

@@ -1,0 +1,85 @@
+/* campaign_run.h - a campaign driven over the search: units x GPU models x spaces.
+ *
+ * The driver above the pipeline: for each unit of a campaign (campaign.h), in
+ * order, for each target (one per GPU model; a single untimed or replayed
+ * target without GPUs), for each space that can run the unit there, one
+ * search (search.h) stored as it goes. A space that cannot run a unit (its
+ * family needs another arch, its ABI cannot express the shape) is skipped and
+ * the reason handed to on_skip. One progress display (progress.h) spans the
+ * whole campaign. Each unit's outcomes go to on_unit as soon as its searches
+ * end, so a long campaign reports as it goes.
+ *
+ * Interrupts (SIGINT/SIGTERM, see ft_search_signals) stop the search in
+ * flight: its finished trials are stored, the campaign stops, and running it
+ * again skips every finished trial, so it resumes at the first unit not yet
+ * tuned. kill -9 loses at most the candidates in flight (search.h).
+ *
+ * Nothing here prints: the command (cmd_search.c) reports through the hooks.
+ */
+#ifndef FT_CAMPAIGN_RUN_H
+#define FT_CAMPAIGN_RUN_H
+
+#include "space/campaign.h"
+#include "search/search.h"
+
+/* Where a campaign's searches run: one GPU model and its workers, or no GPU. */
+struct ft_campaign_target {
+	const struct ft_arch *arch;	/* the limits that govern */
+	const char *device;		/* the model's name, "" when nothing is timed */
+	const char *driver_version;	/* "" without a driver */
+	struct ft_worker **workers;	/* the model's GPUs, one worker each */
+	int nworkers;			/* 0: no GPU (feasibility only, or replay) */
+	int sm_count;			/* 0 unknown */
+};
+
+/* The outcome of one search (one unit x target x space), for the summary. */
+struct ft_campaign_outcome {
+	const struct ft_space *sp;
+	char device[128];		/* the GPU model ("" when nothing was timed) */
+	struct ft_search_result res;
+};
+
+struct ft_campaign_run_opts {
+	const struct ft_campaign *camp;
+	struct ft_space *const *sps;	/* the spaces to try on every unit */
+	int nsp;
+	const struct ft_campaign_target *targets;
+	int ntargets;			/* >= 1 */
+	const char *replay_db;		/* non-NULL: recorded results from this DB, one
+					 * space (sps[0]), per unit */
+	struct ft_search_opts search;	/* the template of every search: arch, device,
+					 * workers and replay are filled per target */
+	/* A space skipped for unit u (why: the reason). May be NULL. */
+	void (*on_skip)(void *ctx, int u, const struct ft_space *sp, const char *why);
+	/* Unit u's searches ended (n may be 0: every space skipped, why says the
+	 * last reason). Not called for a unit an interrupt cut short. */
+	void (*on_unit)(void *ctx, int u, const struct ft_campaign_outcome *out, int n,
+			const char *why);
+	void *ctx;
+};
+
+struct ft_campaign_result {
+	struct ft_campaign_outcome *out;	/* every search, unit by unit */
+	int nout;
+	int *first, *count;		/* unit u's outcomes: out[first[u] .. + count[u]) */
+	int searched;			/* searches started */
+	int interrupted;		/* stopped by SIGINT/SIGTERM: run again to resume */
+	int tuned;			/* units with a verified best */
+	int untuned_timed;		/* units timed without any verified candidate */
+	double wall_ms;
+};
+
+/* Runs the campaign into db. Returns 0 when every unit ran (individual
+ * candidates and units fail as statuses), -1 with err on a failure beyond
+ * them (storage, a replay DB without the target, an interrupt:
+ * r->interrupted). *r is filled either way; release it with
+ * ft_campaign_result_release. */
+int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
+		    struct ft_campaign_result *r, struct ft_err *err);
+
+void ft_campaign_result_release(struct ft_campaign_result *r);
+
+/* The outcome with the fastest verified best among out[0..n), -1 if none. */
+int ft_campaign_winner(const struct ft_campaign_outcome *out, int n);
+
+#endif

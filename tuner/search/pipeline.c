@@ -1,0 +1,751 @@
+/* pipeline.c - enumerate -> model check -> compile threads -> GPU thread -> emit.
+ *
+ * Work moves between threads as heap-allocated items on three blocking queues
+ * (compile, eval, done). Ownership: an item belongs to exactly one queue or
+ * thread at a time; the main thread frees it after emit. The main thread is the
+ * only one that calls cfg->emit (and so the only one touching the database).
+ */
+#include "search/pipeline.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compile/cache.h"
+#include "fatune_abi.h"
+#include "compile/feasibility.h"
+#include "compile/nvrtc.h"
+#include "compile/ptxas.h"
+#include "search/replay.h"
+#include "search/strategy.h"
+
+struct item {
+	struct ft_trial t;
+	int dropped;		/* budget or stop: never compiled, not emitted */
+	struct item *next;
+};
+
+struct queue {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	struct item *head, *tail;
+	int closed;
+};
+
+/* A CUBIN being compiled, and the candidates waiting for it: launch-time
+ * parameters (NUM_SPLITS) give several candidates one CUBIN, and they must
+ * not be compiled twice by two threads at once. */
+struct inflight {
+	char key[17];
+	struct item *parked;
+	struct inflight *next;
+};
+
+struct run {
+	const struct ft_pipeline_cfg *cfg;
+	pthread_mutex_t inflight_m;
+	struct inflight *inflight;
+	struct queue compile_q, eval_q, done_q;
+	atomic_int live_compilers;
+	atomic_int stop;		/* emit asked to stop, or a fatal error */
+	double t0, deadline;		/* ms; deadline 0: none */
+	atomic_llong compiled, cache_hits, evaluated;
+	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
+	pthread_mutex_t stat_m;
+	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
+	struct ft_err fatal;		/* first fatal error (under stat_m) */
+	/* main thread only */
+	long long sent, received;	/* items queued to compile, items back from done_q */
+	struct item **held;		/* ordered strategies: feasible items until all are known */
+	long long nheld, capheld;
+	pthread_t compilers[64], evaluators[FT_MAX_WORKERS];
+	struct eval_arg {
+		struct run *r;
+		struct ft_worker *w;	/* NULL with replay */
+	} eargs[FT_MAX_WORKERS];
+	int ncompilers, nevaluators;
+};
+
+static volatile sig_atomic_t interrupted;
+
+void ft_pipeline_interrupt(void)
+{
+	interrupted = 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void q_init(struct queue *q)
+{
+	pthread_mutex_init(&q->m, NULL);
+	pthread_cond_init(&q->c, NULL);
+	q->head = q->tail = NULL;
+	q->closed = 0;
+}
+
+static void q_destroy(struct queue *q)
+{
+	pthread_mutex_destroy(&q->m);
+	pthread_cond_destroy(&q->c);
+}
+
+static void q_push(struct queue *q, struct item *it)
+{
+	it->next = NULL;
+	pthread_mutex_lock(&q->m);
+	if (q->tail)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	pthread_cond_signal(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+static void q_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->m);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+/* Blocks until an item is there (NULL once closed and empty); with wait == 0
+ * returns NULL at once when empty. */
+static struct item *q_pop(struct queue *q, int wait)
+{
+	struct item *it;
+
+	pthread_mutex_lock(&q->m);
+	while (!q->head && !q->closed && wait)
+		pthread_cond_wait(&q->c, &q->m);
+	it = q->head;
+	if (it) {
+		q->head = it->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->m);
+	return it;
+}
+
+static int should_drop(struct run *r)
+{
+	return atomic_load(&r->stop) || interrupted || (r->deadline > 0 && now_ms() > r->deadline);
+}
+
+void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
+			     const struct ft_shape *shape, const struct ft_trial *t,
+			     struct ft_compile_req *req)
+{
+	int n = 0;
+
+	memset(req, 0, sizeof(*req));
+	req->source_path = sp->template_path;
+	req->arch = sp->family->nvrtc_arch(a);
+	for (int i = 0; i < sp->nparams && n < FT_MAX_DEFINES - 5 - FT_MAX_SPACE_DEFINES; i++) {
+		if (sp->params[i].kind != FT_PARAM_COMPILE)
+			continue;
+		req->define_names[n] = sp->params[i].name;
+		req->define_values[n++] = t->values[i];
+	}
+	for (int i = 0; i < sp->ndefines; i++) {
+		req->define_names[n] = sp->define_names[i];
+		req->define_values[n++] = t->define_values[i];
+	}
+	req->define_names[n] = "HEAD_DIM";
+	req->define_values[n++] = shape->d;
+	req->define_names[n] = "IS_CAUSAL";
+	req->define_values[n++] = shape->causal;
+	req->define_names[n] = "FATUNE_BF16";
+	req->define_values[n++] = shape->dtype == FT_BF16;
+	req->define_names[n] = "FATUNE_SMEM_BYTES";
+	req->define_values[n++] = t->smem_model;
+	req->define_names[n] = "FATUNE_ABI";
+	req->define_values[n++] = sp->abi;
+	req->ndefines = n;
+	req->kernels[0] = sp->kernel;
+	req->kernels[1] = sp->combine_kernel[0] ? sp->combine_kernel : NULL;
+	req->param_bytes = sp->abi == 2 ? (long long)sizeof(struct fatune_attn_params_v2)
+					: (long long)sizeof(struct fatune_attn_params_v1);
+	req->noptions = sp->noptions;
+	for (int i = 0; i < sp->noptions; i++)
+		req->options[i] = sp->options[i];
+	req->nincludes = sp->nincludes;
+	for (int i = 0; i < sp->nincludes; i++)
+		req->includes[i] = sp->includes[i];
+}
+
+/* The first line of a compile log that says "error", for the trial's reason. */
+static void first_error(const char *log, char *out, size_t size)
+{
+	if (!ft_ptxas_first_error(log, out, size)[0])
+		snprintf(out, size, "NVRTC failed (see the log)");
+}
+
+/* The reason of a failed compile whose log says nothing useful: ptxas's own
+ * error when nvrtc.c could recover it; else the commonest one - too much
+ * static shared memory - is recognised from the resources ptxas did report. */
+static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_compile_out *out,
+			    char *reason, size_t size)
+{
+	if (!strncmp(out->problem, "ptxas error: ", 13)) {
+		snprintf(reason, size, "%s", out->problem);
+		return;
+	}
+	for (int k = 0; k < 2; k++)
+		if (out->ok == 0 && out->res[k].smem_static > cfg->arch->smem_static) {
+			snprintf(reason, size,
+				 "ptxas: kernel '%s' uses %d bytes of static shared memory, over the %d-byte "
+				 "static limit of %s (NVRTC's log omits ptxas's error): use dynamic "
+				 "(extern __shared__) memory or a smaller config",
+				 k ? cfg->sp->combine_kernel : cfg->sp->kernel, out->res[k].smem_static,
+				 cfg->arch->smem_static, cfg->arch->name);
+			return;
+		}
+	snprintf(reason, size, "%s", out->problem);
+}
+
+static void compile_one(struct run *r, struct item *it)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_compile_req req;
+	struct ft_compile_out out;
+	struct ft_resources res[2];
+	struct ft_err err = { 0 };
+
+	ft_pipeline_compile_req(cfg->sp, cfg->arch, cfg->shape, &it->t, &req);
+	ft_compile_key(&req, cfg->template_hash, it->t.compile_key);
+	if (ft_cache_lookup(it->t.compile_key, res)) {
+		atomic_fetch_add(&r->cache_hits, 1);
+		it->t.compile_ms = 0;
+	} else {
+		pthread_mutex_lock(&r->stat_m);
+		if (r->first_compile_ms < 0)
+			r->first_compile_ms = now_ms() - r->t0;
+		pthread_mutex_unlock(&r->stat_m);
+		if (ft_compile(&req, &out, &err)) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+			ft_compile_out_release(&out);
+			return;
+		}
+		atomic_fetch_add(&r->compiled, 1);
+		it->t.compile_ms = out.ms;
+		pthread_mutex_lock(&r->stat_m);
+		r->compile_ms += out.ms;
+		pthread_mutex_unlock(&r->stat_m);
+		if (!out.ok) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			if (out.problem[0])
+				compile_problem(cfg, &out, it->t.reason, sizeof(it->t.reason));
+			else
+				first_error(out.log, it->t.reason, sizeof(it->t.reason));
+			it->t.log = out.log;	/* ownership moves to the trial */
+			out.log = NULL;
+			it->t.compile_key[0] = '\0';
+			ft_compile_out_release(&out);
+			return;
+		}
+		if (ft_cache_store(it->t.compile_key, &out, &err)) {
+			it->t.status = FT_ST_COMPILE_FAILED;
+			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+			ft_compile_out_release(&out);
+			return;
+		}
+		res[0] = out.res[0];
+		res[1] = out.res[1];
+		ft_compile_out_release(&out);
+	}
+	if (ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t))
+		it->t.status = FT_ST_COMPILED;
+}
+
+/* Sends a compiled (or failed) item on: to the GPU thread or back to main. */
+static void route(struct run *r, struct item *it)
+{
+	if (it->t.status == FT_ST_COMPILED && (r->cfg->nworkers > 0 || r->cfg->replay))
+		q_push(&r->eval_q, it);
+	else
+		q_push(&r->done_q, it);
+}
+
+/* Claims the item's compile key: returns 1 when this thread must compile it, 0 when
+ * another thread already is (the item is parked behind that compile). */
+static int claim(struct run *r, struct item *it, struct inflight **mine)
+{
+	struct ft_compile_req req;
+	struct inflight *f;
+
+	ft_pipeline_compile_req(r->cfg->sp, r->cfg->arch, r->cfg->shape, &it->t, &req);
+	ft_compile_key(&req, r->cfg->template_hash, it->t.compile_key);
+	pthread_mutex_lock(&r->inflight_m);
+	for (f = r->inflight; f; f = f->next)
+		if (!strcmp(f->key, it->t.compile_key)) {
+			it->next = f->parked;
+			f->parked = it;
+			pthread_mutex_unlock(&r->inflight_m);
+			return 0;
+		}
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		memcpy(f->key, it->t.compile_key, sizeof(f->key));
+		f->next = r->inflight;
+		r->inflight = f;
+	}
+	*mine = f;
+	pthread_mutex_unlock(&r->inflight_m);
+	return 1;
+}
+
+/* Ends a claim; returns the items parked behind it (now cache hits). */
+static struct item *release(struct run *r, struct inflight *mine)
+{
+	struct item *parked = NULL;
+
+	if (!mine)
+		return NULL;
+	pthread_mutex_lock(&r->inflight_m);
+	for (struct inflight **p = &r->inflight; *p; p = &(*p)->next)
+		if (*p == mine) {
+			*p = mine->next;
+			break;
+		}
+	pthread_mutex_unlock(&r->inflight_m);
+	parked = mine->parked;
+	free(mine);
+	return parked;
+}
+
+static void *compile_thread(void *arg)
+{
+	struct run *r = arg;
+	struct item *it, *parked, *next;
+	struct inflight *mine;
+	char reason[sizeof(it->t.reason)];
+	int failed;
+
+	while ((it = q_pop(&r->compile_q, 1))) {
+		if (should_drop(r)) {
+			it->dropped = 1;
+			q_push(&r->done_q, it);
+			continue;
+		}
+		/* replay: the recording already holds each candidate's compile verdict */
+		if (r->cfg->replay) {
+			it->t.status = FT_ST_COMPILED;
+			route(r, it);
+			continue;
+		}
+		mine = NULL;
+		if (!claim(r, it, &mine))
+			continue;
+		compile_one(r, it);
+		/* copied before routing: once queued, the item belongs to another thread */
+		failed = it->t.status == FT_ST_COMPILE_FAILED;
+		memcpy(reason, it->t.reason, sizeof(reason));
+		route(r, it);
+		for (parked = release(r, mine); parked; parked = next) {
+			next = parked->next;
+			if (failed) {
+				/* the same source and options fail the same way */
+				parked->t.status = FT_ST_COMPILE_FAILED;
+				memcpy(parked->t.reason, reason, sizeof(reason));
+				parked->t.compile_key[0] = '\0';
+			} else {
+				compile_one(r, parked); /* a cache hit now */
+			}
+			route(r, parked);
+		}
+	}
+	if (atomic_fetch_sub(&r->live_compilers, 1) == 1)
+		q_close(&r->eval_q);
+	return NULL;
+}
+
+static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_job job = cfg->job;
+	struct ft_job_result res;
+	struct ft_err err = { 0 };
+	double t0 = now_ms();
+	int split = ft_space_param(cfg->sp, "NUM_SPLITS");
+
+	if (cfg->replay) {
+		ft_replay_lookup(cfg->replay, &it->t);
+		atomic_fetch_add(&r->evaluated, 1);
+		return;
+	}
+	if (ft_cache_path(it->t.compile_key, job.cubin_path, sizeof(job.cubin_path), &err))
+		goto fatal;
+	snprintf(job.kernel, sizeof(job.kernel), "%s", cfg->sp->kernel);
+	snprintf(job.combine_kernel, sizeof(job.combine_kernel), "%s", cfg->sp->combine_kernel);
+	job.shape = *cfg->shape;
+	job.dynamic_smem = cfg->sp->smem_kind == FT_SMEM_DYNAMIC ? it->t.smem_model : 0;
+	job.threads = it->t.threads;
+	job.combine_threads = it->t.combine_threads;
+	for (int i = 0; i < 3; i++) {
+		job.grid[i] = it->t.grid[i];
+		job.combine_grid[i] = it->t.combine_grid[i];
+	}
+	job.num_splits = split >= 0 ? (int)it->t.values[split] : 1;
+	job.abi = cfg->sp->abi;
+	job.workspace_bytes = it->t.workspace_bytes;
+	job.workspace_init = cfg->sp->workspace_init;
+	if (ft_family_plan(cfg->sp, cfg->shape, it->t.values, &job.plan, &err)) {
+		/* the family cannot lay this candidate out: its verdict, not fatune's failure */
+		it->t.status = FT_ST_CRASHED;
+		snprintf(it->t.reason, sizeof(it->t.reason), "launch plan: %s", err.msg);
+		atomic_fetch_add(&r->evaluated, 1);
+		return;
+	}
+	if (ft_worker_run(w, &job, cfg->timeout_ms, &res, &err))
+		goto fatal;
+	atomic_fetch_add(&r->evaluated, 1);
+	it->t.device_index = ft_worker_info(w)->lim.ordinal;
+	snprintf(it->t.device, sizeof(it->t.device), "%s", ft_worker_info(w)->lim.name);
+	it->t.status = res.status;
+	snprintf(it->t.reason, sizeof(it->t.reason), "%s", res.reason);
+	it->t.rel_err = res.rel_err;
+	it->t.t_median_us = res.t_median_us;
+	it->t.t_min_us = res.t_min_us;
+	it->t.t_p90_us = res.t_p90_us;
+	it->t.t_spread = res.t_spread;
+	it->t.samples = res.samples;
+	it->t.launches_per_sample = res.launches_per_sample;
+	pthread_mutex_lock(&r->stat_m);
+	r->gpu_ms += now_ms() - t0;
+	pthread_mutex_unlock(&r->stat_m);
+	return;
+fatal:
+	pthread_mutex_lock(&r->stat_m);
+	if (!r->fatal.status)
+		r->fatal = err;
+	pthread_mutex_unlock(&r->stat_m);
+	atomic_store(&r->stop, 1);
+	it->dropped = 1;
+}
+
+static void *eval_thread(void *arg)
+{
+	struct eval_arg *a = arg;
+	struct item *it;
+
+	while ((it = q_pop(&a->r->eval_q, 1))) {
+		if (should_drop(a->r))
+			it->dropped = 1;
+		else
+			evaluate_one(a->r, a->w, it);
+		q_push(&a->r->done_q, it);
+	}
+	return NULL;
+}
+
+/* Hands one finished item to emit (or drops it) and frees it. */
+static void finish(struct run *r, struct item *it)
+{
+	if (!it->dropped)
+		ft_guide_observe(r->guide, &it->t);
+	if (!it->dropped && !atomic_load(&r->stop) && r->cfg->emit(r->cfg->ctx, &it->t)) {
+		atomic_store(&r->stop, 1);
+		pthread_mutex_lock(&r->stat_m);
+		if (!r->fatal.status)
+			ft_error(&r->fatal, FT_EFAIL, "stopped: storing a result failed");
+		pthread_mutex_unlock(&r->stat_m);
+	}
+	free(it->t.log);
+	free(it);
+}
+
+static void drain(struct run *r, int wait)
+{
+	struct item *it;
+
+	while ((it = q_pop(&r->done_q, wait))) {
+		r->received++;
+		finish(r, it);
+		if (wait)
+			break;
+	}
+}
+
+/* The guided strategies' feedback loop: keep `window` candidates in flight
+ * (enough to overlap compiling with the GPU) and choose each next one from
+ * the results so far. ts[i] is held item i's trial in the guide's order;
+ * every held item is queued or freed. -1: out of memory. */
+static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long long window)
+{
+	struct item **by_rank = malloc((r->nheld ? r->nheld : 1) * sizeof(*by_rank));
+	long long pick = 0;
+
+	if (!by_rank) {
+		for (long long i = 0; i < r->nheld; i++)
+			free(r->held[i]);
+		return -1;
+	}
+	for (long long i = 0; i < r->nheld; i++)
+		by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+	while (r->sent < take && pick >= 0 && !interrupted) {
+		while (r->sent - r->received < window && r->sent < take &&
+		       (pick = ft_guide_next(r->guide)) >= 0) {
+			q_push(&r->compile_q, by_rank[pick]);
+			by_rank[pick] = NULL;
+			r->sent++;
+		}
+		if (r->sent > r->received)
+			drain(r, 1);
+	}
+	for (long long i = 0; i < r->nheld; i++)
+		free(by_rank[i]);
+	free(by_rank);
+	return 0;
+}
+
+/* The ordered strategies, once every feasible candidate is held: order them,
+ * then queue the first `take` (budget) or let the guide choose. Every held
+ * item is queued or freed. */
+static int feed_ordered(struct run *r, struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_trial **ts = malloc((r->nheld ? r->nheld : 1) * sizeof(*ts));
+	long long take, n = r->nheld;
+	int rc = 0;
+
+	if (!ts) {
+		for (long long i = 0; i < n; i++)
+			free(r->held[i]);
+		return ft_error(err, FT_EFAIL, "out of memory");
+	}
+	for (long long i = 0; i < n; i++)
+		ts[i] = &r->held[i]->t;
+	ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape, cfg->sm_count,
+			  ts, n);
+	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
+	if (cfg->strategy == FT_STRATEGY_GUIDED || cfg->strategy == FT_STRATEGY_TRANSFER)
+		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
+	if (r->guide && cfg->strategy == FT_STRATEGY_TRANSFER &&
+	    ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds))
+		ft_guide_patience(r->guide, cfg->patience, cfg->gain);
+	if (r->guide) {
+		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))
+			rc = ft_error(err, FT_EFAIL, "out of memory");
+	} else {
+		/* ts[i] points into held items; map back by container */
+		for (long long i = 0; i < n; i++) {
+			struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
+			if (i < take) {
+				q_push(&r->compile_q, it);
+				r->sent++;
+			} else {
+				free(it);
+			}
+		}
+	}
+	free(ts);
+	return rc;
+}
+
+/* Starts the compile threads (as many as start, at least one) and one
+ * evaluation thread per worker (one for replay or no GPU). */
+static int start_threads(struct run *r, int jobs, struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	int n = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
+	int nev = cfg->nworkers > 0 ? (cfg->nworkers < FT_MAX_WORKERS ? cfg->nworkers : FT_MAX_WORKERS) : 1;
+
+	atomic_store(&r->live_compilers, n);
+	for (r->ncompilers = 0; r->ncompilers < n; r->ncompilers++)
+		if (pthread_create(&r->compilers[r->ncompilers], NULL, compile_thread, r)) {
+			/* run with the threads we have */
+			atomic_fetch_sub(&r->live_compilers, n - r->ncompilers);
+			break;
+		}
+	for (r->nevaluators = 0; r->nevaluators < nev; r->nevaluators++) {
+		struct eval_arg *a = &r->eargs[r->nevaluators];
+
+		*a = (struct eval_arg){ r, cfg->nworkers > 0 ? cfg->workers[r->nevaluators] : NULL };
+		if (r->ncompilers == 0 || pthread_create(&r->evaluators[r->nevaluators], NULL, eval_thread, a))
+			return ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
+	}
+	return 0;
+}
+
+/* Lets the threads run out of work and joins them. */
+static void join_threads(struct run *r)
+{
+	q_close(&r->compile_q);
+	for (int i = 0; i < r->ncompilers; i++)
+		pthread_join(r->compilers[i], NULL);
+	q_close(&r->eval_q);
+	for (int i = 0; i < r->nevaluators; i++)
+		pthread_join(r->evaluators[i], NULL);
+}
+
+/* Keeps item `it` for the ordered strategies (it is freed on failure). */
+static int hold(struct run *r, struct item *it, struct ft_err *err)
+{
+	if (r->nheld == r->capheld) {
+		struct item **n = realloc(r->held, (r->capheld = r->capheld ? 2 * r->capheld : 256) * sizeof(*n));
+		if (!n) {
+			free(it);
+			return ft_error(err, FT_EFAIL, "out of memory");
+		}
+		r->held = n;
+	}
+	r->held[r->nheld++] = it;
+	return 0;
+}
+
+/* Enumerates the space on the main thread: the model check, then each
+ * feasible candidate queued (exhaustive: streamed, cut by the budget) or
+ * held (ordered strategies). Returns 0 at the end, -1 with err. */
+static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pipeline_stats *st,
+		     struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_candidate c;
+	int rc;
+
+	while ((rc = ft_enum_next(e, &c, err)) == 1) {
+		struct item *it = calloc(1, sizeof(*it));
+		if (!it)
+			return ft_error(err, FT_EFAIL, "out of memory");
+		st->enumerated++;
+		ft_trial_init(&it->t);
+		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
+			finish(r, it);
+			continue;
+		}
+		st->feasible++;
+		if (!cfg->compile) {
+			/* check without --compile: accepted by the model, nothing more is known */
+			it->t.status = FT_ST_COMPILED;
+			finish(r, it);
+			continue;
+		}
+		if (cfg->skip && cfg->skip(cfg->ctx, &it->t)) {
+			st->skipped++;
+			free(it);
+			continue;
+		}
+		if (!stream) {
+			if (hold(r, it, err))
+				return -1;
+		} else if (cfg->budget_evals >= 0 && r->sent >= cfg->budget_evals) {
+			free(it);
+		} else {
+			q_push(&r->compile_q, it);
+			r->sent++;
+		}
+		drain(r, 0);
+		if (interrupted)
+			break;
+	}
+	return rc;
+}
+
+int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
+		    struct ft_err *err)
+{
+	struct run r;
+	struct ft_enum *e = NULL;
+	int ret = -1, rc, stream = cfg->strategy == FT_STRATEGY_EXHAUSTIVE;
+
+	memset(st, 0, sizeof(*st));
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.t0 = now_ms();
+	r.first_compile_ms = -1;
+	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
+	interrupted = 0;
+	q_init(&r.compile_q);
+	q_init(&r.eval_q);
+	q_init(&r.done_q);
+	pthread_mutex_init(&r.stat_m, NULL);
+	pthread_mutex_init(&r.inflight_m, NULL);
+
+	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
+		goto out_nothreads;
+	if (start_threads(&r, cfg->jobs, err)) {
+		join_threads(&r);
+		goto out_nothreads;
+	}
+	rc = enumerate(&r, e, stream, st, err);
+	if (rc == 0 && !stream && !interrupted) {
+		rc = feed_ordered(&r, err);
+	} else if (!stream) {
+		/* stopped while enumerating (error or interrupt): nothing held was sent */
+		for (long long i = 0; i < r.nheld; i++)
+			free(r.held[i]);
+	}
+	r.nheld = 0;
+	q_close(&r.compile_q);
+	while (r.received < r.sent)
+		drain(&r, 1);
+	join_threads(&r);
+	drain(&r, 0);
+	st->selected = r.sent;
+	if (rc < 0)
+		goto out;
+	if (r.fatal.status) {
+		*err = r.fatal;
+		goto out;
+	}
+	if (interrupted) {
+		ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+		goto out;
+	}
+	ret = 0;
+out:
+	st->compiled = atomic_load(&r.compiled);
+	st->cache_hits = atomic_load(&r.cache_hits);
+	st->evaluated = atomic_load(&r.evaluated);
+	st->compile_ms_total = r.compile_ms;
+	st->gpu_busy_ms = r.gpu_ms;
+	st->first_compile_ms = r.first_compile_ms;
+out_nothreads:
+	st->wall_ms = now_ms() - r.t0;
+	free(r.held);
+	ft_guide_free(r.guide);
+	ft_enum_close(e);
+	q_destroy(&r.compile_q);
+	q_destroy(&r.eval_q);
+	q_destroy(&r.done_q);
+	pthread_mutex_destroy(&r.stat_m);
+	pthread_mutex_destroy(&r.inflight_m);
+	return ret;
+}
+
+int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
+{
+	static const char *const names[] = { "exhaustive", "random", "model", "guided", "transfer" };
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(text, names[i])) {
+			*out = (enum ft_strategy)i;
+			return 0;
+		}
+	return ft_error(err, FT_EINPUT,
+			"bad strategy '%s': use exhaustive, random, model, guided or transfer",
+			text);
+}
+
+const char *ft_strategy_name(enum ft_strategy s)
+{
+	return s == FT_STRATEGY_RANDOM ? "random"
+	       : s == FT_STRATEGY_MODEL ? "model"
+	       : s == FT_STRATEGY_GUIDED ? "guided"
+	       : s == FT_STRATEGY_TRANSFER ? "transfer"
+					 : "exhaustive";
+}

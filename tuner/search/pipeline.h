@@ -1,0 +1,103 @@
+/* pipeline.h - candidates through feasibility, compile and evaluation, overlapped.
+ *
+ * The main thread enumerates the space and applies the model check (cheap);
+ * `jobs` compile threads take feasible candidates, hit the CUBIN cache or run
+ * NVRTC, and apply the compiled check; one evaluation thread per GPU worker
+ * feeds it compiled candidates while the next ones compile (several GPUs
+ * share one compile pool and take candidates as they come free). Every candidate,
+ * whatever becomes of it, comes back to the main thread as a finished trial
+ * through cfg->emit, in completion order, so the caller (search, check, bench)
+ * stores and reports from one thread.
+ */
+#ifndef FT_PIPELINE_H
+#define FT_PIPELINE_H
+
+#include "base/arch.h"
+#include "compile/nvrtc.h"
+#include "space/space.h"
+#include "base/trial.h"
+#include "run/worker.h"
+
+enum ft_strategy {
+	FT_STRATEGY_EXHAUSTIVE,	/* every feasible candidate, in enumeration order */
+	FT_STRATEGY_RANDOM,	/* a seeded random order, cut by the budget */
+	FT_STRATEGY_MODEL,	/* ranked by a cheap predicted-time model, cut by the budget */
+	FT_STRATEGY_GUIDED,	/* a few random picks, then always the untried candidate
+				 * nearest the best measured so far (a local search) */
+	FT_STRATEGY_TRANSFER,	/* guided, started from the best configs of the nearest
+				 * shapes already tuned (cfg->seeds), stopping early
+				 * when it stops improving (transfer.h) */
+};
+
+struct ft_replay;	/* replay.h: recorded results standing in for the GPU */
+
+struct ft_pipeline_cfg {
+	const struct ft_space *sp;
+	const struct ft_arch *arch;
+	const struct ft_shape *shape;
+	const char *template_hash;	/* ft_space_template_hash of sp */
+	const long long *fixed;		/* NULL, or one config to run (bench) */
+	int jobs;			/* compile threads, >= 1 */
+	int compile;			/* 0: stop after the model check (check without --compile) */
+
+	struct ft_worker **workers;	/* one per GPU, each fed by its own evaluation
+					 * thread; nworkers 0: no GPU evaluation (status
+					 * compiled) */
+	int nworkers;
+	struct ft_replay *replay;	/* non-NULL: recorded results instead of workers */
+	int sm_count;			/* SMs of the target device (model strategy), 0 unknown */
+	struct ft_job job;		/* template for every job: seed, tolerance, timing knobs */
+	int timeout_ms;			/* watchdog per job */
+
+	enum ft_strategy strategy;
+	unsigned long long seed;	/* strategy seed */
+	long long budget_evals;		/* max candidates compiled+evaluated, -1: all */
+	double budget_seconds;		/* stop taking new candidates after this, <= 0: none */
+	const char *const *seeds;	/* transfer: configs to evaluate first (NULL: none) */
+	int nseeds;
+	int patience;			/* transfer with seeds: stop after this many results */
+	double gain;			/* in a row without a gain of more than this fraction */
+
+	/* Resume: return 1 to skip a feasible candidate already finished
+	 * (called on the main thread before it is compiled). May be NULL. */
+	int (*skip)(void *ctx, const struct ft_trial *t);
+	/* Every finished trial, on the main thread; non-zero stops the run. */
+	int (*emit)(void *ctx, struct ft_trial *t);
+	void *ctx;
+};
+
+struct ft_pipeline_stats {
+	long long enumerated;		/* candidates produced by the space */
+	long long feasible;		/* passed the model check */
+	long long skipped;		/* already finished (resume) */
+	long long selected;		/* handed to compile by the strategy */
+	long long compiled;		/* NVRTC runs (cache misses) */
+	long long cache_hits;
+	long long evaluated;		/* sent to the GPU worker (or replay) */
+	double compile_ms_total;	/* summed NVRTC time over all threads */
+	double gpu_busy_ms;		/* time the evaluation thread spent in jobs */
+	double wall_ms;
+	double first_compile_ms;	/* from start until the first compile began */
+};
+
+/* Runs the pipeline. Returns 0 when every candidate was handled (individual
+ * failures are trial statuses), -1 with err when something beyond a candidate
+ * failed (bad expression, worker cannot start, emit stopped the run). */
+int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *stats,
+		    struct ft_err *err);
+
+/* Async-signal-safe: makes a running pipeline stop taking candidates, finish
+ * the ones in flight and return -1 ("interrupted"). For SIGINT/SIGTERM. */
+void ft_pipeline_interrupt(void);
+
+/* Fills a compile request for candidate values (defines: compile-time
+ * parameters, HEAD_DIM, IS_CAUSAL, FATUNE_BF16, FATUNE_SMEM_BYTES). */
+void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
+			     const struct ft_shape *shape, const struct ft_trial *t,
+			     struct ft_compile_req *req);
+
+/* "exhaustive" | "random" | "model" | "guided" | "transfer" */
+int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err);
+const char *ft_strategy_name(enum ft_strategy s);
+
+#endif

@@ -1,0 +1,168 @@
+/* replay.c - a table of recorded trials, looked up by config (see replay.h). */
+#include "search/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "search/strategy.h"
+
+struct rec {
+	char config[FT_CONFIG_MAX];
+	enum ft_status status;
+	char reason[256];
+	double rel_err, median, min, p90, spread;
+	long long id;
+};
+
+struct ft_replay {
+	struct rec *recs;
+	long long n, cap;
+	char device[128];
+	const char *template_name;
+};
+
+static double num(const char *v)
+{
+	return v ? strtod(v, NULL) : NAN;
+}
+
+/* A row of FT_Q_TRIALS: keep timed verdicts, the newest per config. */
+static int on_row(void *ctx, int ncols, const char *const *names, const char *const *values,
+		  const int *types)
+{
+	struct ft_replay *r = ctx;
+	struct rec x = { .rel_err = NAN, .median = NAN, .min = NAN, .p90 = NAN, .spread = NAN };
+	const char *status = NULL, *tpl = NULL;
+
+	for (int i = 0; i < ncols; i++) {
+		const char *v = values[i];
+		if (!v)
+			continue;
+		if (!strcmp(names[i], "config"))
+			snprintf(x.config, sizeof(x.config), "%s", v);
+		else if (!strcmp(names[i], "status"))
+			status = v;
+		else if (!strcmp(names[i], "reason"))
+			snprintf(x.reason, sizeof(x.reason), "%s", v);
+		else if (!strcmp(names[i], "rel_err"))
+			x.rel_err = num(v);
+		else if (!strcmp(names[i], "t_median_us"))
+			x.median = num(v);
+		else if (!strcmp(names[i], "t_min_us"))
+			x.min = num(v);
+		else if (!strcmp(names[i], "t_p90_us"))
+			x.p90 = num(v);
+		else if (!strcmp(names[i], "t_spread"))
+			x.spread = num(v);
+		else if (!strcmp(names[i], "id"))
+			x.id = strtoll(v, NULL, 10);
+		else if (!strcmp(names[i], "template") || !strcmp(names[i], "template_name"))
+			tpl = v;
+		else if (!strcmp(names[i], "device") && !r->device[0])
+			snprintf(r->device, sizeof(r->device), "%s", v);
+	}
+	(void)types;
+	/* model rejections are recomputed by the pipeline; compiled means never timed */
+	if (!status || ft_status_parse(status, &x.status) || x.status == FT_ST_COMPILED ||
+	    x.status == FT_ST_REJECTED_CONSTRAINT ||
+	    (x.status == FT_ST_REJECTED_SMEM && !strstr(x.reason, "compiled")))
+		return 0;
+	if (tpl && r->template_name && strcmp(tpl, r->template_name))
+		return 0;
+	for (long long i = 0; i < r->n; i++)
+		if (!strcmp(r->recs[i].config, x.config)) {
+			if (x.id > r->recs[i].id)
+				r->recs[i] = x;
+			return 0;
+		}
+	if (r->n == r->cap) {
+		struct rec *n = realloc(r->recs, (r->cap = r->cap ? r->cap * 2 : 128) * sizeof(*n));
+		if (!n)
+			return 1;
+		r->recs = n;
+	}
+	r->recs[r->n++] = x;
+	return 0;
+}
+
+int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch,
+		   const struct ft_shape *shape, const char *template_name, struct ft_err *err)
+{
+	struct ft_query_filter f = { .arch = arch, .shape = shape, .dtype = shape->dtype,
+				     .causal = shape->causal, .run_id = -1, .limit = -1 };
+	struct ft_replay *r = calloc(1, sizeof(*r));
+	struct ft_db *db = NULL;
+	char sh[64];
+
+	if (!r)
+		return ft_error(err, FT_EFAIL, "out of memory");
+	r->template_name = template_name;
+	if (ft_db_open(&db, db_path, 0, err) ||
+	    ft_db_query(db, FT_Q_TRIALS, &f, on_row, r, err)) {
+		ft_db_close(db);
+		ft_replay_close(r);
+		ft_err_prefix(err, "replay");
+		return -1;
+	}
+	ft_db_close(db);
+	r->template_name = NULL;
+	if (r->n == 0) {
+		ft_replay_close(r);
+		return ft_error(err, FT_EINPUT,
+				"replay: '%s' holds no timed trial for %s %s %s%s: record one with 'fatune search' on a GPU first",
+				db_path, arch, ft_shape_format(shape, sh, sizeof(sh)),
+				ft_dtype_name(shape->dtype), shape->causal ? " causal" : "");
+	}
+	*out = r;
+	return 0;
+}
+
+void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
+{
+	for (long long i = 0; i < r->n; i++) {
+		const struct rec *x = &r->recs[i];
+		if (strcmp(x->config, t->config) && !ft_config_covers(t->config, x->config))
+			continue;
+		t->status = x->status;
+		snprintf(t->reason, sizeof(t->reason), "%s", x->reason);
+		t->rel_err = x->rel_err;
+		t->t_median_us = x->median;
+		t->t_min_us = x->min;
+		t->t_p90_us = x->p90;
+		t->t_spread = x->spread;
+		return;
+	}
+	t->status = FT_ST_COMPILED;
+	snprintf(t->reason, sizeof(t->reason), "no recorded result to replay");
+}
+
+const char *ft_replay_device(const struct ft_replay *r)
+{
+	return r->device;
+}
+
+long long ft_replay_size(const struct ft_replay *r)
+{
+	return r->n;
+}
+
+double ft_replay_best_us(const struct ft_replay *r)
+{
+	double best = NAN;
+
+	for (long long i = 0; i < r->n; i++)
+		if (r->recs[i].status == FT_ST_OK && (isnan(best) || r->recs[i].median < best))
+			best = r->recs[i].median;
+	return best;
+}
+
+void ft_replay_close(struct ft_replay *r)
+{
+	if (!r)
+		return;
+	free(r->recs);
+	free(r);
+}

@@ -1,0 +1,228 @@
+/* search.c - one search of a space for a shape, stored as it goes (see search.h). */
+#include "search/search.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/cache.h"
+#include "config.h"
+#include "run/evaluate.h"
+#include "compile/nvrtc.h"
+#include "search/transfer.h"
+#include "run/verify.h"
+
+/* Rejections by model are cheap and can number 100k: commit them in batches of
+ * this many (one transaction each) instead of one fsync per row. */
+#define REJECT_BATCH 256
+
+struct ctx {
+	struct ft_db *db;
+	long long run_id;
+	const char *search_key;
+	int fresh;
+	struct ft_trial batch[REJECT_BATCH];
+	int nbatch;
+	struct ft_progress *prog;
+	struct ft_search_result *res;
+	struct ft_err err;
+};
+
+static void count(struct ctx *s, const struct ft_trial *t, int skipped)
+{
+	struct ft_search_result *r = s->res;
+
+	r->counts[t->status]++;
+	r->done++;
+	if (s->prog)
+		ft_progress_add(s->prog, t, skipped);
+	if (t->status != FT_ST_OK || isnan(t->t_median_us))
+		return;
+	if (isnan(r->top[0].t_median_us) || t->t_median_us < r->top[0].t_median_us) {
+		r->top[1] = r->top[0];
+		r->top[0] = *t;
+	} else if (isnan(r->top[1].t_median_us) || t->t_median_us < r->top[1].t_median_us) {
+		r->top[1] = *t;
+	}
+	r->top[0].log = r->top[1].log = NULL;
+}
+
+static int flush(struct ctx *s)
+{
+	int rc = 0;
+
+	if (s->nbatch)
+		rc = ft_db_trials_put(s->db, s->run_id, s->search_key, s->batch, s->nbatch, &s->err);
+	s->nbatch = 0;
+	return rc;
+}
+
+static int on_trial(void *arg, struct ft_trial *t)
+{
+	struct ctx *s = arg;
+	struct ft_trial prev;
+	int model_reject = t->status == FT_ST_REJECTED_CONSTRAINT ||
+			   (t->status == FT_ST_REJECTED_SMEM && t->res.regs < 0);
+
+	count(s, t, 0);
+	if (model_reject) {
+		/* already stored by an earlier run of this search: keep one row */
+		if (!s->fresh) {
+			int found = ft_db_trial_latest(s->db, s->search_key, t->config, &prev, &s->err);
+			if (found < 0)
+				return -1;
+			if (found)
+				return 0;
+		}
+		s->batch[s->nbatch] = *t;
+		s->batch[s->nbatch++].log = NULL;
+		return s->nbatch == REJECT_BATCH ? flush(s) : 0;
+	}
+	if (flush(s))
+		return -1;
+	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
+}
+
+static int on_skip(void *arg, const struct ft_trial *t)
+{
+	struct ctx *s = arg;
+	struct ft_trial prev;
+	struct ft_err err;
+
+	if (s->fresh || ft_db_trial_latest(s->db, s->search_key, t->config, &prev, &err) != 1)
+		return 0;
+	count(s, &prev, 1);
+	return 1;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	ft_pipeline_interrupt();
+}
+
+void ft_search_signals(int on)
+{
+	signal(SIGINT, on ? on_signal : SIG_DFL);
+	signal(SIGTERM, on ? on_signal : SIG_DFL);
+}
+
+/* The search key: a hash of everything a trial's verdict depends on. */
+static void search_key(const struct ft_space *sp, const struct ft_shape *shape,
+		       const struct ft_search_opts *o, int timed, const char *tpl_hash, char key[17])
+{
+	char text[1024], shape_txt[FT_SHAPE_TEXT_MAX];
+
+	snprintf(text, sizeof(text),
+		 "v1 space=%s tpl=%s arch=%s device=%s shape=%s dtype=%s causal=%d mode=%s timing=%s nvrtc=%s seed=%lld replay=%s",
+		 sp->hash_hex, tpl_hash, o->arch->name, o->device ? o->device : "",
+		 ft_shape_format(shape, shape_txt, sizeof(shape_txt)), ft_dtype_name(shape->dtype),
+		 shape->causal, timed ? "timed" : "feasibility", o->timing, ft_nvrtc_version(),
+		 o->seed, o->replay ? "yes" : "no");
+	ft_hash_hex(text, strlen(text), key);
+}
+
+int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_shape *shape,
+		  const struct ft_search_opts *o, struct ft_search_result *res, struct ft_err *err)
+{
+	struct ctx *s = calloc(1, sizeof(*s));
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_run run;
+	struct ft_best_key bk;
+	struct ft_transfer_seeds seeds = { 0 };
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	ft_trial_init(&res->top[0]);
+	ft_trial_init(&res->top[1]);
+	if (!s)
+		return ft_error(err, FT_EFAIL, "out of memory starting a search");
+	res->timed = o->nworkers > 0 || o->replay;
+	if (ft_space_template_hash(sp, res->template_hash, err))
+		goto out;
+	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
+	/* transfer: the best configs of the nearest shapes tuned so far */
+	if (o->strategy == FT_STRATEGY_TRANSFER && res->timed &&
+	    ft_transfer_seeds(db, o->arch->name, o->device ? o->device : "", sp->name, shape, &seeds,
+			      err))
+		goto out;
+	res->nseeds = seeds.n;
+	run = (struct ft_run){
+		.fatune_version = FATUNE_VERSION,
+		.arch = o->arch->name,
+		.device = o->device ? o->device : "",
+		.nvrtc_version = ft_nvrtc_version(),
+		.driver_version = o->driver_version ? o->driver_version : "",
+		.template_name = sp->template_name,
+		.template_hash = res->template_hash,
+		.space_path = sp->path,
+		.space_hash = sp->hash_hex,
+		.search_key = res->search_key,
+		.shape = *shape,
+		.mode = res->timed ? "timed" : "feasibility",
+		.strategy = ft_strategy_name(o->strategy),
+		.seed = o->seed,
+		.budget = o->budget_n,
+		.timing = o->timing,
+		.space_name = sp->name,
+		.family = sp->family->name,
+		.abi = sp->abi,
+		.campaign = o->campaign,
+	};
+	if (ft_db_run_begin(db, &run, &res->run_id, err))
+		goto out;
+	s->db = db;
+	s->run_id = res->run_id;
+	s->search_key = res->search_key;
+	s->fresh = o->fresh;
+	s->prog = o->progress;
+	s->res = res;
+
+	cfg.sp = sp;
+	cfg.arch = o->arch;
+	cfg.shape = shape;
+	cfg.template_hash = res->template_hash;
+	cfg.jobs = o->jobs;
+	cfg.compile = 1;
+	cfg.workers = o->workers;
+	cfg.nworkers = o->nworkers;
+	cfg.replay = o->replay;
+	cfg.sm_count = o->sm_count;
+	cfg.timeout_ms = o->timeout_ms;
+	ft_job_timing_defaults(&cfg.job);
+	cfg.job.seed = (unsigned long long)o->seed;
+	cfg.job.tolerance = ft_tolerance(shape->dtype);
+	cfg.job.samples = o->samples;
+	cfg.job.launches_per_sample = o->launches;
+	cfg.job.cold = !strcmp(o->timing, "cold");
+	cfg.strategy = o->strategy;
+	cfg.seed = (unsigned long long)o->seed;
+	cfg.budget_evals = o->budget_n;
+	cfg.budget_seconds = o->budget_s;
+	cfg.seeds = seeds.ptr;
+	cfg.nseeds = seeds.n;
+	cfg.patience = FT_TRANSFER_PATIENCE;
+	cfg.gain = FT_TRANSFER_GAIN;
+	cfg.skip = on_skip;
+	cfg.emit = on_trial;
+	cfg.ctx = s;
+	rc = ft_pipeline_run(&cfg, &res->st, err);
+	if (flush(s) && !rc) {
+		*err = s->err;
+		rc = -1;
+	}
+	if (rc && s->err.status)
+		*err = s->err;
+	res->interrupted = rc && strstr(err->msg, "interrupted") != NULL;
+	bk = (struct ft_best_key){ o->arch->name, o->device ? o->device : "", sp->name, *shape };
+	if (res->timed && ft_db_best_refresh(db, &bk, res->search_key, rc ? NULL : err) < 0 && !rc)
+		rc = -1;
+	ft_db_run_finish(db, res->run_id,
+			 rc ? (res->interrupted ? "interrupted" : "failed") : "done",
+			 res->st.wall_ms / 1e3, NULL);
+out:
+	free(s);
+	return rc;
+}

@@ -1,0 +1,279 @@
+/* strategy.c - candidate orderings: exhaustive, seeded random, predicted-time model. */
+#include "search/strategy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/feasibility.h"
+
+/* SMs assumed when the device is unknown (replay, no GPU): an H100/H200 has 132. */
+#define DEFAULT_SMS 132
+
+/* splitmix64: a small, well-mixed PRNG; the seed is recorded with the run. */
+static unsigned long long next_rand(unsigned long long *s)
+{
+	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
+			   const struct ft_shape *shape, int sm_count, const struct ft_trial *t)
+{
+	double blocks = (double)t->grid[0] * t->grid[1] * t->grid[2];
+	double warps = ceil(t->threads / 32.0);
+	int bps = ft_blocks_per_sm(a, t->smem_model, t->threads, t->res.regs > 0 ? &t->res : NULL);
+	int sms = sm_count > 0 ? sm_count : DEFAULT_SMS;
+	int split = ft_space_param(sp, "NUM_SPLITS");
+	double load, conc, rounds, latency_hiding, combine = 0;
+
+	if (bps < 1 || blocks < 1)
+		return INFINITY;
+	/* blocks per busy SM (the grid is spread evenly), how many of them run at
+	 * once, and in how many rounds; the total work is fixed, so one block's
+	 * share is 1 / blocks: a grid that leaves SMs idle predicts slower */
+	load = ceil(blocks / sms);
+	conc = fmin(load, bps);
+	rounds = ceil(load / conc);
+	/* an SM needs several warps in flight to hide latency: below 8 active
+	 * warps (a rule of thumb for tensor-core loops) time grows */
+	latency_hiding = fmax(1.0, 8.0 / (conc * warps));
+	/* a split costs a second launch and a pass over fp32 partials */
+	if (split >= 0 && t->values[split] > 1)
+		combine = 0.05 * t->values[split] / (shape->s > 0 ? log2(shape->s + 1.0) : 1.0);
+	return rounds * conc / blocks * latency_hiding + combine;
+}
+
+struct keyed {
+	double key;
+	struct ft_trial *t;
+	long long index;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+void ft_strategy_order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,
+		       const struct ft_arch *a, const struct ft_shape *shape, int sm_count,
+		       struct ft_trial **ts, long long n)
+{
+	unsigned long long state = seed;
+	struct keyed *k;
+
+	if (s == FT_STRATEGY_RANDOM) {
+		for (long long i = n - 1; i > 0; i--) {
+			long long j = (long long)(next_rand(&state) % (unsigned long long)(i + 1));
+			struct ft_trial *tmp = ts[i];
+			ts[i] = ts[j];
+			ts[j] = tmp;
+		}
+		return;
+	}
+	if ((s != FT_STRATEGY_MODEL && s != FT_STRATEGY_GUIDED) || n < 2)
+		return;
+	k = malloc(n * sizeof(*k));
+	if (!k)
+		return; /* keep enumeration order: still a valid (exhaustive) order */
+	for (long long i = 0; i < n; i++) {
+		k[i].key = ft_strategy_predict(sp, a, shape, sm_count, ts[i]);
+		k[i].t = ts[i];
+		k[i].index = i;
+	}
+	qsort(k, n, sizeof(*k), by_key);
+	for (long long i = 0; i < n; i++)
+		ts[i] = k[i].t;
+	free(k);
+}
+
+/* Random picks before the local search starts. Measured by replay on H200
+ * recordings of 1x8x512x64 (30 seeds, bench/strategies.py): 0 (start at the
+ * model's pick) needed 73 and 53 evaluations to come within 5%; 4, 8, 12 and
+ * 16 random picks all needed 17-24 (median), 8 being as good as any; mixing
+ * a random pick into every 2nd-4th step later made no measurable difference. */
+#define GUIDE_EXPLORE 8
+
+struct ft_guide {
+	const struct ft_space *sp;
+	long long n;
+	int nparams;
+	unsigned char *idx;	/* n x nparams value indices, model order */
+	unsigned char *taken;	/* n flags */
+	unsigned char best[FT_MAX_PARAMS];
+	double best_us;		/* NAN until an ok trial */
+	long long *explore;	/* a seeded random order for the first picks */
+	long long nexplore;	/* how many of them (GUIDE_EXPLORE, 0 with seeds) */
+	long long handed;	/* picks so far */
+	long long *seeds;	/* transfer: candidates handed out first */
+	int nseeds, seeded;	/* how many, how many handed out */
+	int patience;		/* early stop (0: never) */
+	double gain;
+	long long observed;	/* results told so far */
+	long long last_gain;	/* `observed` when the best last improved by > gain */
+	double gain_ref_us;	/* the best then */
+};
+
+static int value_index(const struct ft_param *p, long long v)
+{
+	for (int k = 0; k < p->nvalues; k++)
+		if (p->values[k] == v)
+			return k;
+	return 0;
+}
+
+struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const *ts, long long n,
+			      unsigned long long seed)
+{
+	struct ft_guide *g = calloc(1, sizeof(*g));
+	unsigned long long state = seed;
+
+	if (!g)
+		return NULL;
+	g->sp = sp;
+	g->n = n;
+	g->nparams = sp->nparams;
+	g->best_us = NAN;
+	g->gain_ref_us = NAN;
+	g->nexplore = GUIDE_EXPLORE;
+	g->idx = malloc((n ? n : 1) * sp->nparams);
+	g->taken = calloc(n ? n : 1, 1);
+	g->explore = malloc((n ? n : 1) * sizeof(*g->explore));
+	if (!g->idx || !g->taken || !g->explore) {
+		ft_guide_free(g);
+		return NULL;
+	}
+	for (long long i = 0; i < n; i++)
+		for (int k = 0; k < sp->nparams; k++)
+			g->idx[i * sp->nparams + k] = (unsigned char)value_index(&sp->params[k], ts[i]->values[k]);
+	for (long long i = 0; i < n; i++)
+		g->explore[i] = i;
+	for (long long i = n - 1; i > 0; i--) {
+		long long j = (long long)(next_rand(&state) % (unsigned long long)(i + 1));
+		long long tmp = g->explore[i];
+		g->explore[i] = g->explore[j];
+		g->explore[j] = tmp;
+	}
+	return g;
+}
+
+long long ft_guide_next(struct ft_guide *g)
+{
+	long long pick = -1, best_d = -1;
+
+	if (g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
+	    g->observed - g->last_gain >= g->patience)
+		return -1;
+	while (g->seeded < g->nseeds) {
+		pick = g->seeds[g->seeded++];
+		if (!g->taken[pick]) {
+			g->taken[pick] = 1;
+			return pick;
+		}
+	}
+	pick = -1;
+	if (g->handed < g->nexplore && g->handed < g->n) {
+		pick = g->explore[g->handed++];
+		g->taken[pick] = 1;
+		return pick;
+	}
+	g->handed++;
+	for (long long i = 0; i < g->n; i++) {
+		long long d = 0;
+		if (g->taken[i])
+			continue;
+		if (isnan(g->best_us)) {
+			pick = i;	/* the model's next */
+			break;
+		}
+		for (int k = 0; k < g->nparams; k++)
+			d += abs((int)g->idx[i * g->nparams + k] - (int)g->best[k]);
+		if (pick < 0 || d < best_d) {
+			pick = i;
+			best_d = d;
+		}
+	}
+	if (pick >= 0)
+		g->taken[pick] = 1;
+	return pick;
+}
+
+void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
+{
+	if (!g)
+		return;
+	g->observed++;
+	if (t->status != FT_ST_OK || isnan(t->t_median_us))
+		return;
+	if (isnan(g->gain_ref_us) || t->t_median_us < g->gain_ref_us * (1 - g->gain)) {
+		g->gain_ref_us = t->t_median_us;
+		g->last_gain = g->observed;
+	}
+	if (!isnan(g->best_us) && t->t_median_us >= g->best_us)
+		return;
+	g->best_us = t->t_median_us;
+	for (int k = 0; k < g->nparams; k++)
+		g->best[k] = (unsigned char)value_index(&g->sp->params[k], t->values[k]);
+}
+
+int ft_config_covers(const char *whole, const char *part)
+{
+	char item[FT_CONFIG_MAX + 2], padded[FT_CONFIG_MAX + 2];
+	const char *p = part;
+
+	snprintf(padded, sizeof(padded), ",%s,", whole);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		snprintf(item, sizeof(item), ",%.*s,", (int)n, p);
+		if (!strstr(padded, item))
+			return 0;
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
+int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *const *configs,
+		  int n)
+{
+	free(g->seeds);
+	g->seeds = malloc((size_t)(n ? n : 1) * sizeof(*g->seeds));
+	g->nseeds = g->seeded = 0;
+	if (!g->seeds)
+		return 0;	/* no seeds: still a valid (guided) search */
+	for (int k = 0; k < n; k++)
+		for (long long i = 0; i < g->n; i++)
+			if (!strcmp(ts[i]->config, configs[k]) || ft_config_covers(ts[i]->config, configs[k])) {
+				int dup = 0;
+				for (int j = 0; j < g->nseeds; j++)
+					dup |= g->seeds[j] == i;
+				if (!dup)
+					g->seeds[g->nseeds++] = i;
+				break;
+			}
+	if (g->nseeds)
+		g->nexplore = 0;
+	return g->nseeds;
+}
+
+void ft_guide_patience(struct ft_guide *g, int patience, double gain)
+{
+	g->patience = patience;
+	g->gain = gain;
+}
+
+void ft_guide_free(struct ft_guide *g)
+{
+	if (!g)
+		return;
+	free(g->seeds);
+	free(g->idx);
+	free(g->taken);
+	free(g->explore);
+	free(g);
+}

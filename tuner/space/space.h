@@ -1,0 +1,197 @@
+/* space.h - a search space: the template, its parameters, constraints and formulas.
+ *
+ * Loaded from YAML (space_yaml.c, over yaml_doc.c's libyaml layer; the format is
+ * documented in search_spaces/README.md). Expressions are kept as text with the
+ * line they came from; enumerate.c evaluates them in a locked-down SQLite
+ * engine (expr.c), so a space file can compute but never touch files or run
+ * anything.
+ *
+ * Names an expression may use: every parameter; the shape B, H, S, D, S_KV,
+ * H_KV, CAUSAL, DTYPE (0 fp16, 1 bf16), DTYPE_BYTES, LAYOUT (0 bhsd, 1 bshd);
+ * the target arch's limits SMEM_STATIC, SMEM_OPTIN, SMEM_PER_SM,
+ * SMEM_RESERVED, REGS_PER_SM, THREADS_PER_BLOCK, THREADS_PER_SM, CC. Functions:
+ * min, max, abs, iif, ceil_div(a, b), is_pow2(x). Integer arithmetic is exact
+ * (64-bit); `/` between integers truncates, as in C.
+ */
+#ifndef FT_SPACE_H
+#define FT_SPACE_H
+
+#include <stdint.h>
+
+#include "base/arch.h"
+#include "base/err.h"
+#include "family/family.h"
+#include "base/shape.h"
+
+#define FT_MAX_PARAMS 16
+#define FT_MAX_VALUES 64
+#define FT_MAX_CONSTRAINTS 32
+#define FT_EXPR_MAX 512
+#define FT_NAME_MAX 64
+#define FT_PATH_MAX 4096
+#define FT_CONFIG_MAX 512	/* canonical config text, see ft_config_format */
+#define FT_MAX_SPACE_DEFINES 8	/* compile.defines */
+#define FT_MAX_COMPILE_OPTIONS 8	/* compile.options */
+#define FT_MAX_INCLUDES 4	/* compile.include */
+#define FT_OPTION_MAX 128	/* one compile option's text */
+
+enum ft_param_kind {
+	FT_PARAM_COMPILE,	/* becomes -DNAME=value: a new value is a new CUBIN */
+	FT_PARAM_LAUNCH,	/* passed at launch (e.g. NUM_SPLITS): no recompile */
+};
+
+enum ft_smem_kind {
+	FT_SMEM_STATIC,		/* __shared__ arrays: bound by the 48 KB static limit */
+	FT_SMEM_DYNAMIC,	/* extern __shared__: bound by the arch's opt-in limit */
+};
+
+enum ft_workspace_init {
+	FT_WS_ZERO = 0,		/* zeroed before every call (timed) */
+	FT_WS_POISON = 1,	/* 0xff bytes once before the verified call */
+	FT_WS_NONE = 2,		/* left as it is */
+	FT_WS_ZERO_ONCE = 3,	/* zeroed once before the first call; the kernel leaves it zero */
+};
+
+struct ft_expr_src {
+	char text[FT_EXPR_MAX];	/* the expression as written; "" when absent */
+	int line;		/* 1-based line in the space file; 0 when absent */
+	char key[FT_NAME_MAX];	/* its YAML key, e.g. "constraints.warps_fit" */
+};
+
+struct ft_param {
+	char name[FT_NAME_MAX];	/* a C identifier; also the -D macro / config key */
+	enum ft_param_kind kind;
+	int nvalues;		/* >= 1 */
+	long long values[FT_MAX_VALUES];
+	int line;
+};
+
+struct ft_constraint {
+	char name[FT_NAME_MAX];	/* shown in the rejection reason */
+	struct ft_expr_src expr;	/* true (non-zero) when the candidate may run */
+};
+
+struct ft_space {
+	char path[FT_PATH_MAX];		/* the YAML file as given */
+	char name[FT_NAME_MAX];		/* `name:` */
+	char template_path[FT_PATH_MAX];	/* `template.file`, resolved against the space's dir */
+	char template_name[FT_NAME_MAX];	/* basename of template_path without extension */
+	char kernel[FT_NAME_MAX];	/* `template.kernel`: extern "C" entry point */
+	char combine_kernel[FT_NAME_MAX];	/* `template.combine_kernel`, "" when none */
+	enum ft_smem_kind smem_kind;	/* `template.shared_memory: static|dynamic` */
+	int abi;			/* `template.abi`: 1 (default) or 2, fatune_abi.h */
+	const struct ft_family *family;	/* `template.family` (default mma), family.h */
+
+	struct ft_expr_src workspace;	/* `workspace.bytes` ("" when none) */
+	enum ft_workspace_init workspace_init;	/* `workspace.init` */
+	int ndefines;			/* `compile.defines`: NAME: expression */
+	char define_names[FT_MAX_SPACE_DEFINES][FT_NAME_MAX];
+	struct ft_expr_src defines[FT_MAX_SPACE_DEFINES];
+	int noptions;			/* `compile.options`, each whitelisted */
+	char options[FT_MAX_COMPILE_OPTIONS][FT_OPTION_MAX];
+	int nincludes;			/* `compile.include`: directories, resolved */
+	char includes[FT_MAX_INCLUDES][FT_PATH_MAX];
+	int include_lines[FT_MAX_INCLUDES];	/* where each was written */
+
+	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
+	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
+	struct ft_expr_src grid[3];	/* `launch.grid`: [x, y, z] */
+	struct ft_expr_src combine_threads;	/* `launch.combine_threads` ("" if none); a
+						 * candidate for which it is 0 launches no
+						 * combine kernel (it merges its splits itself) */
+	struct ft_expr_src combine_grid[3];	/* `launch.combine_grid` */
+
+	int nparams;
+	struct ft_param params[FT_MAX_PARAMS];
+	int nconstraints;
+	struct ft_constraint constraints[FT_MAX_CONSTRAINTS];
+
+	uint64_t hash;			/* xxh64 of the YAML file's bytes */
+	char hash_hex[17];		/* the same, 16 lowercase hex digits */
+};
+
+/* Loads and validates a space file. Errors are FT_EINPUT with
+ * "FILE:LINE: key 'KEY': what is wrong" (malformed YAML, unknown or missing key,
+ * wrong type, duplicate parameter, empty value list, unreadable template, ...).
+ * Expressions are only checked for syntax by ft_enum_open. */
+int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
+
+/* Whether sp can run shape on arch a: NULL when it can, else why not, in a
+ * phrase ("family 'wgmma' needs Hopper (sm_90)", "ABI v1 template: it cannot
+ * run kv_len != S: declare abi: 2 ..."), into buf. */
+const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
+			   const struct ft_shape *shape, char *buf, size_t size);
+
+/* A compile.include entry checked and resolved into out (symbolic links and
+ * '..' resolved): a path relative to the space file's directory that lands
+ * under that directory or under the template's (template_path; NULL: none),
+ * or "{cuda}/X" under the CUDA toolkit's include directory (e.g.
+ * {cuda}/cccl). NULL when it is one, else why not, in a phrase: an absolute
+ * path, a path that leads out of those roots, no such directory. A space file
+ * can thus put on the include path only what sits next to it or its template,
+ * or the toolkit's own headers: never /etc, $HOME or another project. */
+const char *ft_space_include_confined(const char *entry, const char *space_path,
+				     const char *template_path, char *out, size_t size);
+
+/* A path entry (a campaign's space file) resolved into out: "{cuda}/X" under the CUDA
+ * include directory, an absolute path as it is, anything else relative to
+ * the space file's directory. -1 when it does not fit or is empty. */
+int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size);
+
+/* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
+int ft_is_ident(const char *s);
+
+/* Index of the parameter called name, or -1. */
+int ft_space_param(const struct ft_space *sp, const char *name);
+
+/* Canonical config text "NAME=V,NAME=V,..." in parameter order. Returns buf. */
+char *ft_config_format(const struct ft_space *sp, const long long *values, char *buf,
+		       size_t size);
+
+/* Parses "NAME=V,..." (any order, every parameter exactly once, each value one
+ * of the parameter's listed values) into values[]. FT_EINPUT on anything else. */
+int ft_config_parse(const struct ft_space *sp, const char *text, long long *values,
+		    struct ft_err *err);
+
+/* ---- enumeration (enumerate.c, over expr.c) ---------------------------- */
+
+struct ft_candidate {
+	long long index;		/* 0-based position in enumeration order */
+	long long values[FT_MAX_PARAMS];	/* parallel to sp->params */
+	int failed_constraint;		/* index of the first false constraint, -1 if none */
+	long long smem_bytes;		/* the smem_bytes formula */
+	long long threads;		/* launch.threads */
+	long long grid[3];		/* launch.grid */
+	long long combine_threads;	/* 0 when the space has no combine kernel */
+	long long combine_grid[3];
+	long long workspace_bytes;	/* workspace.bytes, 0 when none */
+	long long define_values[FT_MAX_SPACE_DEFINES];	/* compile.defines */
+};
+
+struct ft_enum;
+
+/* Starts enumerating sp's candidates for shape and arch, in the order of the
+ * parameters' cartesian product (first parameter slowest). fixed, when not
+ * NULL, pins every parameter to fixed[i] (a one-candidate enumeration, used by
+ * `bench --config`). Every expression is compiled here: a bad one fails with
+ * FT_EINPUT "FILE:LINE: key 'KEY': ...". No work proportional to the size of
+ * the space happens before the first ft_enum_next. */
+int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+		 const struct ft_arch *arch, const long long *fixed, struct ft_err *err);
+
+/* Next candidate into *c: 1 when one was produced, 0 at the end, -1 on error
+ * (e.g. a division by zero in a formula: FT_EINPUT naming the key and the
+ * candidate). Candidates whose constraints fail are produced too, with
+ * failed_constraint set and formulas possibly 0. */
+int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
+
+/* Size of sp's cartesian product: the candidates a search of it goes through. */
+long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *shape,
+			      const struct ft_arch *arch);
+
+/* Size of the cartesian product (1 for a fixed enumeration). */
+long long ft_enum_total(const struct ft_enum *e);
+
+void ft_enum_close(struct ft_enum *e);
+
+#endif

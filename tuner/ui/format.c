@@ -1,0 +1,448 @@
+/* format.c - printing rows as an aligned table, JSON or CSV (see format.h).
+ *
+ * Values arrive as text with a type (0 NULL, 1 integer, 2 real, 3 text, as
+ * db.h's ft_row_fn defines them). What each format does with them:
+ *
+ *   table  header line, a rule of dashes, one line per row; columns two
+ *          spaces apart, numbers right-aligned, text left-aligned, NULL as
+ *          "-", control characters as spaces. Reals by column name: "_us",
+ *          "_ms" and "_s" (durations) with 2 decimals ("%.2f"), names holding
+ *          "err" or "spread" (ratios near 1e-4) with 4 significant digits
+ *          ("%.4g"), any other real "%.6g". Widths count UTF-8 characters,
+ *          so device names with non-ASCII letters still line up. No rows:
+ *          nothing is printed (the caller may say so on stderr).
+ *   json   "[", one object per line, "]"; integers and finite reals
+ *          unquoted (reals re-printed "%.15g", all the digits SQLite keeps),
+ *          NULL, NaN and infinities as null; strings escaped per RFC 8259
+ *          (", \ and control characters; other bytes pass through, invalid
+ *          UTF-8 becomes U+FFFD so the output is always valid JSON).
+ *   csv    RFC 4180: a header record, CRLF line ends, a field quoted (with
+ *          "" for ") when it holds a comma, quote, CR, LF or starts or ends
+ *          with a space; NULL is an empty field.
+ */
+#include "ui/format.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct row {
+	int n;
+	char **cells;		/* n strings, as the table will print them */
+};
+
+struct ft_printer {
+	FILE *out;
+	enum ft_format fmt;
+	long long rows;		/* rows received */
+	int failed;		/* out of memory (a write error shows in ferror) */
+	/* table only */
+	int ncols;		/* columns named so far (the widest row) */
+	char **names;
+	int *numeric;		/* 1 while every non-NULL value of the column is a number */
+	struct row *buf;
+	size_t nbuf, cap;
+};
+
+int ft_format_parse(const char *text, enum ft_format *out, struct ft_err *err)
+{
+	static const char *const names[] = { "table", "json", "csv" };
+
+	for (int i = 0; i < 3; i++) {
+		if (text && !strcmp(text, names[i])) {
+			*out = (enum ft_format)i;
+			return 0;
+		}
+	}
+	return ft_error(err, FT_EINPUT, "bad format '%s': use table, json or csv", text ? text : "");
+}
+
+struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt)
+{
+	struct ft_printer *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->out = out;
+		p->fmt = fmt;
+	}
+	return p;
+}
+
+/* ---- numbers ------------------------------------------------------------ */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Parses a real value's text; 0 when it is not a number at all. */
+static int parse_real(const char *v, double *d)
+{
+	char *end;
+
+	errno = 0;
+	*d = strtod(v, &end);
+	return end != v && *end == '\0';
+}
+
+static int is_integer(const char *v)
+{
+	char *end;
+
+	errno = 0;
+	(void)strtoll(v, &end, 10);
+	return end != v && *end == '\0' && errno == 0;
+}
+
+/* A real for the table, its precision chosen by the column name (see top). */
+static void table_real(const char *name, const char *v, char *buf, size_t size)
+{
+	double d;
+
+	if (!parse_real(v, &d))
+		snprintf(buf, size, "%s", v);
+	else if (ends_with(name, "_us") || ends_with(name, "_ms") || ends_with(name, "_s"))
+		snprintf(buf, size, "%.2f", d);
+	else if (strstr(name, "err") || strstr(name, "spread"))
+		snprintf(buf, size, "%.4g", d);
+	else
+		snprintf(buf, size, "%.6g", d);
+}
+
+/* ---- table -------------------------------------------------------------- */
+
+/* Characters, not bytes: UTF-8 continuation bytes do not take a column. */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static char *dup_cell(const char *s)
+{
+	char *c = strdup(s);
+
+	if (c)
+		for (char *q = c; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = ' ';
+	return c;
+}
+
+static int table_row(struct ft_printer *p, int ncols, const char *const *names,
+		     const char *const *values, const int *types)
+{
+	struct row r = { ncols, calloc((size_t)(ncols ? ncols : 1), sizeof(char *)) };
+	char num[64];
+
+	if (!r.cells)
+		return -1;
+	if (ncols > p->ncols) {
+		char **nn = realloc(p->names, (size_t)ncols * sizeof(*nn));
+		int *nu = nn ? realloc(p->numeric, (size_t)ncols * sizeof(*nu)) : NULL;
+
+		if (nn)
+			p->names = nn;
+		if (!nu) {
+			free(r.cells);
+			return -1;
+		}
+		p->numeric = nu;
+		for (int i = p->ncols; i < ncols; i++) {
+			p->names[i] = dup_cell(names[i]);
+			p->numeric[i] = 1;
+			if (!p->names[i]) {
+				p->ncols = i;
+				free(r.cells);
+				return -1;
+			}
+		}
+		p->ncols = ncols;
+	}
+	if (p->nbuf == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct row *nb = realloc(p->buf, cap * sizeof(*nb));
+
+		if (!nb) {
+			free(r.cells);
+			return -1;
+		}
+		p->buf = nb;
+		p->cap = cap;
+	}
+	p->buf[p->nbuf++] = r;	/* owned by p from here, even if a cell fails below */
+	for (int i = 0; i < ncols; i++) {
+		const char *v = values[i];
+
+		if (!v || types[i] == 0) {
+			v = "-";
+		} else if (types[i] == 2) {
+			table_real(names[i], v, num, sizeof(num));
+			v = num;
+		}
+		if (values[i] && (types[i] < 0 || types[i] > 2))
+			p->numeric[i] = 0;	/* one text value: the column is text */
+		if (!(r.cells[i] = dup_cell(v)))
+			return -1;
+	}
+	return 0;
+}
+
+static void pad(FILE *out, size_t n)
+{
+	while (n--)
+		fputc(' ', out);
+}
+
+/* One line: cells (NULL past the row's end: empty), no trailing blanks. */
+static void table_line(struct ft_printer *p, char *const *cells, int n, const size_t *w)
+{
+	int last = n - 1;
+
+	while (last >= 0 && (!cells[last] || !*cells[last]))
+		last--;
+	for (int i = 0; i <= last; i++) {
+		const char *c = cells[i] ? cells[i] : "";
+		size_t cw = width(c);
+
+		if (i)
+			fputs("  ", p->out);
+		if (p->numeric[i])
+			pad(p->out, w[i] - cw);
+		fputs(c, p->out);
+		if (!p->numeric[i] && i < last)
+			pad(p->out, w[i] - cw);
+	}
+	fputc('\n', p->out);
+}
+
+static void table_flush(struct ft_printer *p)
+{
+	size_t *w;
+	char **rule;
+
+	if (!p->nbuf)
+		return;
+	w = calloc((size_t)p->ncols, sizeof(*w));
+	rule = calloc((size_t)p->ncols, sizeof(*rule));
+	if (!w || !rule) {
+		p->failed = 1;
+		goto out;
+	}
+	for (int i = 0; i < p->ncols; i++)
+		w[i] = width(p->names[i]);
+	for (size_t r = 0; r < p->nbuf; r++)
+		for (int i = 0; i < p->buf[r].n; i++)
+			if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
+				w[i] = width(p->buf[r].cells[i]);
+	for (int i = 0; i < p->ncols; i++) {
+		if (!(rule[i] = malloc(w[i] + 1))) {
+			p->failed = 1;
+			goto out;
+		}
+		memset(rule[i], '-', w[i]);
+		rule[i][w[i]] = '\0';
+	}
+	table_line(p, p->names, p->ncols, w);
+	table_line(p, rule, p->ncols, w);
+	for (size_t r = 0; r < p->nbuf; r++)
+		table_line(p, p->buf[r].cells, p->buf[r].n, w);
+out:
+	if (rule)
+		for (int i = 0; i < p->ncols; i++)
+			free(rule[i]);
+	free(rule);
+	free(w);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (2 to 4), or 0 when it is not one
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned cp;
+	int n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void ft_json_string(FILE *out, const char *s)
+{
+	const unsigned char *q = (const unsigned char *)s;
+
+	fputc('"', out);
+	while (*q) {
+		unsigned char c = *q;
+		int n;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c == '\r') {
+			fputs("\\r", out);
+		} else if (c < 0x20) {
+			fprintf(out, "\\u%04x", c);
+		} else if (c < 0x80) {
+			fputc(c, out);
+		} else if ((n = utf8_len(q)) > 0) {
+			fwrite(q, 1, (size_t)n, out);
+			q += n;
+			continue;
+		} else {
+			fputs("\\ufffd", out);
+		}
+		q++;
+	}
+	fputc('"', out);
+}
+
+static void json_row(struct ft_printer *p, int ncols, const char *const *names,
+		     const char *const *values, const int *types)
+{
+	double d;
+
+	fputs(p->rows ? ",\n  {" : "[\n  {", p->out);
+	for (int i = 0; i < ncols; i++) {
+		const char *v = values[i];
+
+		if (i)
+			fputs(", ", p->out);
+		ft_json_string(p->out, names[i]);
+		fputs(": ", p->out);
+		if (!v || types[i] == 0)
+			fputs("null", p->out);
+		else if (types[i] == 1 && is_integer(v))
+			fputs(v, p->out);
+		else if (types[i] == 2 && parse_real(v, &d))
+			isfinite(d) ? fprintf(p->out, "%.15g", d) : fputs("null", p->out);
+		else
+			ft_json_string(p->out, v);	/* text, or a "number" that is not one */
+	}
+	fputc('}', p->out);
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void csv_field(FILE *out, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!strpbrk(s, ",\"\r\n") && !(n && (s[0] == ' ' || s[n - 1] == ' '))) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_row(struct ft_printer *p, int ncols, const char *const *names,
+		    const char *const *values, const int *types)
+{
+	char num[64];
+	double d;
+
+	if (p->rows == 0) {
+		for (int i = 0; i < ncols; i++) {
+			if (i)
+				fputc(',', p->out);
+			csv_field(p->out, names[i]);
+		}
+		fputs("\r\n", p->out);
+	}
+	for (int i = 0; i < ncols; i++) {
+		const char *v = values[i];
+
+		if (i)
+			fputc(',', p->out);
+		if (!v || types[i] == 0)
+			continue;
+		if (types[i] == 2 && parse_real(v, &d)) {
+			snprintf(num, sizeof(num), "%.15g", d);
+			v = num;
+		}
+		csv_field(p->out, v);
+	}
+	fputs("\r\n", p->out);
+}
+
+/* ---- the printer --------------------------------------------------------- */
+
+int ft_printer_row(void *printer, int ncols, const char *const *names,
+		   const char *const *values, const int *types)
+{
+	struct ft_printer *p = printer;
+
+	if (!p || p->failed)
+		return 1;	/* stops the query: the output is already incomplete */
+	if (p->fmt == FT_FMT_TABLE) {
+		if (table_row(p, ncols, names, values, types)) {
+			p->failed = 1;
+			return 1;
+		}
+	} else if (p->fmt == FT_FMT_JSON) {
+		json_row(p, ncols, names, values, types);
+	} else {
+		csv_row(p, ncols, names, values, types);
+	}
+	p->rows++;
+	return 0;
+}
+
+/* Returns the row count, or -1 when memory ran out or writing to out failed
+ * (the output is then incomplete). */
+long long ft_printer_finish(struct ft_printer *p)
+{
+	long long n;
+
+	if (!p)
+		return -1;
+	if (p->fmt == FT_FMT_TABLE)
+		table_flush(p);
+	else if (p->fmt == FT_FMT_JSON)
+		fputs(p->rows ? "\n]\n" : "[]\n", p->out);
+	n = p->failed || fflush(p->out) || ferror(p->out) ? -1 : p->rows;
+	for (size_t r = 0; r < p->nbuf; r++) {
+		for (int i = 0; i < p->buf[r].n; i++)
+			free(p->buf[r].cells[i]);
+		free(p->buf[r].cells);
+	}
+	for (int i = 0; i < p->ncols; i++)
+		free(p->names[i]);
+	free(p->names);
+	free(p->numeric);
+	free(p->buf);
+	free(p);
+	return n;
+}

@@ -1,0 +1,36 @@
+/* format.h - printing rows as an aligned table, JSON or CSV.
+ *
+ * Rows arrive one at a time (an ft_row_fn, see db.h); the table format buffers
+ * them to size its columns, JSON and CSV stream. JSON is an array of objects
+ * with numbers unquoted and NULL as null; CSV follows RFC 4180 quoting.
+ */
+#ifndef FT_FORMAT_H
+#define FT_FORMAT_H
+
+#include <stdio.h>
+
+#include "base/err.h"
+
+enum ft_format { FT_FMT_TABLE, FT_FMT_JSON, FT_FMT_CSV };
+
+int ft_format_parse(const char *text, enum ft_format *out, struct ft_err *err);
+
+struct ft_printer;
+
+/* A printer writing to out in format fmt. */
+struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt);
+
+/* An ft_row_fn: pass it with the printer as ctx. */
+int ft_printer_row(void *printer, int ncols, const char *const *names,
+		   const char *const *values, const int *types);
+
+/* Writes what is buffered and the closing text (JSON's "]"; an empty JSON
+ * array when there were no rows; a table with no rows prints nothing), frees
+ * the printer; returns the row count, or -1 after a write or memory error. */
+long long ft_printer_finish(struct ft_printer *p);
+
+/* s as a JSON string literal (quotes included; RFC 8259 escapes, invalid
+ * UTF-8 as U+FFFD), for commands that print their own JSON objects. */
+void ft_json_string(FILE *out, const char *s);
+
+#endif
