@@ -15,11 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ident.h"
+
 /* A config comes from a space, which has at most FT_MAX_PARAMS parameters. */
 #define MAX_ENTRIES FT_EXPORT_MAX_ENTRIES
-
-/* The macros fatune itself defines from the shape (fatune_abi.h). */
-static const char *const reserved[] = { "HEAD_DIM", "IS_CAUSAL", "FATUNE_BF16" };
 
 static int bad_config(const char *config, const char *why, const char *where, struct ft_err *err)
 {
@@ -61,9 +60,8 @@ int ft_export_parse_config(const char *config, struct ft_export_entry *e, int *n
 		if (errno || v < INT_MIN || v > INT_MAX || end == p || (*end && *end != ','))
 			return bad_config(config, "expected an int value", start, err);
 		e[*n].value = (int)v;
-		for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-			if (!strcmp(e[*n].name, reserved[i]))
-				return bad_config(config, "fatune defines this name from the shape", start, err);
+		if (ft_is_fatune_macro(e[*n].name))
+			return bad_config(config, "fatune defines this name itself", start, err);
 		for (int i = 0; i < *n; i++)
 			if (!strcmp(e[i].name, e[*n].name))
 				return bad_config(config, "parameter given twice", start, err);

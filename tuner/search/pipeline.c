@@ -23,6 +23,7 @@
 #include "compile/ptxas.h"
 #include "search/replay.h"
 #include "search/strategy.h"
+#include "space/candidate.h"
 
 struct item {
 	struct ft_trial t;
@@ -148,31 +149,17 @@ void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 			     const struct ft_shape *shape, const struct ft_trial *t,
 			     struct ft_compile_req *req)
 {
-	int n = 0;
+	struct ft_macro m[FT_MAX_MACROS];
+	int n = ft_candidate_macros(sp, shape, t->values, t->define_values, t->smem_model, m);
 
+	_Static_assert(FT_MAX_MACROS <= FT_MAX_DEFINES, "every macro of a candidate fits a compile request");
 	memset(req, 0, sizeof(*req));
 	req->source_path = sp->template_path;
 	req->arch = sp->family->nvrtc_arch(a);
-	for (int i = 0; i < sp->nparams && n < FT_MAX_DEFINES - 5 - FT_MAX_SPACE_DEFINES; i++) {
-		if (sp->params[i].kind != FT_PARAM_COMPILE)
-			continue;
-		req->define_names[n] = sp->params[i].name;
-		req->define_values[n++] = t->values[i];
+	for (int i = 0; i < n; i++) {
+		req->define_names[i] = m[i].name;
+		req->define_values[i] = m[i].value;
 	}
-	for (int i = 0; i < sp->ndefines; i++) {
-		req->define_names[n] = sp->define_names[i];
-		req->define_values[n++] = t->define_values[i];
-	}
-	req->define_names[n] = "HEAD_DIM";
-	req->define_values[n++] = shape->d;
-	req->define_names[n] = "IS_CAUSAL";
-	req->define_values[n++] = shape->causal;
-	req->define_names[n] = "FATUNE_BF16";
-	req->define_values[n++] = shape->dtype == FT_BF16;
-	req->define_names[n] = "FATUNE_SMEM_BYTES";
-	req->define_values[n++] = t->smem_model;
-	req->define_names[n] = "FATUNE_ABI";
-	req->define_values[n++] = sp->abi;
 	req->ndefines = n;
 	req->kernels[0] = sp->kernel;
 	req->kernels[1] = sp->combine_kernel[0] ? sp->combine_kernel : NULL;
@@ -373,6 +360,27 @@ static void *compile_thread(void *arg)
 	return NULL;
 }
 
+/* The launch of a trial: its stored formulas as a candidate, through
+ * ft_candidate_launch (the one place a launch is made from a candidate). */
+static int trial_launch(const struct ft_pipeline_cfg *cfg, const struct ft_trial *t, struct ft_launch *out,
+			struct ft_err *err)
+{
+	struct ft_candidate c = { 0 };
+
+	memcpy(c.values, t->values, sizeof(c.values));
+	memcpy(c.define_values, t->define_values, sizeof(c.define_values));
+	c.failed_constraint = -1;
+	c.smem_bytes = t->smem_model;
+	c.threads = t->threads;
+	c.combine_threads = t->combine_threads;
+	c.workspace_bytes = t->workspace_bytes;
+	for (int i = 0; i < 3; i++) {
+		c.grid[i] = t->grid[i];
+		c.combine_grid[i] = t->combine_grid[i];
+	}
+	return ft_candidate_launch(cfg->sp, cfg->shape, &c, out, err);
+}
+
 static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
@@ -380,7 +388,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	struct ft_job_result res;
 	struct ft_err err = { 0 };
 	double t0 = now_ms();
-	int split = ft_space_param(cfg->sp, "NUM_SPLITS");
+	struct ft_launch launch;
 
 	if (cfg->replay) {
 		ft_replay_lookup(cfg->replay, &it->t);
@@ -392,24 +400,25 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	snprintf(job.kernel, sizeof(job.kernel), "%s", cfg->sp->kernel);
 	snprintf(job.combine_kernel, sizeof(job.combine_kernel), "%s", cfg->sp->combine_kernel);
 	job.shape = *cfg->shape;
-	job.dynamic_smem = cfg->sp->smem_kind == FT_SMEM_DYNAMIC ? it->t.smem_model : 0;
-	job.threads = it->t.threads;
-	job.combine_threads = it->t.combine_threads;
-	for (int i = 0; i < 3; i++) {
-		job.grid[i] = it->t.grid[i];
-		job.combine_grid[i] = it->t.combine_grid[i];
-	}
-	job.num_splits = split >= 0 ? (int)it->t.values[split] : 1;
-	job.abi = cfg->sp->abi;
-	job.workspace_bytes = it->t.workspace_bytes;
-	job.workspace_init = cfg->sp->workspace_init;
-	if (ft_family_plan(cfg->sp, cfg->shape, it->t.values, &job.plan, &err)) {
+	if (trial_launch(cfg, &it->t, &launch, &err)) {
 		/* the family cannot lay this candidate out: its verdict, not fatune's failure */
 		it->t.status = FT_ST_CRASHED;
 		snprintf(it->t.reason, sizeof(it->t.reason), "launch plan: %s", err.msg);
 		atomic_fetch_add(&r->evaluated, 1);
 		return;
 	}
+	job.dynamic_smem = launch.dynamic_smem;
+	job.threads = launch.threads;
+	job.combine_threads = launch.combine_threads;
+	for (int i = 0; i < 3; i++) {
+		job.grid[i] = launch.grid[i];
+		job.combine_grid[i] = launch.combine_grid[i];
+	}
+	job.num_splits = launch.num_splits;
+	job.abi = cfg->sp->abi;
+	job.workspace_bytes = launch.workspace_bytes;
+	job.workspace_init = launch.workspace_init;
+	job.plan = launch.plan;
 	if (ft_worker_run(w, &job, cfg->timeout_ms, &res, &err))
 		goto fatal;
 	atomic_fetch_add(&r->evaluated, 1);

@@ -90,8 +90,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
  * the ones in flight and return -1 ("interrupted"). For SIGINT/SIGTERM. */
 void ft_pipeline_interrupt(void);
 
-/* Fills a compile request for candidate values (defines: compile-time
- * parameters, HEAD_DIM, IS_CAUSAL, FATUNE_BF16, FATUNE_SMEM_BYTES). */
+/* Fills a compile request for candidate values (defines: the macro list of
+ * ft_candidate_macros, space/candidate.h). */
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 			     const struct ft_shape *shape, const struct ft_trial *t,
 			     struct ft_compile_req *req);

@@ -34,6 +34,7 @@
 
 #include <sqlite3.h>
 
+#include "base/ident.h"
 #include "space/space.h"
 
 /* SQL text we build: the largest is the enumeration statement, at most 41
@@ -81,10 +82,6 @@ static const char *const functions[] = { "min", "max", "abs", "iif", "ceil_div",
 #define FUNCTION_LIST "min, max, abs, iif, ceil_div or is_pow2"
 
 static const char *const context_names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
-
-/* Macros fatune passes to every template besides the parameters (see
- * search_spaces/README.md); a parameter of the same name would clash. */
-static const char *const macro_names[] = { "HEAD_DIM", "IS_CAUSAL" };
 
 /* text as a message quotes it: on one line (a YAML block scalar keeps its
  * line breaks; found by tests/fuzz/fuzz_expr.c) and cut to fit, so the reason
@@ -719,9 +716,10 @@ const char *ft_expr_name_problem(const char *name)
 			return "it is a reserved name (the shape and arch limits B H S D S_KV H_KV "
 			       "CAUSAL DTYPE DTYPE_BYTES LAYOUT SMEM_* REGS_PER_SM THREADS_PER_* CC; "
 			       "names ignore case)";
-	for (size_t i = 0; i < sizeof(macro_names) / sizeof(macro_names[0]); i++)
-		if (!strcasecmp(name, macro_names[i]))
-			return "it is a macro fatune passes to every template (HEAD_DIM IS_CAUSAL "
+	/* macros fatune passes to every template: a parameter of the same name would clash */
+	for (int i = 0; i < FT_FATUNE_MACRO_COUNT; i++)
+		if (!strcasecmp(name, ft_fatune_macro_names[i]))
+			return "it is reserved: a macro fatune passes to every template (HEAD_DIM IS_CAUSAL "
 			       "FATUNE_*)";
 	if (!strncasecmp(name, "FATUNE_", 7) || !strcasecmp(name, "fatune_failed"))
 		return "names starting with FATUNE_ are reserved for fatune's own macros and columns";
