@@ -45,13 +45,4 @@ struct ft_export_entry {
  * ft_export_header describes; *n receives the count. */
 int ft_export_parse_config(const char *config, struct ft_export_entry *e, int *n, struct ft_err *err);
 
-/* Copies s into buf so that it cannot end the comment it is printed in, open
- * a nested one (-Wcomment) or break its line: control characters become '?',
- * "*" "/" becomes "* /" and "/" "*" becomes "/ *". Returns buf. */
-const char *ft_export_comment_safe(const char *s, char *buf, size_t size);
-
-/* s quoted for a POSIX shell (inside single quotes, ' becomes '\''), then made
- * comment-safe. Returns buf. */
-const char *ft_export_shell_quote(const char *s, char *buf, size_t size);
-
 #endif

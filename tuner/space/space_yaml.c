@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/ident.h"
 #include "space/expr.h"
 #include "base/yaml_doc.h"
 
@@ -255,7 +256,7 @@ static int parameters_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, y
 	struct param_form f = { 0 };
 
 	/* parameters is a mapping of names: mapping() left them to us */
-	if ((why = ft_expr_name_problem(name)))
+	if ((why = ft_expr_name_problem(name)) || (why = ft_ident_problem(name)))
 		return ft_yaml_fail(y, ft_yaml_line(k), key, "parameter name '%s' cannot be used: %s", name, why);
 	for (int i = 0; i < sp->nparams; i++)
 		if (!strcasecmp(sp->params[i].name, name))
@@ -507,10 +508,10 @@ static int define_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 		       void *arg)
 {
 	struct ft_space *sp = y->user;
-	const char *name = (const char *)k->data.scalar.value;
+	const char *name = (const char *)k->data.scalar.value, *why;
 
-	if (!ft_is_ident(name) || strlen(name) >= FT_NAME_MAX)
-		return ft_yaml_fail(y, ft_yaml_line(k), key, "'%.60s' is not a C identifier", name);
+	if ((why = ft_ident_problem(name)))
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "'%.60s' cannot be defined: %s", name, why);
 	if (sp->ndefines == FT_MAX_SPACE_DEFINES)
 		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many defines: at most %d",
 				    FT_MAX_SPACE_DEFINES);
