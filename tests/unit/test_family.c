@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "family/family.h"
+#include "space/family.h"
 #include "space/space.h"
 
 static const char *srcdir(void)
@@ -226,7 +226,7 @@ static void test_plan(void **state)
 
 	(void)state;
 	memset(&plan, 0x5a, sizeof(plan)); /* garbage the call must overwrite */
-	assert_int_equal(ft_family_plan(sp, &sh, v, &plan, &err), 0);
+	assert_int_equal(ft_space_plan(sp, &sh, v, &plan, &err), 0);
 	assert_int_equal(plan.tma[FT_TENSOR_Q].rows, 64);
 	assert_int_equal(plan.tma[FT_TENSOR_Q].cols, 64);
 	assert_int_equal(plan.tma[FT_TENSOR_Q].swizzle, 128);
@@ -238,21 +238,21 @@ static void test_plan(void **state)
 	assert_int_equal(plan.tma[FT_TENSOR_O].rows, 0);
 	/* a box holds 1 to 256 rows */
 	v[2] = 256;
-	assert_int_equal(ft_family_plan(sp, &sh, v, &plan, &err), 0);
+	assert_int_equal(ft_space_plan(sp, &sh, v, &plan, &err), 0);
 	assert_int_equal(plan.tma[FT_TENSOR_V].rows, 256);
 	v[2] = 320;
-	assert_int_equal(ft_family_plan(sp, &sh, v, &plan, &err), -1);
+	assert_int_equal(ft_space_plan(sp, &sh, v, &plan, &err), -1);
 	assert_int_equal(err.status, FT_EINPUT);
 	assert_non_null(strstr(err.msg, "BLOCK_N 320"));
 	v[2] = 64;
 	v[1] = 0;
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(ft_family_plan(sp, &sh, v, &plan, &err), -1);
+	assert_int_equal(ft_space_plan(sp, &sh, v, &plan, &err), -1);
 	/* mma: no hook, nothing beyond the formulas - the plan is zeroed */
 	sp->family = &ft_family_mma;
 	v[1] = 128;
 	memset(&plan, 0x5a, sizeof(plan));
-	assert_int_equal(ft_family_plan(sp, &sh, v, &plan, &err), 0);
+	assert_int_equal(ft_space_plan(sp, &sh, v, &plan, &err), 0);
 	for (int t = 0; t < FT_TENSOR_COUNT; t++)
 		assert_int_equal(plan.tma[t].rows, 0);
 	free(sp);

@@ -7,7 +7,7 @@
 #ifndef FT_TRIAL_H
 #define FT_TRIAL_H
 
-#include "space/space.h"
+#include "base/limits.h"
 
 enum ft_status {
 	FT_ST_REJECTED_CONSTRAINT = 0,	/* a space constraint or an arch limit (threads) is false */

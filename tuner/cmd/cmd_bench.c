@@ -16,7 +16,7 @@
 #include "run/evaluate.h"
 #include "ui/format.h"
 #include "search/pipeline.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 struct bench_ctx {
 	struct ft_trial t;

@@ -14,7 +14,7 @@
 #include "cmd/cmd.h"
 #include "ui/format.h"
 #include "search/pipeline.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 struct check_ctx {
 	struct ft_printer *pr;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 int ft_report(const struct ft_err *err)
 {

@@ -14,7 +14,7 @@
 #include "db/db.h"
 #include "export/export.h"
 #include "export/export_dispatch.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 /* What to write: one shape's header, or the dispatch table of every shape. */
 struct job {

@@ -5,7 +5,7 @@
 #include "cmd/cmd.h"
 #include "db/db.h"
 #include "ui/format.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 static int count_row(void *ctx, int ncols, const char *const *names, const char *const *values,
 		     const int *types)

@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "db/db.h"
 #include "export/report.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 int cmd_report(int argc, char **argv)
 {

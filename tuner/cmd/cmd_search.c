@@ -29,7 +29,7 @@
 #include "ui/format.h"
 #include "search/replay.h"
 #include "search/search.h"
-#include "space/target.h"
+#include "cmd/target.h"
 
 /* ,"name":{config, [space, family,] time, error}: the space only where several compete */
 static void print_trial_json(const char *name, const struct ft_trial *t, const struct ft_space *sp)

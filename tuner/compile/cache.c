@@ -16,7 +16,7 @@
 #include <xxhash.h>
 
 #include "space/space.h"
-#include "space/target.h"
+#include "base/paths.h"
 
 /* A template may include at most this many local headers (a bound on the walk). */
 #define MAX_INCLUDES 64

@@ -21,7 +21,7 @@
 #include "config.h"
 #include "compile/cubin.h"
 #include "compile/ptxas.h"
-#include "space/target.h"
+#include "base/paths.h"
 
 /* Templates are small; a file over this is not a kernel template. */
 #define MAX_SOURCE_BYTES (4 << 20)

@@ -4,7 +4,7 @@
  * have mma.sync m16n8k16, sm_80 and newer), compiled for that arch itself,
  * params by value, no TMA descriptors.
  */
-#include "family/family.h"
+#include "space/family.h"
 
 static const char *mma_unsupported(const struct ft_arch *a)
 {

@@ -9,7 +9,7 @@
  * without TMA (docs/kernel_sm90.md, "What the host must do"). The space must
  * have those parameters and speak ABI v2.
  */
-#include "family/family.h"
+#include "space/family.h"
 
 #include "space/space.h"
 

@@ -18,6 +18,7 @@
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/nvrtc.h"
+#include "run/worker.h"
 
 /* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
  * supported arch) and at most 4096 blocks; the kernel is grid-stride, so the

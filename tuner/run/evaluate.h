@@ -8,9 +8,8 @@
  * `crashed` and tells the worker to exit, since the context may be lost.
  *
  * The CPU-side arithmetic (statistics, the tolerance decision, fp16/bf16
- * decoding, an fp64 attention) is in verify.h. This header also holds the
- * worker side of the pipe protocol (ft_worker_serve, implemented in worker.c),
- * so tests can run fake workers over the real code.
+ * decoding, an fp64 attention) is in verify.h. The worker process's entry
+ * (worker_main.c) serves jobs with this evaluator through worker.h.
  */
 #ifndef FT_EVALUATE_H
 #define FT_EVALUATE_H
@@ -22,7 +21,7 @@
 #include "base/err.h"
 #include "run/gpu.h"
 #include "run/verify.h"
-#include "run/worker.h"
+#include "run/job.h"
 
 /* ---- defaults for struct ft_job (callers may use or override them) -------- */
 
@@ -114,37 +113,5 @@ void ft_eval_close(struct ft_eval *ev);
  * reference on several shapes; one line per case on out. Returns 0 if all
  * pass, 1 if any fails, 77 when there is no GPU. */
 int ft_eval_selftest(FILE *out, const char *reference_path);
-
-/* ---- the worker side of the protocol (worker.c) ------------------------------- */
-
-/* What a worker process does with the messages ft_worker_serve reads. */
-struct ft_worker_backend {
-	/* Called once with the reference path and GPU ordinal (-1: default) the
-	 * parent sent. Fills *info (also
-	 * when there is no GPU: present = 0 and why_not). Returns -1 with err for
-	 * a fatal setup error, which the parent's ft_worker_start reports. */
-	int (*open)(void *ctx, const char *reference_path, int device, struct ft_device_info *info,
-		    struct ft_err *err);
-	/* Optional: runs before the job's watchdog starts (the reference).
-	 * 0: go on to run; 1: answer *res and exit; 2: answer *res, skip run. */
-	int (*prepare)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
-	/* One job: 0 to go on, 1 to exit after answering (CUDA context lost). */
-	int (*run)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
-	void (*close)(void *ctx);
-	void *ctx;
-};
-
-/* Serves the parent on in_fd/out_fd until EOF or a fatal job; returns the
- * process exit code (0 after EOF or a hello without GPU, 1 after a fatal job
- * or a broken pipe). ft_worker_main calls it with the GPU backend and the
- * original stdin/stdout, after pointing fd 1 at stderr so that nothing else
- * (a kernel's printf) can write into the protocol. */
-int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be);
-
-/* Inside a backend's run: tells the parent that the rest of this job should
- * take about ms, so that its watchdog becomes ft_watchdog_ms(timeout, ms)
- * (worker.h) from now on. Does nothing outside ft_worker_serve. Returns -1
- * when the message could not be written (the parent is gone). */
-int ft_worker_expect(double ms);
 
 #endif

@@ -16,14 +16,6 @@ double ft_tolerance(enum ft_dtype t)
 	return t == FT_BF16 ? 1e-2 : 2e-3;
 }
 
-void ft_job_result_init(struct ft_job_result *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->status = FT_ST_OK;
-	r->rel_err = NAN;
-	r->t_median_us = r->t_min_us = r->t_p90_us = r->t_spread = NAN;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

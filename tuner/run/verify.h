@@ -11,14 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "run/worker.h"
+#include "run/job.h"
 
 /* The largest relative L2 error against the GPU fp32 reference that passes:
  * 2e-3 for fp16, 1e-2 for bf16 (see verify.c for why). */
 double ft_tolerance(enum ft_dtype t);
-
-/* "Not measured": every NaN field NAN, status ok, reason "". */
-void ft_job_result_init(struct ft_job_result *r);
 
 struct ft_stats {
 	double median;	/* middle value; the mean of the two middle values when n is even */

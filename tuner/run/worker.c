@@ -42,7 +42,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "run/evaluate.h"
 
 extern char **environ;
 
@@ -669,81 +668,4 @@ int ft_worker_expect(double ms)
 	if (expect_fd < 0)
 		return 0;
 	return send_msg(expect_fd, MSG_EXPECT, &e, sizeof(e), -1) == IO_OK ? 0 : -1;
-}
-
-/* The real backend: the GPU through gpu.c and evaluate.c. */
-struct gpu_backend {
-	struct ft_gpu *gpu;
-	struct ft_eval *ev;
-};
-
-static int gpu_open(void *ctx, const char *reference_path, int device,
-		    struct ft_device_info *info, struct ft_err *err)
-{
-	struct gpu_backend *b = ctx;
-	struct ft_err why = { 0 };
-
-	if (ft_gpu_open(&b->gpu, device, &info->lim, &info->driver_version, &why)) {
-		info->present = 0;
-		snprintf(info->why_not, sizeof(info->why_not), "%s", why.msg);
-		return 0;
-	}
-	info->present = 1;
-	return ft_eval_open(&b->ev, b->gpu, &info->lim, reference_path, err);
-}
-
-static int gpu_prepare(void *ctx, const struct ft_job *job, struct ft_job_result *res)
-{
-	return ft_eval_prepare(((struct gpu_backend *)ctx)->ev, job, res);
-}
-
-static int gpu_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
-{
-	return ft_eval_run(((struct gpu_backend *)ctx)->ev, job, res);
-}
-
-static void gpu_close(void *ctx)
-{
-	struct gpu_backend *b = ctx;
-
-	ft_eval_close(b->ev);
-	ft_gpu_close(b->gpu);
-	b->ev = NULL;
-	b->gpu = NULL;
-}
-
-/* reference.cu of this source tree: $FATUNE_SOURCE_DIR, else the build's. */
-static void default_reference(char *buf, size_t size)
-{
-	const char *dir = getenv("FATUNE_SOURCE_DIR");
-
-	snprintf(buf, size, "%s/kernel_templates/reference.cu", dir && *dir ? dir : FATUNE_SOURCE_DIR);
-}
-
-int ft_worker_main(int argc, char **argv)
-{
-	struct gpu_backend b = { NULL, NULL };
-	struct ft_worker_backend be = { gpu_open, gpu_prepare, gpu_run, gpu_close, &b };
-	char reference[FT_PATH_MAX];
-	int in_fd, out_fd, devnull;
-
-	default_reference(reference, sizeof(reference));
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--reference") && i + 1 < argc)
-			snprintf(reference, sizeof(reference), "%s", argv[++i]);
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--selftest"))
-			return ft_eval_selftest(stdout, reference);
-	/* keep the protocol on private descriptors; fd 1 (printf, a kernel's
-	 * printf) goes to stderr and fd 0 reads nothing */
-	in_fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
-	out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (in_fd < 0 || out_fd < 0 || devnull < 0 || dup2(2, 1) < 0 || dup2(devnull, 0) < 0) {
-		fprintf(stderr, "fatune __worker: cannot set up its descriptors: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	close(devnull);
-	return ft_worker_serve(in_fd, out_fd, &be);
 }

@@ -15,51 +15,8 @@
 #ifndef FT_WORKER_H
 #define FT_WORKER_H
 
-#include "base/arch.h"
 #include "base/err.h"
-#include "base/shape.h"
-#include "space/space.h"
-#include "base/trial.h"
-
-/* What the worker found when it started. */
-struct ft_device_info {
-	int present;			/* 1: a CUDA device was opened */
-	char why_not[256];		/* when !present: "no NVIDIA driver: libcuda.so.1: ..." */
-	int driver_version;		/* cuDriverGetVersion, e.g. 13000 */
-	struct ft_device_limits lim;	/* device 0 (or $FATUNE_DEVICE) */
-};
-
-struct ft_job {
-	char cubin_path[FT_PATH_MAX];	/* CUBIN file to load */
-	char kernel[FT_NAME_MAX];
-	char combine_kernel[FT_NAME_MAX];	/* "" when none */
-	struct ft_shape shape;
-	long long dynamic_smem;		/* bytes passed at launch; > 48 KB raises the attribute */
-	long long threads, grid[3];
-	long long combine_threads, combine_grid[3];
-	int num_splits;			/* >= 1; > 1 also launches the combine kernel */
-	int abi;			/* the params struct the kernels take: 1 or 2 (fatune_abi.h) */
-	struct ft_launch_plan plan;	/* TMA descriptors to encode (family.h; ABI v2) */
-	long long workspace_bytes;	/* scratch for the kernel (ABI v2), 0: none */
-	int workspace_init;		/* enum ft_workspace_init */
-	unsigned long long seed;	/* inputs are a function of (seed, shape) */
-	double tolerance;		/* max relative L2 error vs the reference */
-	int timing;			/* 0: verify only; 1: verify, then time */
-	int warmup;			/* untimed graph launches before sampling */
-	int samples;			/* R: timed samples; the median is reported */
-	int launches_per_sample;	/* K: back-to-back calls captured in one CUDA graph */
-	int cold;			/* 1: flush L2 before each call (not graph-captured) */
-};
-
-struct ft_job_result {
-	enum ft_status status;		/* FT_ST_OK, _WRONG_RESULT, _CRASHED or _TIMEOUT */
-	char reason[512];		/* "" for ok */
-	double rel_err;			/* NAN when not computed */
-	long long nonfinite;		/* outputs that were NaN/Inf (incl. never written) */
-	double t_median_us, t_min_us, t_p90_us, t_spread;	/* NAN when not timed */
-	int samples;			/* R taken (ft_eval_plan may cut the job's) */
-	int launches_per_sample;	/* K used (ft_eval_plan may lower the job's) */
-};
+#include "run/job.h"
 
 struct ft_worker;
 
@@ -98,6 +55,38 @@ const struct ft_device_info *ft_worker_info(const struct ft_worker *w);
 
 /* Asks the worker to exit (kills it after a grace period) and frees w. */
 void ft_worker_stop(struct ft_worker *w);
+
+/* ---- the worker side of the protocol (worker.c; worker_main.c is the GPU backend) ------------------------------- */
+
+/* What a worker process does with the messages ft_worker_serve reads. */
+struct ft_worker_backend {
+	/* Called once with the reference path and GPU ordinal (-1: default) the
+	 * parent sent. Fills *info (also
+	 * when there is no GPU: present = 0 and why_not). Returns -1 with err for
+	 * a fatal setup error, which the parent's ft_worker_start reports. */
+	int (*open)(void *ctx, const char *reference_path, int device, struct ft_device_info *info,
+		    struct ft_err *err);
+	/* Optional: runs before the job's watchdog starts (the reference).
+	 * 0: go on to run; 1: answer *res and exit; 2: answer *res, skip run. */
+	int (*prepare)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
+	/* One job: 0 to go on, 1 to exit after answering (CUDA context lost). */
+	int (*run)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
+	void (*close)(void *ctx);
+	void *ctx;
+};
+
+/* Serves the parent on in_fd/out_fd until EOF or a fatal job; returns the
+ * process exit code (0 after EOF or a hello without GPU, 1 after a fatal job
+ * or a broken pipe). ft_worker_main calls it with the GPU backend and the
+ * original stdin/stdout, after pointing fd 1 at stderr so that nothing else
+ * (a kernel's printf) can write into the protocol. */
+int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be);
+
+/* Inside a backend's run: tells the parent that the rest of this job should
+ * take about ms, so that its watchdog becomes ft_watchdog_ms(timeout, ms)
+ * (worker.h) from now on. Does nothing outside ft_worker_serve. Returns -1
+ * when the message could not be written (the parent is gone). */
+int ft_worker_expect(double ms);
 
 /* Entry point of `fatune __worker`: serves jobs on stdin/stdout until EOF.
  * Returns the process exit code. */

@@ -17,17 +17,7 @@
 #include "space/space.h"
 #include "base/trial.h"
 #include "run/worker.h"
-
-enum ft_strategy {
-	FT_STRATEGY_EXHAUSTIVE,	/* every feasible candidate, in enumeration order */
-	FT_STRATEGY_RANDOM,	/* a seeded random order, cut by the budget */
-	FT_STRATEGY_MODEL,	/* ranked by a cheap predicted-time model, cut by the budget */
-	FT_STRATEGY_GUIDED,	/* a few random picks, then always the untried candidate
-				 * nearest the best measured so far (a local search) */
-	FT_STRATEGY_TRANSFER,	/* guided, started from the best configs of the nearest
-				 * shapes already tuned (cfg->seeds), stopping early
-				 * when it stops improving (transfer.h) */
-};
+#include "search/strategy.h"
 
 struct ft_replay;	/* replay.h: recorded results standing in for the GPU */
 
@@ -95,9 +85,5 @@ void ft_pipeline_interrupt(void);
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
 			     const struct ft_shape *shape, const struct ft_trial *t,
 			     struct ft_compile_req *req);
-
-/* "exhaustive" | "random" | "model" | "guided" | "transfer" */
-int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err);
-const char *ft_strategy_name(enum ft_strategy s);
 
 #endif

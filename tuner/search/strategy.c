@@ -277,3 +277,26 @@ void ft_guide_free(struct ft_guide *g)
 	free(g->explore);
 	free(g);
 }
+
+int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
+{
+	static const char *const names[] = { "exhaustive", "random", "model", "guided", "transfer" };
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(text, names[i])) {
+			*out = (enum ft_strategy)i;
+			return 0;
+		}
+	return ft_error(err, FT_EINPUT,
+			"bad strategy '%s': use exhaustive, random, model, guided or transfer",
+			text);
+}
+
+const char *ft_strategy_name(enum ft_strategy s)
+{
+	return s == FT_STRATEGY_RANDOM ? "random"
+	       : s == FT_STRATEGY_MODEL ? "model"
+	       : s == FT_STRATEGY_GUIDED ? "guided"
+	       : s == FT_STRATEGY_TRANSFER ? "transfer"
+					 : "exhaustive";
+}

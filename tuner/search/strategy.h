@@ -12,9 +12,22 @@
 #define FT_STRATEGY_H
 
 #include "base/arch.h"
-#include "search/pipeline.h"
 #include "space/space.h"
 #include "base/trial.h"
+
+enum ft_strategy {
+	FT_STRATEGY_EXHAUSTIVE,	/* every feasible candidate, in enumeration order */
+	FT_STRATEGY_RANDOM,	/* a seeded random order, cut by the budget */
+	FT_STRATEGY_MODEL,	/* ranked by a cheap predicted-time model, cut by the budget */
+	FT_STRATEGY_GUIDED,	/* a few random picks, then always the untried candidate
+				 * nearest the best measured so far (a local search) */
+	FT_STRATEGY_TRANSFER,	/* guided, started from the best configs of the nearest
+				 * shapes already tuned (cfg->seeds), stopping early
+				 * when it stops improving (transfer.h) */
+};
+/* "exhaustive" | "random" | "model" | "guided" | "transfer" */
+int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err);
+const char *ft_strategy_name(enum ft_strategy s);
 
 /* Orders ts[0..n) in place for strategy s (exhaustive: unchanged). */
 void ft_strategy_order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,

@@ -44,7 +44,7 @@ int ft_candidate_launch(const struct ft_space *sp, const struct ft_shape *shape,
   out->workspace_bytes = c->workspace_bytes;
   out->workspace_init = sp->workspace_init;
   out->num_splits = split >= 0 ? (int)c->values[split] : 1;
-  return ft_family_plan(sp, shape, c->values, &out->plan, err);
+  return ft_space_plan(sp, shape, c->values, &out->plan, err);
 }
 
 int ft_candidate_build(const struct ft_space *sp, const struct ft_shape *shape,

@@ -18,7 +18,7 @@
 #include "base/err.h"
 #include "base/ident.h"
 #include "base/shape.h"
-#include "family/family.h"
+#include "space/family.h"
 #include "space/space.h"
 
 /* Where a macro's value comes from. */

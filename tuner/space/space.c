@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "space/target.h"
+#include "base/paths.h"
 
 int ft_space_param(const struct ft_space *sp, const char *name)
 {
@@ -259,4 +259,11 @@ int ft_space_include_dir(const char *entry, const char *space_path, char *out, s
 		n = (size_t)snprintf(out, size, "%s/%s", dir, entry);
 	}
 	return n >= size || !*entry ? -1 : 0;
+}
+
+int ft_space_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
+		  struct ft_launch_plan *plan, struct ft_err *err)
+{
+	memset(plan, 0, sizeof(*plan));
+	return sp->family->plan ? sp->family->plan(sp, shape, values, plan, err) : 0;
 }

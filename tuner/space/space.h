@@ -20,20 +20,11 @@
 
 #include "base/arch.h"
 #include "base/err.h"
-#include "family/family.h"
+#include "base/limits.h"
 #include "base/shape.h"
+#include "space/family.h"
 
-#define FT_MAX_PARAMS 16
-#define FT_MAX_VALUES 64
-#define FT_MAX_CONSTRAINTS 32
-#define FT_EXPR_MAX 512
-#define FT_NAME_MAX 64
-#define FT_PATH_MAX 4096
-#define FT_CONFIG_MAX 512	/* canonical config text, see ft_config_format */
-#define FT_MAX_SPACE_DEFINES 8	/* compile.defines */
-#define FT_MAX_COMPILE_OPTIONS 8	/* compile.options */
-#define FT_MAX_INCLUDES 4	/* compile.include */
-#define FT_OPTION_MAX 128	/* one compile option's text */
+
 
 enum ft_param_kind {
 	FT_PARAM_COMPILE,	/* becomes -DNAME=value: a new value is a new CUBIN */
@@ -140,6 +131,11 @@ int ft_space_include_dir(const char *entry, const char *space_path, char *out, s
 
 /* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
 int ft_is_ident(const char *s);
+
+/* Fills plan for a candidate of sp: zeroes it, then runs the family's plan
+ * hook (family.h) when it has one. -1 with err when the hook fails. */
+int ft_space_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
+		  struct ft_launch_plan *plan, struct ft_err *err);
 
 /* Index of the parameter called name, or -1. */
 int ft_space_param(const struct ft_space *sp, const char *name);

@@ -10,6 +10,7 @@
 #include "base/arch.h"
 #include "ui/cli.h"
 #include "base/shape.h"
+#include "base/paths.h"
 #include "space/space.h"
 
 struct ft_target_opts {
@@ -52,18 +53,6 @@ struct ft_target_opts {
 
 #define FT_DB_OPTION(t)                                                                         \
 	FT_OPT_STR_("db", 0, &(t)->db, "PATH", "tuning database (default: $FATUNE_DB or ./fatune.db)")
-
-/* The directory holding search_spaces/ and kernel_templates/:
- * $FATUNE_SOURCE_DIR, else the source tree fatune was built from (while it
- * exists), else where `cmake --install` put them (<prefix>/share/fatune). */
-const char *ft_data_dir(void);
-
-/* The CUDA toolkit's include directory: $CUDA_HOME/include if it exists,
- * else the one fatune was built with. Returns buf. */
-const char *ft_cuda_include(char *buf, size_t size);
-
-/* Fills path with the default space file. */
-void ft_default_space(char *path, size_t size);
 
 /* --db, else $FATUNE_DB, else "./fatune.db". */
 const char *ft_db_path(const struct ft_target_opts *o);

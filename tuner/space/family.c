@@ -1,10 +1,9 @@
-/* family.c - the table of template families (see family.h). */
-#include "family/family.h"
+/* family.c - the table of template families (see family.h); each family lives in family/. */
+#include "space/family.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "space/space.h"
 
 /* One line per family; each lives in its own family_<name>.c. */
 static const struct ft_family *const families[] = {
@@ -40,11 +39,4 @@ int ft_family_count(void)
 const struct ft_family *ft_family_at(int i)
 {
 	return i >= 0 && i < NFAMILIES ? families[i] : NULL;
-}
-
-int ft_family_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
-		   struct ft_launch_plan *plan, struct ft_err *err)
-{
-	memset(plan, 0, sizeof(*plan));
-	return sp->family->plan ? sp->family->plan(sp, shape, values, plan, err) : 0;
 }

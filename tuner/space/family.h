@@ -9,7 +9,9 @@
  * "mma" when absent). Everything else - the params struct (the space's
  * `abi`), workspace, geometry - is data in the space, so the pipeline, the
  * worker and the evaluator never branch on a family: a new family is one new
- * file family_<name>.c and one line in family.c's table.
+ * file family/family_<name>.c and one line in family.c's table. The
+ * interface and the table live here, under the space that names a family;
+ * the families themselves (family/) sit above the space they read.
  *
  * Families:
  *   mma    plain CUDA kernels: the shipped mma.sync template and kernels you
@@ -72,10 +74,6 @@ const char *ft_family_names(void);
 /* Number of families and the i-th, for listings and the default spaces. */
 int ft_family_count(void);
 const struct ft_family *ft_family_at(int i);
-
-/* Fills plan for a candidate of sp (zeroes it, then the family's hook). */
-int ft_family_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
-		   struct ft_launch_plan *plan, struct ft_err *err);
 
 /* The families, each in its own file. */
 extern const struct ft_family ft_family_mma;

@@ -1,44 +1,12 @@
 /* target.c - resolving the shared target options (see target.h). */
-#include "space/target.h"
+#include "cmd/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "config.h"
-
-const char *ft_data_dir(void)
-{
-	const char *d = getenv("FATUNE_SOURCE_DIR");
-	struct stat st;
-
-	if (d && *d)
-		return d;
-	/* the build tree's sources while they exist, else the installed copy */
-	if (!stat(FATUNE_SOURCE_DIR "/search_spaces", &st) && S_ISDIR(st.st_mode))
-		return FATUNE_SOURCE_DIR;
-	return FATUNE_INSTALL_DATADIR;
-}
-
-const char *ft_cuda_include(char *buf, size_t size)
-{
-	const char *home = getenv("CUDA_HOME");
-	struct stat st;
-
-	if (home && *home) {
-		snprintf(buf, size, "%s/include", home);
-		if (!stat(buf, &st) && S_ISDIR(st.st_mode))
-			return buf;
-	}
-	snprintf(buf, size, "%s", FATUNE_CUDA_INCLUDE);
-	return buf;
-}
-
-void ft_default_space(char *path, size_t size)
-{
-	snprintf(path, size, "%s/search_spaces/attention.yaml", ft_data_dir());
-}
+#include "base/paths.h"
 
 const char *ft_db_path(const struct ft_target_opts *o)
 {

@@ -1,0 +1,59 @@
+/* job.h - one candidate's GPU job and its verdict: what the search sends a worker and gets back.
+ *
+ * Fixed-size structs, sent as they are over the worker's pipe (same binary on
+ * both ends, worker.c), built by the pipeline and read by the evaluator
+ * (evaluate.c) and the verification arithmetic (verify.c).
+ */
+#ifndef FT_JOB_H
+#define FT_JOB_H
+
+#include "base/arch.h"
+#include "base/limits.h"
+#include "base/shape.h"
+#include "base/trial.h"
+#include "space/family.h"
+
+/* What the worker found when it started. */
+struct ft_device_info {
+	int present;			/* 1: a CUDA device was opened */
+	char why_not[256];		/* when !present: "no NVIDIA driver: libcuda.so.1: ..." */
+	int driver_version;		/* cuDriverGetVersion, e.g. 13000 */
+	struct ft_device_limits lim;	/* device 0 (or $FATUNE_DEVICE) */
+};
+
+struct ft_job {
+	char cubin_path[FT_PATH_MAX];	/* CUBIN file to load */
+	char kernel[FT_NAME_MAX];
+	char combine_kernel[FT_NAME_MAX];	/* "" when none */
+	struct ft_shape shape;
+	long long dynamic_smem;		/* bytes passed at launch; > 48 KB raises the attribute */
+	long long threads, grid[3];
+	long long combine_threads, combine_grid[3];
+	int num_splits;			/* >= 1; > 1 also launches the combine kernel */
+	int abi;			/* the params struct the kernels take: 1 or 2 (fatune_abi.h) */
+	struct ft_launch_plan plan;	/* TMA descriptors to encode (family.h; ABI v2) */
+	long long workspace_bytes;	/* scratch for the kernel (ABI v2), 0: none */
+	int workspace_init;		/* enum ft_workspace_init */
+	unsigned long long seed;	/* inputs are a function of (seed, shape) */
+	double tolerance;		/* max relative L2 error vs the reference */
+	int timing;			/* 0: verify only; 1: verify, then time */
+	int warmup;			/* untimed graph launches before sampling */
+	int samples;			/* R: timed samples; the median is reported */
+	int launches_per_sample;	/* K: back-to-back calls captured in one CUDA graph */
+	int cold;			/* 1: flush L2 before each call (not graph-captured) */
+};
+
+struct ft_job_result {
+	enum ft_status status;		/* FT_ST_OK, _WRONG_RESULT, _CRASHED or _TIMEOUT */
+	char reason[512];		/* "" for ok */
+	double rel_err;			/* NAN when not computed */
+	long long nonfinite;		/* outputs that were NaN/Inf (incl. never written) */
+	double t_median_us, t_min_us, t_p90_us, t_spread;	/* NAN when not timed */
+	int samples;			/* R taken (ft_eval_plan may cut the job's) */
+	int launches_per_sample;	/* K used (ft_eval_plan may lower the job's) */
+};
+
+/* "Not measured": every NaN field NAN, status ok, reason "". */
+void ft_job_result_init(struct ft_job_result *r);
+
+#endif
