@@ -1,4 +1,5 @@
-# 006-export-golden: export on a database holding a best row writes exactly the golden header.
+# 006-export-golden: export on a database holding a best row writes exactly the golden header; the
+# space comes from the row's run, else the shipped space of its name, else --space.
 . "$FT_TEST_LIB"
 # make a database with fatune itself, then put a best row in by hand (as a GPU search would)
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
@@ -8,7 +9,7 @@ sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, fam
   threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
   updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
   512, 8, 'bhsd', 'fp16', 0,
-  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,NUM_SPLITS=2', '0123456789abcdef',
+  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0', '0123456789abcdef',
   'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
   '2026-11-22T02:00:00Z')"
 run export --arch sm_89 --shape 1x8x512x64 -o "$T/build_config.h"
@@ -28,24 +29,31 @@ expect_bad_input "--device"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
 diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null || fail "--device picked the wrong row"
-# a second space over another template for the same shape: the faster one is exported, and
-# --space picks a space's own best
+# a second space over another template for the same shape: the faster one is exported (its space
+# found through its run), and --space picks a space's own best
 sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
   h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
-  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '1111222233334444', 'fault', 'mma', 1, 8, 512, 64,
-  512, 8, 'bhsd', 'fp16', 0, 'FAULT=0', '0.1.0', 4.50, 4.40, '2026-11-22T03:00:00Z')"
+  updated_at, run_id) VALUES ('sm_89', 'NVIDIA L4', 'fault', '1111222233334444', 'fault', 'mma', 1, 8, 512, 64,
+  512, 8, 'bhsd', 'fp16', 0, 'FAULT=0,ROWS_PER_BLOCK=2', '0.1.0', 4.50, 4.40, '2026-11-22T03:00:00Z',
+  (SELECT max(id) FROM runs))"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
-grep -q "constexpr int FAULT = 0;" "$T/out" || fail "the faster space's config was not exported"
+grep -q "^#define FAULT 0$" "$T/out" || fail "the faster space's config was not exported"
 grep -q "space            fault (family mma)" "$T/out" || fail "the header does not name the winning space"
+grep -q -- "--space '.*tests/spaces/fault.yaml'$" "$T/out" || fail "the regenerate line does not name the space"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4" --space "$FATUNE_SOURCE_DIR/search_spaces/attention.yaml"
 expect_rc 0
-diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null || fail "--space did not pick that space's best"
+sed "s| --space '[^']*'||" "$T/out" | diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" - >/dev/null ||
+	fail "--space did not pick that space's best"
+# a row whose space cannot be found: export says to pass --space
+sql "$FATUNE_DB" "UPDATE best SET run_id = NULL WHERE space_name = 'fault'"
+run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
+expect_bad_input "cannot find space 'fault'.*pass --space FILE"
 # the same space name with a newer template hash replaces the old one (its current template)
 sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
   h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
   updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '5555666677778888', 'fault', 'mma', 1, 8, 512, 64,
-  512, 8, 'bhsd', 'fp16', 0, 'FAULT=1', '0.1.0', 9.50, 9.40, '2026-11-22T04:00:00Z')"
+  512, 8, 'bhsd', 'fp16', 0, 'FAULT=1,ROWS_PER_BLOCK=2', '0.1.0', 9.50, 9.40, '2026-11-22T04:00:00Z')"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
 diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null ||

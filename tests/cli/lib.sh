@@ -57,12 +57,13 @@ expect_bench_config() {
 		"$T/out" "$1" || fail "bench did not verify and time $1"
 }
 # expect_header FILE SPACE FAMILY CONFIG: an exported build_config.h of SPACE's config CONFIG, one
-# constant per parameter
+# macro per compile-time parameter (NUM_SPLITS, launch-time, as FATUNE_LAUNCH_NUM_SPLITS)
 expect_header() {
 	grep -q "space            $2 (family $3)\$" "$1" || fail "$1 does not name space $2 (family $3)"
 	grep -q "config           $4\$" "$1" || fail "$1 holds another config than $4"
 	for kv in $(echo "$4" | tr , ' '); do
-		grep -q "constexpr int ${kv%%=*} = ${kv#*=};" "$1" || fail "$1 has no constant for $kv"
+		grep -qE "^#define (${kv%%=*}|FATUNE_LAUNCH_${kv%%=*}|FATUNE_LAUNCH_PARAM_${kv%%=*}) ${kv#*=}\$" "$1" ||
+			fail "$1 has no macro for $kv"
 	done
 }
 # wait_rows DB QUERY N: waits (up to 30 s) until the count QUERY returns in DB reaches N, e.g.

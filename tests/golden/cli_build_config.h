@@ -12,21 +12,132 @@
  *   median latency   5.93 us (min 5.81 us)
  *   relative error   3.10e-04
  *   measured         2026-11-22T02:00:00Z
- *   config           NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,NUM_SPLITS=2
+ *   config           NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0
+ *
+ * Build: this header, then the template, in one translation unit (kernel.cu):
+ *   #include "build_config.h"
+ *   #include "attention.cu"
+ * and nvcc alone:
+ *   nvcc -arch=sm_89 -cubin -o attention.cubin kernel.cu
+ * (the template's #include "fatune_abi.h" finds it beside a shipped template; a kernel
+ * of your own needs -I to fatune's kernel_templates/ unless it sits there too)
  *
  * Regenerate with:
  *   fatune export --arch sm_89 --shape 1x8x512x64 --dtype fp16 --device 'NVIDIA L4'
  */
 
-constexpr int NUM_WARPS_PER_BLOCK = 4;
-constexpr int TILE_M = 64;
-constexpr int TILE_N = 64;
-constexpr int KV_STAGES = 2;
-constexpr int NUM_SPLITS = 2;
+/* ---- the macros the template is compiled with: the config, the shape (HEAD_DIM,
+ * IS_CAUSAL, FATUNE_BF16: 0 fp16, 1 bf16) and the ABI. A -D flag of the same value may
+ * stay; another value stops the build here. ---- */
+#ifndef NUM_WARPS_PER_BLOCK
+#define NUM_WARPS_PER_BLOCK 4
+#elif NUM_WARPS_PER_BLOCK != 4
+#error "NUM_WARPS_PER_BLOCK: build_config.h says 4, the build defines another value (a -DNUM_WARPS_PER_BLOCK flag?): drop the flag or export again"
+#endif
+#ifndef TILE_M
+#define TILE_M 64
+#elif TILE_M != 64
+#error "TILE_M: build_config.h says 64, the build defines another value (a -DTILE_M flag?): drop the flag or export again"
+#endif
+#ifndef TILE_N
+#define TILE_N 64
+#elif TILE_N != 64
+#error "TILE_N: build_config.h says 64, the build defines another value (a -DTILE_N flag?): drop the flag or export again"
+#endif
+#ifndef KV_STAGES
+#define KV_STAGES 2
+#elif KV_STAGES != 2
+#error "KV_STAGES: build_config.h says 2, the build defines another value (a -DKV_STAGES flag?): drop the flag or export again"
+#endif
+#ifndef PACK_GQA
+#define PACK_GQA 0
+#elif PACK_GQA != 0
+#error "PACK_GQA: build_config.h says 0, the build defines another value (a -DPACK_GQA flag?): drop the flag or export again"
+#endif
+#ifndef DENSE_KV
+#define DENSE_KV 1
+#elif DENSE_KV != 1
+#error "DENSE_KV: build_config.h says 1, the build defines another value (a -DDENSE_KV flag?): drop the flag or export again"
+#endif
+#ifndef COMBINE_IN_KERNEL
+#define COMBINE_IN_KERNEL 0
+#elif COMBINE_IN_KERNEL != 0
+#error "COMBINE_IN_KERNEL: build_config.h says 0, the build defines another value (a -DCOMBINE_IN_KERNEL flag?): drop the flag or export again"
+#endif
+#ifndef HEAD_DIM
+#define HEAD_DIM 64
+#elif HEAD_DIM != 64
+#error "HEAD_DIM: build_config.h says 64, the build defines another value (a -DHEAD_DIM flag?): drop the flag or export again"
+#endif
+#ifndef IS_CAUSAL
+#define IS_CAUSAL 0
+#elif IS_CAUSAL != 0
+#error "IS_CAUSAL: build_config.h says 0, the build defines another value (a -DIS_CAUSAL flag?): drop the flag or export again"
+#endif
+#ifndef FATUNE_BF16
+#define FATUNE_BF16 0
+#elif FATUNE_BF16 != 0
+#error "FATUNE_BF16: build_config.h says 0, the build defines another value (a -DFATUNE_BF16 flag?): drop the flag or export again"
+#endif
+#ifndef FATUNE_SMEM_BYTES
+#define FATUNE_SMEM_BYTES 40960
+#elif FATUNE_SMEM_BYTES != 40960
+#error "FATUNE_SMEM_BYTES: build_config.h says 40960, the build defines another value (a -DFATUNE_SMEM_BYTES flag?): drop the flag or export again"
+#endif
+#ifndef FATUNE_ABI
+#define FATUNE_ABI 2
+#elif FATUNE_ABI != 2
+#error "FATUNE_ABI: build_config.h says 2, the build defines another value (a -DFATUNE_ABI flag?): drop the flag or export again"
+#endif
 
-/* the shape the config was tuned for (the macros fatune passed to the template) */
-constexpr int HEAD_DIM = 64;
-constexpr int IS_CAUSAL = 0;
-constexpr int FATUNE_BF16 = 0;
+/* ---- the launch (driver API; the parameters are struct fatune_attn_params of
+ * fatune_abi.h, ABI v2) ---- */
+/* the entry point (cuModuleGetFunction) */
+#define FATUNE_LAUNCH_KERNEL "fatune_attention_fwd"
+/* threads per block (blockDimX; Y and Z are 1): NUM_WARPS_PER_BLOCK * 32 */
+#define FATUNE_LAUNCH_THREADS 128
+/* the grid of the tuned shape; for another: x = ceil_div(S * iif(PACK_GQA == 1, H / H_KV, 1), TILE_M) * NUM_SPLITS, y = iif(PACK_GQA == 1, H_KV, H), z = B */
+#define FATUNE_LAUNCH_GRID_X 16
+#define FATUNE_LAUNCH_GRID_Y 8
+#define FATUNE_LAUNCH_GRID_Z 1
+/* dynamic shared memory (sharedMemBytes); when SMEM_OPTIN is 1 (over the default limit of
+ * 48 KB) raise the function's limit once before the first launch:
+ *   cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, FATUNE_LAUNCH_SMEM_BYTES)
+ * the template's layout uses 40960 bytes (FATUNE_SMEM_BYTES) */
+#define FATUNE_LAUNCH_SMEM_BYTES 40960
+#define FATUNE_LAUNCH_SMEM_OPTIN 0
+/* KV splits (p.num_splits); with more than one, p.o_partial and p.lse_partial point at
+ * these many bytes of fp32 scratch for the tuned shape (splits x B x H x S_q x D, and
+ * splits x B x H x S_q), else they are NULL */
+#define FATUNE_LAUNCH_NUM_SPLITS 2
+#define FATUNE_LAUNCH_O_PARTIAL_BYTES 2097152
+#define FATUNE_LAUNCH_LSE_PARTIAL_BYTES 32768
+/* the combine kernel, launched after the main one on the same stream when
+ * num_splits > 1; grid for another shape: x = ceil_div(S, (512 / D) / min(512 / D, CASE WHEN NUM_SPLITS <= 4 THEN 1 WHEN NUM_SPLITS <= 16 THEN 4 ELSE 8 END)), y = H, z = B */
+#define FATUNE_LAUNCH_COMBINE_KERNEL "fatune_attention_combine"
+#define FATUNE_LAUNCH_COMBINE_THREADS 128
+#define FATUNE_LAUNCH_COMBINE_GRID_X 64
+#define FATUNE_LAUNCH_COMBINE_GRID_Y 8
+#define FATUNE_LAUNCH_COMBINE_GRID_Z 1
+/* the workspace (p.workspace, p.workspace_bytes): bytes for the tuned shape; for another: iif(COMBINE_IN_KERNEL == 1, 4 * ceil_div(S * iif(PACK_GQA == 1, H / H_KV, 1), TILE_M) * iif(PACK_GQA == 1, H_KV, H) * B, 0);
+ * init FATUNE_WORKSPACE_ZERO_ONCE: zero it once before the first call; each call leaves it zero */
+#define FATUNE_LAUNCH_WORKSPACE_BYTES 0
+#define FATUNE_LAUNCH_WORKSPACE_INIT 3
+
+#ifdef __cplusplus
+/* the launch as constants, for C++ code that prefers them to macros */
+namespace fatune {
+namespace build_config {
+constexpr unsigned threads = FATUNE_LAUNCH_THREADS;
+constexpr unsigned grid[3] = { FATUNE_LAUNCH_GRID_X, FATUNE_LAUNCH_GRID_Y, FATUNE_LAUNCH_GRID_Z };
+constexpr unsigned smem_bytes = FATUNE_LAUNCH_SMEM_BYTES;
+constexpr int num_splits = FATUNE_LAUNCH_NUM_SPLITS;
+constexpr unsigned combine_threads = FATUNE_LAUNCH_COMBINE_THREADS;
+constexpr unsigned combine_grid[3] = { FATUNE_LAUNCH_COMBINE_GRID_X, FATUNE_LAUNCH_COMBINE_GRID_Y,
+				      FATUNE_LAUNCH_COMBINE_GRID_Z };
+constexpr unsigned long long workspace_bytes = FATUNE_LAUNCH_WORKSPACE_BYTES;
+} /* namespace build_config */
+} /* namespace fatune */
+#endif
 
 #endif /* FATUNE_BUILD_CONFIG_H */

@@ -1,9 +1,11 @@
-/* test_export.c - build_config.h: golden files byte for byte, determinism, refusals;
- * the dispatch table's three formats (export_dispatch.c).
+/* test_export.c - build_config.h: golden files byte for byte, determinism, the
+ * macros in the form that lives with -D flags, the launch, the gate; the
+ * dispatch table's three formats (export_dispatch.c).
  *
  * tests/golden/build_config.h (cxx style) and build_config_c.h (c style) were
- * written from golden_best() below and checked by hand once; any byte of
- * difference fails here, and the actual output is left in /tmp for a diff.
+ * written from golden_best() below over the shipped attention space and
+ * checked by hand; any byte of difference fails here, and the actual output is
+ * left in /tmp for a diff.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,10 @@
 
 #include "export/export.h"
 #include "export/export_dispatch.h"
+#include "space/candidate.h"
+
+static const char *const golden_config =
+	"NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0";
 
 static struct ft_best golden_best(void)
 {
@@ -34,39 +40,69 @@ static struct ft_best golden_best(void)
 	strcpy(b.fatune_version, "0.1.0");
 	b.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .causal = 0, .dtype = FT_FP16,
 				     .s_kv = 512, .h_kv = 8 };
-	strcpy(b.config, "BLOCK_M=64,BLOCK_N=64,NUM_WARPS=4,KV_STAGES=2,NUM_SPLITS=2");
+	strcpy(b.config, golden_config);
 	strcpy(b.compile_key, "0123456789abcdef");
 	b.t_median_us = 9.8765;
 	b.t_min_us = 9.5;
 	b.rel_err = 3.0517578125e-4;
-	b.smem_model = 24576;
-	b.threads = 128;
-	b.grid[0] = 8;
-	b.grid[1] = 8;
-	b.grid[2] = 1;
-	b.combine_threads = 64;
-	b.combine_grid[0] = 64;
-	b.combine_grid[1] = 1;
-	b.combine_grid[2] = 1;
 	strcpy(b.updated_at, "2026-11-20T10:00:00Z");
 	b.run_id = 3;
 	return b;
 }
 
-/* ft_export_header (d NULL) or ft_dispatch_write (d, style a format) into a
- * malloc'ed string; *rc receives its result. */
-static char *export_to(const struct ft_best *b, const struct ft_dispatch *d, int style, int *rc,
-		       struct ft_err *err)
+/* A shipped space, loaded once per name. */
+static const struct ft_space *space(const char *name)
+{
+	static struct ft_space spaces[2];
+	int i = !strcmp(name, "attention_sm90");
+	struct ft_err err = { 0 };
+	char path[4096];
+
+	if (!spaces[i].name[0]) {
+		snprintf(path, sizeof(path), "%s/search_spaces/%s.yaml", getenv("FATUNE_SOURCE_DIR"), name);
+		if (ft_space_load(&spaces[i], path, &err))
+			fail_msg("%s", err.msg);
+	}
+	return &spaces[i];
+}
+
+/* ft_export_header of b (its space by b->space, its config parsed there) or
+ * ft_dispatch_write (d, style a format) into a malloc'ed string; *rc
+ * receives its result. */
+static char *export_src(const struct ft_best *b, const struct ft_dispatch *d, int style, int from_config,
+			const char *space_arg, const char *db_arg, int *rc, struct ft_err *err)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f;
+	static struct ft_build build;
+	static long long values[FT_MAX_PARAMS];
+	struct ft_export_src src = { 0 };
 
+	if (!d) {
+		const struct ft_space *sp = space(b->space);
+		struct ft_candidate c;
+
+		if (ft_config_parse(sp, b->config, values, err) ||
+		    ft_candidate_eval(sp, &b->shape, ft_arch_find(b->arch, NULL), values, &c, err) ||
+		    ft_candidate_build(sp, &b->shape, &c, &build, err))
+			fail_msg("%s", err->msg);
+		src = (struct ft_export_src){ .best = b, .sp = sp, .values = values, .build = &build,
+					      .nvrtc_arch = sp->family->nvrtc_arch(ft_arch_find(b->arch, NULL)),
+					      .space_arg = space_arg, .db_arg = db_arg, .from_config = from_config,
+					      .style = (enum ft_export_style)style };
+	}
+	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	*rc = d ? ft_dispatch_write(f, d, (enum ft_dispatch_format)style, err)
-		: ft_export_header(f, b, (enum ft_export_style)style, err);
+	*rc = d ? ft_dispatch_write(f, d, (enum ft_dispatch_format)style, err) : ft_export_header(f, &src, err);
 	assert_int_equal(fclose(f), 0);
 	return buf;
+}
+
+static char *export_to(const struct ft_best *b, const struct ft_dispatch *d, int style, int *rc,
+		       struct ft_err *err)
+{
+	return export_src(b, d, style, 0, NULL, NULL, rc, err);
 }
 
 static char *export(const struct ft_best *b, enum ft_export_style style, int *rc, struct ft_err *err)
@@ -140,8 +176,10 @@ static void test_golden_c(void **state)
 	check_golden(FT_EXPORT_C, "build_config_c.h");
 }
 
-/* The golden headers are real headers: a C and a C++ compiler accept them
- * and see the values. The C++ half is skipped where no c++ is installed. */
+/* The golden headers are real headers: a C and a C++ compiler accept them and
+ * see the values, as macros (#if sees them) and, in C++, as constants too; a
+ * -D flag of the same value is fine, another one is the header's #error. The
+ * C++ half is skipped where no c++ is installed. */
 static void test_golden_compiles(void **state)
 {
 	char path[4096], cmd[8400];
@@ -149,16 +187,24 @@ static void test_golden_compiles(void **state)
 	(void)state;
 	golden_path(path, sizeof(path), "build_config_c.h");
 	snprintf(cmd, sizeof(cmd),
-		 "printf '#include \"%s\"\\n_Static_assert(BLOCK_M == 64 && NUM_SPLITS == 2 && HEAD_DIM == 64"
-		 " && IS_CAUSAL == 0 && FATUNE_BF16 == 0, \"values\");\\n' | cc -std=c11 -Wall -Werror -fsyntax-only -x c -",
+		 "printf '#include \"%s\"\\n#if FATUNE_BF16 || !TILE_M\\n#error macros\\n#endif\\n"
+		 "_Static_assert(TILE_M == 64 && FATUNE_LAUNCH_NUM_SPLITS == 2 && HEAD_DIM == 64"
+		 " && IS_CAUSAL == 0 && FATUNE_ABI == 2 && FATUNE_LAUNCH_THREADS == 128, \"values\");\\n' |"
+		 " cc -std=c11 -Wall -Werror -DHEAD_DIM=64 -DTILE_M=64 -fsyntax-only -x c -",
+		 path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "printf '#include \"%s\"\\n' | cc -std=c11 -DHEAD_DIM=128 -fsyntax-only -x c - 2>&1 |"
+		 " grep -q 'HEAD_DIM: build_config.h says 64'",
 		 path);
 	assert_int_equal(system(cmd), 0);
 	if (system("command -v c++ >/dev/null 2>&1") != 0)
 		skip();
 	golden_path(path, sizeof(path), "build_config.h");
 	snprintf(cmd, sizeof(cmd),
-		 "printf '#include \"%s\"\\n#include \"%s\"\\nstatic_assert(NUM_WARPS == 4 && KV_STAGES == 2"
-		 " && HEAD_DIM == 64, \"values\");\\n' | c++ -std=c++11 -Wall -Werror -fsyntax-only -x c++ -",
+		 "printf '#include \"%s\"\\n#include \"%s\"\\nstatic_assert(NUM_WARPS_PER_BLOCK == 4 && KV_STAGES == 2"
+		 " && HEAD_DIM == 64 && fatune::build_config::threads == 128, \"values\");\\n' |"
+		 " c++ -std=c++11 -Wall -Werror -DHEAD_DIM=64 -fsyntax-only -x c++ -",
 		 path, path);
 	assert_int_equal(system(cmd), 0);
 }
@@ -194,21 +240,25 @@ static void test_shape_flags(void **state)
 	b.shape.d = 128;
 	b.device[0] = '\0';
 	b.rel_err = NAN;
-	strcpy(b.config, "TILE=128,OFFSET=-3");
+	strcpy(b.config, "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=32,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,"
+			 "NUM_SPLITS=1,COMBINE_IN_KERNEL=0");
 	h = export(&b, FT_EXPORT_C, &rc, &err);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(h, "#define TILE 128\n"));
-	assert_non_null(strstr(h, "#define OFFSET (-3)\n"));
-	assert_non_null(strstr(h, "#define HEAD_DIM 128\n"));
+	assert_non_null(strstr(h, "#define TILE_N 32\n"));
+	assert_non_null(strstr(h, "#ifndef HEAD_DIM\n#define HEAD_DIM 128\n#elif HEAD_DIM != 128\n#error \"HEAD_DIM: "));
 	assert_non_null(strstr(h, "#define IS_CAUSAL 1\n"));
 	assert_non_null(strstr(h, "#define FATUNE_BF16 1\n"));
+	/* 2 bytes * 128 * (64 + 2 * 32 * 2) */
+	assert_non_null(strstr(h, "#define FATUNE_SMEM_BYTES 49152\n"));
+	assert_non_null(strstr(h, "#define FATUNE_LAUNCH_SMEM_BYTES 49152\n#define FATUNE_LAUNCH_SMEM_OPTIN 0\n"));
 	assert_non_null(strstr(h, "fatune export --arch sm_90 --shape 1x8x512x128 --causal --dtype bf16 --style c\n"));
 	assert_non_null(strstr(h, "relative error   not measured"));
 	assert_null(strstr(h, "--device"));
+	assert_null(strstr(h, "constexpr"));
 	free(h);
 	h = export(&b, FT_EXPORT_CXX, &rc, &err);
-	assert_non_null(strstr(h, "constexpr int OFFSET = -3;\n"));
-	assert_non_null(strstr(h, "constexpr int IS_CAUSAL = 1;\n"));
+	assert_non_null(strstr(h, "#define IS_CAUSAL 1\n"));
+	assert_non_null(strstr(h, "constexpr unsigned threads = FATUNE_LAUNCH_THREADS;\n"));
 	free(h);
 }
 
@@ -232,58 +282,53 @@ static void test_comment_safe(void **state)
 
 	(void)state;
 	strcpy(b.device, "Bad */ #define X 1 /* it's\nnew");
+	strcpy(b.updated_at, "2026?\?/");
 	h = export(&b, FT_EXPORT_CXX, &rc, &err);
 	assert_int_equal(rc, 0);
 	/* every comment that opens also closes, and nothing else closes one */
 	assert_int_equal(count(h, "/*"), count(h, "*/"));
 	assert_null(strstr(h, "\n#define X"));
+	assert_null(strstr(h, "??"));
 	assert_non_null(strstr(h, "--device 'Bad * / #define X 1 / * it'\\''s_new'"));
 	free(h);
 }
 
+/* The stored-config parser the dispatch table uses: anything but NAME=int,...
+ * with names the gate allows is refused. */
 static void test_bad_configs(void **state)
 {
 	static const char *const bad[] = {
 		"A",	    "A=",	  "=1",	      "1A=2",	      "A=1,",	       "A=1,,B=2",
 		"A=x",	    "A=1.5",	  "A=1 ",     " A=1",	      "A=99999999999", "A=1,A=2",
-		"HEAD_DIM=64", "IS_CAUSAL=1", "A=1;B=2", "A-B=1",   "A=--1",
+		"HEAD_DIM=64", "IS_CAUSAL=1", "A=1;B=2", "A-B=1",   "A=--1",       "int=3",
+		"class=1", "FATUNE_ABI=2", "_Bool=1", "A__B=1", "*/int q;/*=1",
 	};
-	struct ft_best b = golden_best();
+	struct ft_export_entry e[FT_EXPORT_MAX_ENTRIES];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct ft_err err = { 0 };
-		int rc;
-		char *h;
+		int n;
 
-		strcpy(b.config, bad[i]);
-		h = export(&b, FT_EXPORT_CXX, &rc, &err);
-		if (rc != -1)
+		if (ft_export_parse_config(bad[i], e, &n, &err) != -1)
 			fail_msg("config '%s' was accepted", bad[i]);
 		assert_int_equal(err.status, FT_EFAIL);
-		assert_non_null(strstr(err.msg, "cannot export config '"));
-		assert_string_equal(h, "");	/* nothing written */
-		free(h);
 	}
-	/* no parameters at all is a valid (if unusual) template */
 	{
 		struct ft_err err = { 0 };
-		int rc;
-		char *h;
+		int n = -1;
 
-		b.config[0] = '\0';
-		h = export(&b, FT_EXPORT_CXX, &rc, &err);
-		assert_int_equal(rc, 0);
-		assert_non_null(strstr(h, "(no parameters)"));
-		assert_non_null(strstr(h, "constexpr int HEAD_DIM = 64;"));
-		free(h);
+		assert_int_equal(ft_export_parse_config("", e, &n, &err), 0);
+		assert_int_equal(n, 0);
+		assert_int_equal(ft_export_parse_config("TILE=128,OFFSET=-3", e, &n, &err), 0);
+		assert_int_equal(n, 2);
+		assert_int_equal(e[1].value, -3);
 	}
 }
 
-/* The winner across templates is exported as it is: a wgmma best names its
- * space, family and template and carries its own parameters (none of the
- * mma template's), and the regenerate line has no --space (without it export
- * takes the winner across spaces again). */
+/* A wgmma config: its own parameters, the sm_90a build, its TMA boxes; a
+ * space and a database that are not the defaults are named in the
+ * regenerate line. */
 static void test_wgmma_winner(void **state)
 {
 	static const char *const want[] = {
@@ -291,12 +336,13 @@ static void test_wgmma_winner(void **state)
 		" *   space            attention_sm90 (family wgmma)\n",
 		" *   config           NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,"
 		"PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1\n",
-		"constexpr int NUM_CONSUMER_WG = 2;\n", "constexpr int BLOCK_M = 128;\n",
-		"constexpr int BLOCK_N = 176;\n", "constexpr int KV_STAGES = 2;\n",
-		"constexpr int PINGPONG = 1;\n", "constexpr int PERSISTENT = 1;\n",
-		"constexpr int Q_IN_REGS = 0;\n", "constexpr int NUM_SPLITS = 1;\n",
-		"constexpr int HEAD_DIM = 128;\n",
-		"fatune export --arch sm_90 --shape 4x16x2048x128 --dtype fp16 --device 'NVIDIA H100 80GB HBM3'\n",
+		"#define NUM_CONSUMER_WG 2\n", "#define BLOCK_M 128\n", "#define BLOCK_N 176\n",
+		"#define PERSISTENT 1\n", "#define FATUNE_LAUNCH_NUM_SPLITS 1\n", "#define HEAD_DIM 128\n",
+		"#define FATUNE_LAUNCH_KERNEL \"fatune_sm90_fwd\"\n", "#define FATUNE_LAUNCH_TMA_K_ROWS 176\n",
+		"#define FATUNE_LAUNCH_TMA_K_SWIZZLE 128\n", "#define FATUNE_LAUNCH_SMEM_OPTIN 1\n",
+		" *   nvcc -arch=sm_90a -cubin -o attention_sm90.cubin kernel.cu\n",
+		"fatune export --arch sm_90 --shape 4x16x2048x128 --dtype fp16 --device 'NVIDIA H100 80GB HBM3'"
+		" --space 'spaces/sm90.yaml' --db 'my.db'\n",
 	};
 	struct ft_best b = golden_best();
 	struct ft_err err = { 0 };
@@ -313,14 +359,32 @@ static void test_wgmma_winner(void **state)
 				     .s_kv = 2048, .h_kv = 16 };
 	strcpy(b.config, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,"
 			 "Q_IN_REGS=0,NUM_SPLITS=1");
-	h = export(&b, FT_EXPORT_CXX, &rc, &err);
+	h = export_src(&b, NULL, FT_EXPORT_CXX, 0, "spaces/sm90.yaml", "my.db", &rc, &err);
 	assert_int_equal(rc, 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(h, want[i]))
 			fail_msg("the header lacks '%s':\n%s", want[i], h);
 	assert_null(strstr(h, "NUM_WARPS"));
-	assert_null(strstr(h, "--space"));
 	assert_null(strstr(h, "family mma"));
+	assert_null(strstr(h, "#define NUM_SPLITS"));	/* a launch-time parameter: no macro */
+	free(h);
+}
+
+/* --config: nothing measured is claimed, and the regenerate line repeats the config. */
+static void test_chosen_config(void **state)
+{
+	struct ft_best b = golden_best();
+	struct ft_err err = { 0 };
+	int rc;
+	char *h;
+
+	(void)state;
+	h = export_src(&b, NULL, FT_EXPORT_C, 1, NULL, NULL, &rc, &err);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(h, " * Chosen with --config for sm_90 (not measured by fatune).\n"));
+	assert_null(strstr(h, "latency"));
+	assert_null(strstr(h, "NVIDIA"));
+	assert_non_null(strstr(h, "--dtype fp16 --config 'NUM_WARPS_PER_BLOCK=4,"));
 	free(h);
 }
 
@@ -441,7 +505,7 @@ int main(void)
 		cmocka_unit_test(test_shape_flags),  cmocka_unit_test(test_comment_safe),
 		cmocka_unit_test(test_bad_configs),  cmocka_unit_test(test_wgmma_winner),
 		cmocka_unit_test(test_c_and_cxx),    cmocka_unit_test(test_json),
-		cmocka_unit_test(test_empty_refused),
+		cmocka_unit_test(test_empty_refused), cmocka_unit_test(test_chosen_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,11 +14,14 @@
 #include "db/db.h"
 #include "export/export.h"
 #include "export/export_dispatch.h"
+#include "base/paths.h"
 #include "cmd/target.h"
+#include "compile/feasibility.h"
+#include "space/candidate.h"
 
 /* What to write: one shape's header, or the dispatch table of every shape. */
 struct job {
-	const struct ft_best *best;		/* one shape */
+	const struct ft_export_src *header;	/* one shape */
 	const struct ft_dispatch *table;	/* --dispatch */
 	enum ft_export_style style;
 	int json;				/* --format json (dispatch only) */
@@ -27,7 +30,7 @@ struct job {
 static int write_job(FILE *f, const struct job *j, struct ft_err *err)
 {
 	if (!j->table)
-		return ft_export_header(f, j->best, j->style, err);
+		return ft_export_header(f, j->header, err);
 	return ft_dispatch_write(f, j->table,
 				 j->json ? FT_DISPATCH_JSON : j->style == FT_EXPORT_C ? FT_DISPATCH_C : FT_DISPATCH_CXX,
 				 err);
@@ -84,16 +87,77 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 	return rc;
 }
 
+/* The space a stored row was tuned with: --space when given, else the file
+ * its run recorded (when it still holds that space), else the shipped space
+ * of that name. The recorded path comes from the database, which is not
+ * trusted: a file there that is not that space is passed over silently. */
+static int row_space(const struct ft_best *b, struct ft_space *given, struct ft_space **out, struct ft_err *err)
+{
+	struct ft_space *sp;
+	struct ft_err ignored = { 0 };
+	char shipped[FT_PATH_MAX];
+
+	if (given) {
+		*out = given;
+		return 0;
+	}
+	if (!(sp = malloc(sizeof(*sp))))
+		return ft_error(err, FT_EFAIL, "out of memory loading a space");
+	if (b->space_path[0] && !ft_space_load(sp, b->space_path, &ignored) && !strcmp(sp->name, b->space)) {
+		*out = sp;
+		return 0;
+	}
+	snprintf(shipped, sizeof(shipped), "%s/search_spaces/%s.yaml", ft_data_dir(), b->space);
+	if (ft_is_ident(b->space) && !ft_space_load(sp, shipped, &ignored) && !strcmp(sp->name, b->space)) {
+		*out = sp;
+		return 0;
+	}
+	free(sp);
+	return ft_error(err, FT_EINPUT,
+			"cannot find space '%.64s' that the stored config was tuned with (its file '%.200s' is gone or changed): pass --space FILE",
+			b->space, b->space_path[0] ? b->space_path : "unrecorded");
+}
+
+/* The one candidate of values for the shape, checked like a search would: the
+ * space's constraints, the launch limits and shared memory on the arch. */
+static int candidate(const struct ft_space *sp, const struct ft_arch *arch, const struct ft_shape *shape,
+		     const long long *values, const char *config, int chosen, struct ft_build *build,
+		     struct ft_err *err)
+{
+	struct ft_candidate c;
+	struct ft_trial t;
+	char unfit[256], shape_txt[FT_SHAPE_TEXT_MAX];
+
+	ft_shape_format(shape, shape_txt, sizeof(shape_txt));
+	if (ft_space_unfit(sp, arch, shape, unfit, sizeof(unfit)))
+		return ft_error(err, FT_EINPUT, "space '%s' cannot run %s on %s: %s", sp->name, shape_txt, arch->name,
+				unfit);
+	if (ft_candidate_eval(sp, shape, arch, values, &c, err))
+		return -1;
+	ft_trial_init(&t);
+	if (!ft_feasible_model(sp, arch, &c, &t))
+		return ft_error(err, chosen ? FT_EINPUT : FT_EFAIL, "config %s cannot run %s on %s: %s%s", config,
+				shape_txt, arch->name, t.reason,
+				chosen ? ": pick another config (fatune check lists the valid ones)"
+				       : ": the space changed since the search; search again or pass --space with the space it was tuned with");
+	return ft_candidate_build(sp, shape, &c, build, err);
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
 		"export", "fatune export --arch sm_XX --shape BxHxSxD [-o build_config.h] [options]",
-		"Write the best stored config of a shape as a build_config.h header: an include guard,\n"
-		"where the numbers came from (device, date, latency, template hash, fatune version) and\n"
-		"one constant per parameter (constexpr int NAME = V; or #define with --style c).",
+		"Write the best stored config of a shape as a build_config.h header: where the numbers\n"
+		"came from, every macro the template is compiled with (each one accepting a -D flag of\n"
+		"the same value and stopping the build at another), and the launch: threads, grid,\n"
+		"shared memory, splits, the combine kernel, the workspace and TMA boxes. Include it\n"
+		"before the template and build with nvcc -arch alone.",
 		"The config written is the fastest across the spaces searched for the shape (each\n"
 		"space's latest result); --space FILE takes that space's instead. When results of\n"
 		"several devices of the arch exist, --device picks one.\n"
+		"--config NAME=V,... writes that config of the space (default: the shipped one) for\n"
+		"the shape instead, with no database and no GPU; a config the space's constraints\n"
+		"refuse for the shape is refused naming the constraint.\n"
 		"--dispatch writes every tuned shape of the arch instead (no --shape): a constant table\n"
 		"of configs and a selection function (same D, dtype and causal flag, then the nearest\n"
 		"tuned S and KV length, then the nearest B*H; the rule is written in the file), as a\n"
@@ -101,7 +165,7 @@ int cmd_export(int argc, char **argv)
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
-	const char *output = NULL, *style = "cxx", *device = NULL, *format = "header";
+	const char *output = NULL, *style = "cxx", *device = NULL, *format = "header", *config = NULL;
 	int npos, rc, dispatch = 0;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o),
@@ -109,21 +173,25 @@ int cmd_export(int argc, char **argv)
 			    "export that space's best (default: the fastest across spaces)"),
 		FT_DB_OPTION(&o),
 		FT_OPT_STR_("output", 'o', &output, "FILE", "write here (default: standard output)"),
-		FT_OPT_STR_("style", 0, &style, "cxx|c", "constexpr int (default) or #define"),
+		FT_OPT_STR_("style", 0, &style, "cxx|c", "macros and C++ constants (default) or macros only"),
 		FT_OPT_STR_("device", 0, &device, "NAME", "the device whose result to export"),
+		FT_OPT_STR_("config", 0, &config, "NAME=V,...", "export this config of the space (no database, no GPU)"),
 		FT_OPT_FLAG_("dispatch", 0, &dispatch, "every tuned shape: a table and a selection function"),
 		FT_OPT_STR_("format", 0, &format, "header|json", "with --dispatch: a header (default) or JSON"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
 	struct ft_shape shape;
-	struct ft_space *sp = NULL;
+	struct ft_space *given = NULL, *sp = NULL;
 	const struct ft_arch *arch;
 	struct ft_db *db = NULL;
 	struct ft_best best;
 	struct ft_best_key key;
+	struct ft_build build;
+	struct ft_export_src src = { 0 };
+	long long values[FT_MAX_PARAMS];
 	struct job j = { 0 };
-	char shape_txt[FT_SHAPE_TEXT_MAX];
+	char shape_txt[FT_SHAPE_TEXT_MAX], hint[1024];
 	int found;
 
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
@@ -149,42 +217,89 @@ int cmd_export(int argc, char **argv)
 		ft_error(&err, FT_EINPUT, "fatune export: --arch is required, e.g. --arch sm_90");
 		return ft_report(&err);
 	}
+	if (config && (dispatch || device || o.db)) {
+		ft_error(&err, FT_EINPUT, "fatune export: --config writes the config given: drop %s",
+			 dispatch ? "--dispatch" : device ? "--device" : "--db");
+		return ft_report(&err);
+	}
 	if (dispatch) {
-		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &sp, &err)) ?
-			     export_dispatch(&o, arch, device, sp, output, &j, &err) : -1;
-		free(sp);
+		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?
+			     export_dispatch(&o, arch, device, given, output, &j, &err) : -1;
+		free(given);
 		return rc ? ft_report(&err) : FT_OK;
 	}
 	if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_shape("export", &o, &shape, &err) ||
-	    (o.space && ft_target_space(&o, &sp, &err)) ||
-	    ft_db_open(&db, ft_db_path(&o), 0, &err))
+	    ((o.space || config) && ft_target_space(&o, &given, &err)))
 		goto fail;
-	key = (struct ft_best_key){ arch->name, device, sp ? sp->name : NULL, shape };
-	found = ft_db_best_get(db, &key, &best, &err);
-	if (found < 0)
-		goto fail;
-	if (!found) {
-		ft_error(&err, FT_EINPUT,
-			 "no tuned config for %s %s %s%s%s%s in '%s': run 'fatune search --arch %s --shape %s%s --dtype %s' on such a GPU first",
-			 arch->name, ft_shape_format(&shape, shape_txt, sizeof(shape_txt)),
-			 ft_dtype_name(shape.dtype), shape.causal ? " causal" : "", device ? " on " : "",
-			 device ? device : "", ft_db_path(&o), arch->name, shape_txt,
-			 shape.causal ? " --causal" : "", ft_dtype_name(shape.dtype));
-		goto fail;
+	ft_shape_format(&shape, shape_txt, sizeof(shape_txt));
+	if (config) {
+		/* a chosen config: a row of its own, nothing measured */
+		sp = given;
+		if (ft_config_parse(sp, config, values, &err))
+			goto fail;
+		memset(&best, 0, sizeof(best));
+		snprintf(best.arch, sizeof(best.arch), "%s", arch->name);
+		snprintf(best.space, sizeof(best.space), "%s", sp->name);
+		snprintf(best.family, sizeof(best.family), "%s", sp->family->name);
+		snprintf(best.template_name, sizeof(best.template_name), "%s", sp->template_name);
+		best.shape = shape;
+		ft_config_format(sp, values, best.config, sizeof(best.config));
+		if (candidate(sp, arch, &shape, values, best.config, 1, &build, &err))
+			goto fail;
+	} else {
+		if (ft_db_open(&db, ft_db_path(&o), 0, &err))
+			goto fail;
+		key = (struct ft_best_key){ arch->name, device, given ? given->name : NULL, shape };
+		found = ft_db_best_get(db, &key, &best, &err);
+		if (found < 0)
+			goto fail;
+		if (!found) {
+			snprintf(hint, sizeof(hint), "%s%s%s%s", o.space ? " --space " : "", o.space ? o.space : "",
+				 o.db ? " --db " : "", o.db ? o.db : "");
+			ft_error(&err, FT_EINPUT,
+				 "no tuned config for %s %s %s%s%s%s in '%s': run 'fatune search --arch %s --shape %s%s --dtype %s%s' on such a GPU first, or export a config of your choice with --config NAME=V,...",
+				 arch->name, shape_txt, ft_dtype_name(shape.dtype), shape.causal ? " causal" : "",
+				 device ? " on " : "", device ? device : "", ft_db_path(&o), arch->name, shape_txt,
+				 shape.causal ? " --causal" : "", ft_dtype_name(shape.dtype), hint);
+			goto fail;
+		}
+		if (row_space(&best, given, &sp, &err))
+			goto fail;
+		if (ft_config_parse(sp, best.config, values, &err)) {
+			err.status = FT_EFAIL;
+			goto fail;
+		}
+		if (candidate(sp, arch, &best.shape, values, best.config, 0, &build, &err))
+			goto fail;
 	}
-	j.best = &best;
+	src = (struct ft_export_src){ .best = &best, .sp = sp, .values = values, .build = &build,
+				      .nvrtc_arch = sp->family->nvrtc_arch(arch), .style = j.style,
+				      .from_config = config != NULL, .db_arg = o.db };
+	/* name the space when it is not the default one */
+	if (o.space)
+		src.space_arg = o.space;
+	else if (!config && sp != given && strcmp(sp->name, "attention"))
+		src.space_arg = sp->path;
+	j.header = &src;
 	rc = write_output(output, &j, &err);
-	if (!rc && output)
-		fprintf(stderr, "fatune: wrote %s (%s, %.2f us on %s)\n", output, best.config, best.t_median_us,
-			best.device);
 	if (rc)
 		goto fail;
-	ft_db_close(db);
-	free(sp);
+	if (output && config)
+		fprintf(stderr, "fatune: wrote %s (%s, chosen, not measured)\n", output, best.config);
+	else if (output)
+		fprintf(stderr, "fatune: wrote %s (%s, %.2f us on %s)\n", output, best.config, best.t_median_us,
+			best.device);
+	if (db)
+		ft_db_close(db);
+	if (sp != given)
+		free(sp);
+	free(given);
 	return FT_OK;
 fail:
 	if (db)
 		ft_db_close(db);
-	free(sp);
+	if (sp != given)
+		free(sp);
+	free(given);
 	return ft_report(&err);
 }
