@@ -456,6 +456,33 @@ static void write_json(FILE *out, const struct ft_dispatch *d)
 	fputs("  ]\n}\n", out);
 }
 
+/* The gate again, on what is about to be written (export/gen.h): every
+ * parameter name, as itself and as the lower-case field it becomes, and every
+ * row's config with the table's parameters. */
+static int gate(const struct ft_dispatch *d, struct ft_err *err)
+{
+	struct ft_export_entry e[FT_EXPORT_MAX_ENTRIES];
+	char lo[FT_NAME_MAX];
+	int n;
+
+	for (int i = 0; i < d->nparams; i++) {
+		lower(d->params[i], lo, sizeof(lo));
+		if (ft_gen_ident(d->params[i], "a parameter of the table", err) ||
+		    ft_gen_ident(lo, "the table field named after a parameter", err))
+			return -1;
+	}
+	for (int r = 0; r < d->n; r++) {
+		if (ft_export_parse_config(d->rows[r].config, e, &n, err))
+			return -1;
+		for (int i = 0; i < n && n == d->nparams; i++)
+			if (strcmp(e[i].name, d->params[i]))
+				n = -1;
+		if (n != d->nparams)
+			return ft_error(err, FT_EFAIL, "cannot export: a row's config has other parameters than the table's");
+	}
+	return 0;
+}
+
 int ft_dispatch_write(FILE *out, const struct ft_dispatch *d, enum ft_dispatch_format fmt,
 		      struct ft_err *err)
 {
@@ -466,6 +493,8 @@ int ft_dispatch_write(FILE *out, const struct ft_dispatch *d, enum ft_dispatch_f
 	static const struct lang cxx = { 0, "DispatchEntry", "DispatchEntry", "kDispatchTable", "kDispatchCount", "dispatch_",
 					 "nullptr", "bool", " = 0" };
 
+	if (gate(d, err))
+		return -1;
 	if (fmt == FT_DISPATCH_C)
 		write_code(out, d, &c);
 	else if (fmt == FT_DISPATCH_CXX)
