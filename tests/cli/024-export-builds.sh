@@ -3,7 +3,8 @@
 # included before the template, builds it with `nvcc -arch=X` and nothing else for sm_80, sm_89
 # (mma template) and sm_90a (both), with and without the same values as -D flags; another value is
 # the header's #error; a bf16 export builds bf16 code and no fp16 path (PTX); the BYO example too.
-# --config exports any space's config without a GPU and refuses one its constraints reject.
+# --config exports any space's config without a GPU and refuses one its constraints reject; the
+# README's launch example compiles against the exported headers.
 . "$FT_TEST_LIB"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 [ -x "$NVCC" ] || { echo "no nvcc: skipped"; exit 77; }
@@ -88,6 +89,12 @@ grep -q "\.entry fatune_attention_fwd" a/k.ptx || fail "sm_80 PTX lacks the kern
 # another value as a -D flag: the header's #error, naming the macro (preprocessing is enough)
 ! "$NVCC" -arch=sm_89 -DHEAD_DIM=128 -E -o /dev/null b/kernel.cu 2>g.log || fail "a mismatching -D flag built"
 grep -q 'HEAD_DIM: build_config.h says 64' g.log || { cat g.log; fail "the mismatch error does not name HEAD_DIM"; }
+# the README's launch example (docs/examples/launch.c) compiles against the headers of both templates
+CUDA_INC=$(dirname "$(dirname "$NVCC")")/include
+for u in a d; do
+	cc -std=c11 -Wall -Wextra -Werror -I"$u" -I"$K" -I"$CUDA_INC" -fsyntax-only \
+		"$FATUNE_SOURCE_DIR/docs/examples/launch.c" 2>h.log || { cat h.log; fail "launch.c does not compile with $u's header"; }
+done
 cd - >/dev/null
 
 # the wgmma family only on sm_90: its config for sm_89 is refused
