@@ -15,6 +15,7 @@ DB="$T/tuned.db"
 for sp in attention attention_sm90; do
 	run search --replay "$REC" --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --space "$SPACES/$sp.yaml" --db "$DB" --quiet
 	expect_rc 0 "replay $sp bf16"
+	expect_out "^next: fatune export --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --space $SPACES/$sp.yaml --db $DB -o build_config.h\$"
 done
 for sp in attention attention_sm90; do
 	run search --replay "$REC" --arch sm_90 --shape 1x8x512x64 --causal --space "$SPACES/$sp.yaml" --db "$DB" --quiet

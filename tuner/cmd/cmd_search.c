@@ -141,7 +141,7 @@ static void print_json(const struct ft_campaign_outcome *out, int n, const struc
 }
 
 static void print_text(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,
-		       const struct ft_shape *sh, int timed, int jobs)
+		       const struct ft_shape *sh, int timed, int jobs, const char *space, const char *db)
 {
 	char shape[FT_SHAPE_TEXT_MAX];
 	int w = ft_campaign_winner(out, n);
@@ -180,8 +180,9 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 		printf("winner: %s (%s) %.2f us  %s\n", out[w].sp->name, out[w].sp->family->name,
 		       out[w].res.top[0].t_median_us, out[w].res.top[0].config);
 	if (timed && w >= 0)
-		printf("next: fatune export --arch %s --shape %s%s --dtype %s -o build_config.h\n",
-		       a->name, shape, sh->causal ? " --causal" : "", ft_dtype_name(sh->dtype));
+		printf("next: fatune export --arch %s --shape %s%s --dtype %s%s%s%s%s -o build_config.h\n", a->name,
+		       shape, sh->causal ? " --causal" : "", ft_dtype_name(sh->dtype), space ? " --space " : "",
+		       space ? space : "", db ? " --db " : "", db ? db : "");
 }
 
 /* The spaces to search: --space (each once), else the default space of every
@@ -263,7 +264,9 @@ static void on_unit(void *ctx, int u, const struct ft_campaign_outcome *out, int
 	if (n && c->json) {
 		print_json(out, n, c->arch, sh, c->timed);
 	} else if (n) {
-		print_text(out, n, c->arch, sh, c->timed, c->jobs ? (int)c->jobs : ft_ncores());
+		/* the export hint names the one space searched and the database, when given */
+		print_text(out, n, c->arch, sh, c->timed, c->jobs ? (int)c->jobs : ft_ncores(),
+			   c->spaces.n == 1 ? c->spaces.v[0] : NULL, c->o.db);
 	} else if (c->json) {
 		printf("{\"arch\":\"%s\",\"shape\":", c->arch->name);
 		ft_json_string(stdout, ft_shape_format(sh, st, sizeof(st)));
