@@ -121,7 +121,9 @@ static void plain(const char *h)
 			FZ_FAIL(NULL);
 }
 
-static char *header(const struct ft_export_src *src, int *rc)
+/* build_config.h of src, or (src NULL) the dispatch table d in fmt, as a string. */
+static char *render(const struct ft_export_src *src, const struct ft_dispatch *d, enum ft_dispatch_format fmt,
+		    int *rc)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -130,21 +132,7 @@ static char *header(const struct ft_export_src *src, int *rc)
 
 	if (!f)
 		abort();
-	*rc = ft_export_header(f, src, &err);
-	fclose(f);
-	return buf;
-}
-
-static char *table(const struct ft_dispatch *d, enum ft_dispatch_format fmt, int *rc)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct ft_err err = { 0 };
-
-	if (!f)
-		abort();
-	*rc = ft_dispatch_write(f, d, fmt, &err);
+	*rc = src ? ft_export_header(f, src, &err) : ft_dispatch_write(f, d, fmt, &err);
 	fclose(f);
 	return buf;
 }
@@ -233,8 +221,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			rsrc.best = &ref;
 			rsrc.nvrtc_arch = rsrc.space_arg = rsrc.db_arg = "x";
-			h = header(&src, &rc);
-			r = header(&rsrc, &rc2);
+			h = render(&src, NULL, 0, &rc);
+			r = render(&rsrc, NULL, 0, &rc2);
 			if (rc || rc2)
 				FZ_FAIL(NULL);
 			same_code(h, r);
@@ -262,7 +250,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dref.rows = ref_rows;
 		snprintf(dref.space_path, sizeof(dref.space_path), "x");
 		for (int fmt = FT_DISPATCH_CXX; fmt <= FT_DISPATCH_C; fmt++) {
-			char *h = table(&d, (enum ft_dispatch_format)fmt, &rc), *r = table(&dref, (enum ft_dispatch_format)fmt, &rc2);
+			char *h = render(NULL, &d, (enum ft_dispatch_format)fmt, &rc);
+			char *r = render(NULL, &dref, (enum ft_dispatch_format)fmt, &rc2);
 
 			if (rc != rc2)
 				FZ_FAIL(NULL);
