@@ -69,6 +69,8 @@ unit "$T/f" "$T/byo.h" "$FATUNE_SOURCE_DIR/tests/kernels/fa1_workspace.cu"
 same=$(grep -E '^#define (HEAD_DIM|IS_CAUSAL|TILE_N|FATUNE_ABI) ' "$T/mma_sm_89.h" | awk '{printf " -D%s=%s", $2, $3}')
 [ "$(echo "$same" | wc -w)" -eq 4 ] || fail "the header lacks HEAD_DIM, IS_CAUSAL, TILE_N or FATUNE_ABI"
 sm90same=$(grep -E '^#define (BLOCK_N|FATUNE_BF16) ' "$T/sm90_bf16.h" | awk '{printf " -D%s=%s", $2, $3}')
+sm90causal=$(grep -E '^#define (BLOCK_M|IS_CAUSAL|FATUNE_SMEM_BYTES) ' "$T/sm90_causal.h" | awk '{printf " -D%s=%s", $2, $3}')
+[ "$(echo "$sm90causal" | wc -w)" -eq 3 ] || fail "the wgmma header lacks BLOCK_M, IS_CAUSAL or FATUNE_SMEM_BYTES"
 # two nvcc at a time: (a, b), (c, d), (e, f)
 cd "$T"
 ( cd a && "$NVCC" -arch=sm_80 -ptx -o k.ptx kernel.cu ) >a.log 2>&1 & pa=$!
@@ -79,9 +81,9 @@ wait $pb || { cat b.log; fail "C-style header + attention.cu with matching -D fl
 ( cd d && "$NVCC" -arch=sm_90a $sm90same -ptx -o k.ptx kernel.cu ) >d.log 2>&1 & pd=$!
 wait $pc || { cat c.log; fail "C++-style bf16 header + attention.cu does not build for sm_90"; }
 wait $pd || { cat d.log; fail "C-style bf16 header + attention_sm90.cu does not build for sm_90a"; }
-( cd e && "$NVCC" -arch=sm_90a -cubin -o k.cubin kernel.cu ) >e.log 2>&1 & pe=$!
+( cd e && "$NVCC" -arch=sm_90a $sm90causal -cubin -o k.cubin kernel.cu ) >e.log 2>&1 & pe=$!
 ( cd f && "$NVCC" -arch=sm_89 -I"$K" -ptx -o k.ptx kernel.cu ) >f.log 2>&1 & pf=$!
-wait $pe || { cat e.log; fail "C++-style header + attention_sm90.cu does not build for sm_90a"; }
+wait $pe || { cat e.log; fail "C++-style header + attention_sm90.cu with matching -D flags does not build for sm_90a"; }
 wait $pf || { cat f.log; fail "the BYO header + fa1_workspace.cu does not build for sm_89"; }
 bf16_only c/k.ptx
 bf16_only d/k.ptx
