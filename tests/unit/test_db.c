@@ -242,7 +242,8 @@ static struct ft_query_filter any_filter(void)
 static void test_status_names(void **state)
 {
 	static const char *const want[] = { "rejected_constraint", "rejected_smem", "compile_failed",
-					    "spills", "compiled", "ok", "wrong_result", "crashed", "timeout" };
+					    "spills", "compiled", "ok", "wrong_result", "crashed", "timeout",
+					    "not_in_recording", "accepted" };
 	enum ft_status s;
 
 	(void)state;
@@ -1117,7 +1118,7 @@ static void writer(const char *path, int w)
 
 		ft_trial_init(&t);
 		snprintf(t.config, sizeof(t.config), "W=%d,I=%d", w, i);
-		t.status = (enum ft_status)(i % FT_ST_COUNT);
+		t.status = (enum ft_status)(i % FT_ST_ACCEPTED); /* every storable status */
 		t.t_median_us = i;
 		if (ft_db_trials_put(db, run, key, &t, 1, &err))
 			goto fail;

@@ -120,6 +120,10 @@ static void expect_model_ok(const struct ft_space *sp, const char *an, const str
 
 	if (model(sp, an, c, &t) != 1)
 		fail_msg("candidate rejected on %s: %s", an, t.reason);
+	/* accepted by the model, still pending (trial.h) */
+	assert_int_equal(t.stage, FT_STAGE_MODEL);
+	assert_int_equal(t.status, FT_ST_ACCEPTED);
+	assert_true(ft_trial_pending(&t));
 }
 
 static void expect_model_reject(const struct ft_space *sp, const char *an,
@@ -134,6 +138,8 @@ static void expect_model_reject(const struct ft_space *sp, const char *an,
 			 ft_status_name(st));
 	if (needle && !strstr(t.reason, needle))
 		fail_msg("reason '%s' does not say '%s'", t.reason, needle);
+	assert_int_equal(t.stage, FT_STAGE_MODEL);
+	assert_false(ft_trial_pending(&t));
 }
 
 /* ---- the model check --------------------------------------------------- */
@@ -337,6 +343,10 @@ static void test_compiled_clean(void **state)
 	res[1] = (struct ft_resources){ 24, 0, 0, 0, 0 };
 	model_passed(&t, 128, 16 * KB);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 1);
+	/* judged after compiling: stage compiled, status compiled (trial.h) */
+	assert_int_equal(t.stage, FT_STAGE_COMPILED);
+	assert_int_equal(t.status, FT_ST_COMPILED);
+	assert_true(ft_trial_pending(&t));
 	/* the main kernel's resources are kept with the trial */
 	assert_int_equal(t.res.regs, 96);
 	assert_int_equal(t.res.smem_static, 16 * KB);
@@ -398,6 +408,9 @@ static void test_compiled_registers(void **state)
 	model_passed(&t, 512, 0);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 0);
 	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	/* a rejection found after compiling is no model rejection: its stage says so */
+	assert_int_equal(t.stage, FT_STAGE_COMPILED);
+	assert_false(ft_trial_pending(&t));
 	assert_non_null(strstr(t.reason, "255"));
 	assert_non_null(strstr(t.reason, "regist"));
 	/* 65 x 1024 */

@@ -19,10 +19,12 @@ enum {
 	FT_OK = 0,	/* success */
 	FT_EFAIL = 1,	/* the work failed (I/O, CUDA, SQLite, ...) */
 	FT_EINPUT = 2,	/* usage error or bad input (option, shape, YAML, ...) */
+	FT_EINTR = 3,	/* stopped by SIGINT/SIGTERM: what finished is kept; the
+			 * process exits 1 (ft_report), as for a failure */
 };
 
 struct ft_err {
-	int status;	  /* FT_EFAIL or FT_EINPUT once set; FT_OK while clear */
+	int status;	  /* FT_EFAIL, FT_EINPUT or FT_EINTR once set; FT_OK while clear */
 	char msg[512];	  /* one line, no trailing newline */
 };
 

@@ -2,25 +2,96 @@
  *
  * Every candidate ends as a trial with a typed status, never as an error that
  * stops the search (after Kernel Tuner's InvalidConfig / CompilationFailedConfig /
- * RuntimeFailedConfig).
+ * RuntimeFailedConfig). Next to its status a trial carries its stage: how far
+ * the candidate got. Both are stored (trials.stage, trials.status); nothing
+ * recovers the stage from the status, the registers or the reason text.
+ *
+ * The states (SQLite pager.c style). A trial moves down this ladder; each
+ * step either ends it with a verdict or lets it go on:
+ *
+ *      ENUMERATED  produced by the space (ft_enum_next), nothing judged
+ *          |
+ *          |  ft_feasible_model (compile/feasibility.c)
+ *          v
+ *      MODEL ------> rejected_constraint | rejected_smem        (ends)
+ *          |  \----> accepted        check without --compile     (ends)
+ *          |   \---> not_in_recording  a replay has no record    (ends)
+ *          |
+ *          |  compile_one + ft_feasible_compiled (search/pipeline.c, feasibility.c)
+ *          v
+ *      COMPILED ---> compile_failed | spills | rejected_smem
+ *          |         | rejected_constraint (registers)           (ends)
+ *          |  \----> compiled        no runner takes it           (ends)
+ *          |
+ *          |  the runner's evaluate (evaluate_one, search/pipeline.c: the GPU
+ *          |  worker's ft_worker_run, or a replay's ft_replay_lookup)
+ *          v
+ *      VERIFIED ---> wrong_result | crashed | timeout            (ends)
+ *          |  \----> ok              verified, not timed (bench's verify-only jobs)
+ *          v
+ *      TIMED ------> ok              verified and timed           (ends)
+ *
+ * Transitions, and the function that makes each:
+ *
+ *   from        to          status (verdict)                      made by
+ *   ENUMERATED  MODEL       rejected_constraint, rejected_smem    ft_feasible_model
+ *   ENUMERATED  MODEL       accepted                              ft_feasible_model (returns 1)
+ *   MODEL       COMPILED    compile_failed                        compile_one
+ *   MODEL       COMPILED    rejected_smem, rejected_constraint,   ft_feasible_compiled
+ *                           spills, compile_failed (smem formula)
+ *   MODEL       COMPILED    compiled                              ft_feasible_compiled (returns 1)
+ *   MODEL       MODEL       not_in_recording                      ft_replay_lookup
+ *   MODEL       (recorded)  the recorded stage and verdict        ft_replay_lookup
+ *   COMPILED    VERIFIED    wrong_result, crashed, timeout, ok    evaluate_one (worker verdict)
+ *   COMPILED    TIMED       ok                                    evaluate_one (worker verdict)
+ *
+ * A trial with status accepted (MODEL) or compiled (COMPILED) is still going:
+ * the pipeline routes it by ft_trial_pending - accepted goes to the compile
+ * threads (or, for a runner that needs no CUBIN such as a replay, straight to
+ * the runner), compiled goes to the runner when there is one - and when no
+ * further step runs, that is its final verdict. 'accepted' is never stored
+ * (only `check` without --compile ends there).
  */
 #ifndef FT_TRIAL_H
 #define FT_TRIAL_H
 
 #include "base/limits.h"
 
+struct ft_trial;
+
 enum ft_status {
 	FT_ST_REJECTED_CONSTRAINT = 0,	/* a space constraint or an arch limit (threads) is false */
 	FT_ST_REJECTED_SMEM,		/* shared memory over the arch's limit (model or compiled) */
 	FT_ST_COMPILE_FAILED,		/* NVRTC failed; log kept */
 	FT_ST_SPILLS,			/* compiled but spills registers / uses local memory */
-	FT_ST_COMPILED,			/* feasible and compiled; not timed (no GPU for this arch) */
+	FT_ST_COMPILED,			/* compiled and feasible after ptxas; not run (no runner) */
 	FT_ST_OK,			/* verified and timed */
 	FT_ST_WRONG_RESULT,		/* ran, but the output is wrong, unwritten or not finite */
 	FT_ST_CRASHED,			/* faulted or killed its worker process */
 	FT_ST_TIMEOUT,			/* ran past the watchdog */
+	FT_ST_NOT_IN_RECORDING,		/* replay: the recording has no result for this config */
+	FT_ST_ACCEPTED,			/* passed the model check, not compiled (check only;
+					 * never stored) */
 	FT_ST_COUNT
 };
+
+/* How far a trial got: the ladder above. Stored as its name. */
+enum ft_stage {
+	FT_STAGE_ENUMERATED = 0,	/* produced by the space, nothing judged */
+	FT_STAGE_MODEL,			/* judged by the model before compiling */
+	FT_STAGE_COMPILED,		/* compiled (or failed to), judged on ptxas's report */
+	FT_STAGE_VERIFIED,		/* ran and was checked against the reference */
+	FT_STAGE_TIMED,			/* verified and timed */
+	FT_STAGE_COUNT
+};
+
+/* "model", "compiled", ...; parse returns -1 for an unknown name. */
+const char *ft_stage_name(enum ft_stage s);
+int ft_stage_parse(const char *name, enum ft_stage *out);
+
+/* 1 when t's verdict is not final if a later step runs: accepted at MODEL,
+ * compiled at COMPILED (see the ladder above). */
+int ft_trial_pending(const struct ft_trial *t);
 
 /* "rejected_constraint", "ok", ...; parse returns -1 for an unknown name. */
 const char *ft_status_name(enum ft_status s);
@@ -38,7 +109,8 @@ struct ft_resources {
 struct ft_trial {
 	char config[FT_CONFIG_MAX];	/* canonical "NAME=V,..." (ft_config_format) */
 	long long values[FT_MAX_PARAMS];	/* the same, parallel to the space's params */
-	enum ft_status status;
+	enum ft_status status;		/* the verdict at its stage */
+	enum ft_stage stage;		/* how far it got (the ladder above) */
 	char reason[512];		/* why it was rejected / failed; "" for ok */
 	char *log;			/* compile log or NULL; owned by whoever filled it */
 	char compile_key[17];		/* CUBIN cache key (hex), "" if never compiled */

@@ -26,9 +26,8 @@ static int check_row(void *ctx, struct ft_trial *t)
 {
 	struct check_ctx *c = ctx;
 	char grid[96], smem_model[32], threads[32], regs[16], smem_static[16], spills[32], ms[32];
-	const char *status = !c->compile && t->status == FT_ST_COMPILED ? "accepted"
-										 : ft_status_name(t->status);
-	int compiled = c->compile && t->res.regs >= 0;
+	const char *status = ft_status_name(t->status);	/* "accepted" without --compile */
+	int compiled = t->stage >= FT_STAGE_COMPILED && t->res.regs >= 0;
 	const char *names[] = { "config", "status", "reason", "smem_model", "threads", "grid",
 				"regs", "smem_static", "spill_bytes", "compile_ms" };
 	const char *values[10];
@@ -125,7 +124,7 @@ int cmd_check(int argc, char **argv)
 	ft_printer_finish(c.pr);
 	if (rc)
 		goto fail;
-	accepted = c.counts[FT_ST_COMPILED];
+	accepted = c.counts[compile ? FT_ST_COMPILED : FT_ST_ACCEPTED];
 	rejected = st.enumerated - accepted;
 	fprintf(stderr, "check: %s %s: %lld candidates, %lld %s, %lld rejected (constraint %lld, smem %lld",
 		arch->name, ft_shape_format(&shape, shape_txt, sizeof(shape_txt)), st.enumerated, accepted, compile ? "compiled" : "accepted", rejected,

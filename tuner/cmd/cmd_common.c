@@ -12,7 +12,7 @@
 int ft_report(const struct ft_err *err)
 {
 	fprintf(stderr, "fatune: error: %s\n", err->msg[0] ? err->msg : "unknown failure");
-	return err->status ? err->status : FT_EFAIL;
+	return err->status && err->status != FT_EINTR ? err->status : FT_EFAIL;
 }
 
 void ft_warn(const char *fmt, ...)

@@ -42,6 +42,9 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	const char *what;
 	long long limit;
 
+	t->stage = FT_STAGE_MODEL;
+	t->status = FT_ST_ACCEPTED;
+	t->reason[0] = '\0';
 	ft_config_format(sp, c->values, t->config, sizeof(t->config));
 	memcpy(t->values, c->values, sizeof(t->values));
 	t->smem_model = c->smem_bytes;
@@ -125,6 +128,8 @@ int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 	long long limit = smem_limit(sp, a, &what);
 	long long total;
 
+	t->stage = FT_STAGE_COMPILED;
+	t->status = FT_ST_COMPILED;
 	t->res = res[0];
 	/* a static kernel's formula must be what ptxas reports, or the model check
 	 * before compiling judged the wrong number (both ways: too small lets

@@ -13,14 +13,16 @@
 #include "space/space.h"
 #include "base/trial.h"
 
-/* Fills t's config, values, geometry and smem_model from c. Returns 1 when the
- * candidate may be compiled, 0 when rejected (t->status and t->reason set:
- * "smem 163840 B > 49152 B static limit of sm_89"). */
+/* Fills t's config, values, geometry and smem_model from c and moves it to
+ * stage MODEL (trial.h). Returns 1 when the candidate may be compiled (status
+ * accepted), 0 when rejected (t->status and t->reason set: "smem 163840 B >
+ * 49152 B static limit of sm_89"). */
 int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 		      const struct ft_candidate *c, struct ft_trial *t);
 
 /* After a successful compile: res[0] main kernel, res[1] combine (may be
- * unknown). Returns 1 when runnable, 0 when rejected (rejected_smem,
+ * unknown); moves t to stage COMPILED. Returns 1 when runnable (status
+ * compiled), 0 when rejected (rejected_smem,
  * rejected_constraint for registers, spills, or compile_failed when a static
  * kernel's smem_bytes formula disagrees with ptxas). Sets t->res. */
 int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,

@@ -385,9 +385,9 @@ static const char sql_put_trial[] =
 	" smem_model, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"
 	" combine_grid_y, combine_grid_z, regs, smem_static, stack_bytes, spill_stores,"
 	" spill_loads, compile_ms, rel_err, t_median_us, t_min_us, t_p90_us, t_spread,"
-	" samples, workspace_bytes, device_index, device, created_at)"
+	" samples, workspace_bytes, device_index, device, stage, created_at)"
 	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	" ?, ?, ?, ?, ?, ?, ?, " NOW_SQL ")";
+	" ?, ?, ?, ?, ?, ?, ?, ?, " NOW_SQL ")";
 
 /* Columns of a trial as ft_db_trial_latest reads them (see read_trial). */
 #define TRIAL_COLS                                                                          \
@@ -395,7 +395,7 @@ static const char sql_put_trial[] =
 	" combine_threads, combine_grid_x, combine_grid_y, combine_grid_z, regs,"           \
 	" smem_static, stack_bytes, spill_stores, spill_loads, compile_ms, rel_err,"        \
 	" t_median_us, t_min_us, t_p90_us, t_spread, samples, workspace_bytes, device_index,"   \
-	" device"
+	" device, stage"
 
 static const char sql_latest_trial[] =
 	"SELECT " TRIAL_COLS " FROM trials WHERE search_key = ? AND config = ?"
@@ -614,6 +614,8 @@ static void bind_trial(struct binder *b, long long run_id, const char *search_ke
 	ft_dbi_b_count(b, t->workspace_bytes);
 	ft_dbi_b_count(b, t->device_index);
 	ft_dbi_b_text(b, t->device[0] ? t->device : NULL);
+	/* a trial nothing judged yet (tests, fuzz targets) is stored as judged by the model */
+	ft_dbi_b_text(b, ft_stage_name(t->stage > FT_STAGE_MODEL ? t->stage : FT_STAGE_MODEL));
 }
 
 int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
@@ -623,9 +625,11 @@ int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 	int rc;
 
 	for (int i = 0; i < n; i++)
-		if ((int)t[i].status < 0 || t[i].status >= FT_ST_COUNT)
-			return ft_error(err, FT_EFAIL, "trial '%s' has status %d, not a known one: this is a fatune bug",
-					t[i].config, (int)t[i].status);
+		if ((int)t[i].status < 0 || t[i].status >= FT_ST_COUNT ||
+		    t[i].status == FT_ST_ACCEPTED || (int)t[i].stage < 0 || t[i].stage >= FT_STAGE_COUNT)
+			return ft_error(err, FT_EFAIL,
+					"trial '%s' has status %d at stage %d, not a storable one: this is a fatune bug",
+					t[i].config, (int)t[i].status, (int)t[i].stage);
 	if (ft_dbi_begin(db, err))
 		return -1;
 	for (int i = 0; i < n; i++) {
@@ -693,6 +697,10 @@ static int read_trial(struct ft_db *db, sqlite3_stmt *st, struct ft_trial *t, st
 	t->device_index = (int)ft_dbi_c_count(st, c++);
 	snprintf(t->device, sizeof(t->device), "%s",
 		 sqlite3_column_text(st, c) ? (const char *)sqlite3_column_text(st, c) : "");
+	c++;
+	if (ft_stage_parse((const char *)sqlite3_column_text(st, c), &t->stage))
+		return ft_error(err, FT_EFAIL, "trial '%s' in '%s' has an unknown stage: the file was edited by hand",
+				t->config, db->path);
 	return 0;
 }
 

@@ -292,7 +292,8 @@ static const char sql_q_best[] =
 	" t_median_us, t_min_us, t_p90_us, rel_err, threads, grid_x, grid_y, grid_z,"
 	" combine_threads, combine_grid_x, combine_grid_y, combine_grid_z, smem_bytes,"
 	" compile_key, template_hash, fatune_version, run_id, trial_id, updated_at, space_name AS space,"
-	" family, b, h, s, d, s_kv, h_kv, layout, workspace_bytes FROM best"
+	" family, b, h, s, d, s_kv, h_kv, layout, workspace_bytes,"
+	" (SELECT r.mode FROM runs r WHERE r.id = best.run_id) AS run_mode FROM best"
 	FILTERS("") " ORDER BY arch, b, h, s, d, s_kv, h_kv, layout, dtype, causal, device,"
 	" t_median_us IS NULL, t_median_us, space_name LIMIT ?11";
 
@@ -302,7 +303,8 @@ static const char sql_q_trials[] =
 	" t.stack_bytes, t.spill_stores, t.spill_loads, t.threads, t.compile_ms, t.rel_err,"
 	" t.t_median_us, t.t_min_us, t.t_p90_us, t.t_spread, t.samples, t.compile_key,"
 	" t.created_at, r.space_name AS space, r.family, t.device_index, t.device AS trial_device,"
-	" t.workspace_bytes FROM trials t JOIN runs r ON r.id = t.run_id" FILTERS("r.")
+	" t.workspace_bytes, t.stage, r.mode AS run_mode FROM trials t JOIN runs r ON r.id = t.run_id"
+	FILTERS("r.")
 	" AND (?9 IS NULL OR t.status = ?9) AND (?10 IS NULL OR t.run_id = ?10)"
 	" ORDER BY t.run_id, t.t_median_us IS NULL, t.t_median_us, t.id LIMIT ?11";
 

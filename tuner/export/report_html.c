@@ -59,7 +59,8 @@ static void html(FILE *out, const char *s)
 static const char *short_status(enum ft_status s)
 {
 	static const char *const names[FT_ST_COUNT] = { "constraint", "smem", "compile", "spills", "untimed",
-							 "ok", "wrong", "crashed", "timeout" };
+							 "ok", "wrong", "crashed", "timeout",
+							 "unrecorded", "accepted" };
 
 	return (int)s >= 0 && s < FT_ST_COUNT ? names[s] : "?";
 }

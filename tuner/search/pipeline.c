@@ -7,6 +7,7 @@
  */
 #include "search/pipeline.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -221,6 +222,7 @@ static void compile_one(struct run *r, struct item *it)
 		if (r->first_compile_ms < 0)
 			r->first_compile_ms = now_ms() - r->t0;
 		pthread_mutex_unlock(&r->stat_m);
+		it->t.stage = FT_STAGE_COMPILED;
 		if (ft_compile(&req, &out, &err)) {
 			it->t.status = FT_ST_COMPILE_FAILED;
 			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
@@ -254,14 +256,15 @@ static void compile_one(struct run *r, struct item *it)
 		res[1] = out.res[1];
 		ft_compile_out_release(&out);
 	}
-	if (ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t))
-		it->t.status = FT_ST_COMPILED;
+	ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t); /* sets stage and verdict */
 }
 
-/* Sends a compiled (or failed) item on: to the GPU thread or back to main. */
+/* Sends an item on by its stage (trial.h): one still pending - compiled, or
+ * accepted by the model for a replay, which needs no CUBIN - goes to the
+ * evaluation threads when there are any; every other one is finished. */
 static void route(struct run *r, struct item *it)
 {
-	if (it->t.status == FT_ST_COMPILED && (r->cfg->nworkers > 0 || r->cfg->replay))
+	if (ft_trial_pending(&it->t) && (r->cfg->nworkers > 0 || r->cfg->replay))
 		q_push(&r->eval_q, it);
 	else
 		q_push(&r->done_q, it);
@@ -328,9 +331,9 @@ static void *compile_thread(void *arg)
 			q_push(&r->done_q, it);
 			continue;
 		}
-		/* replay: the recording already holds each candidate's compile verdict */
+		/* replay: the recording already holds each candidate's compile verdict;
+		 * the item goes on accepted at stage MODEL */
 		if (r->cfg->replay) {
-			it->t.status = FT_ST_COMPILED;
 			route(r, it);
 			continue;
 		}
@@ -346,6 +349,7 @@ static void *compile_thread(void *arg)
 			next = parked->next;
 			if (failed) {
 				/* the same source and options fail the same way */
+				parked->t.stage = FT_STAGE_COMPILED;
 				parked->t.status = FT_ST_COMPILE_FAILED;
 				memcpy(parked->t.reason, reason, sizeof(reason));
 				parked->t.compile_key[0] = '\0';
@@ -402,6 +406,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	job.shape = *cfg->shape;
 	if (trial_launch(cfg, &it->t, &launch, &err)) {
 		/* the family cannot lay this candidate out: its verdict, not fatune's failure */
+		it->t.stage = FT_STAGE_VERIFIED;
 		it->t.status = FT_ST_CRASHED;
 		snprintf(it->t.reason, sizeof(it->t.reason), "launch plan: %s", err.msg);
 		atomic_fetch_add(&r->evaluated, 1);
@@ -425,6 +430,9 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	it->t.device_index = ft_worker_info(w)->lim.ordinal;
 	snprintf(it->t.device, sizeof(it->t.device), "%s", ft_worker_info(w)->lim.name);
 	it->t.status = res.status;
+	/* timed exactly when the worker measured it (a verify-only job is not) */
+	it->t.stage = res.status == FT_ST_OK && !isnan(res.t_median_us) ? FT_STAGE_TIMED
+									  : FT_STAGE_VERIFIED;
 	snprintf(it->t.reason, sizeof(it->t.reason), "%s", res.reason);
 	it->t.rel_err = res.rel_err;
 	it->t.t_median_us = res.t_median_us;
@@ -638,8 +646,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		}
 		st->feasible++;
 		if (!cfg->compile) {
-			/* check without --compile: accepted by the model, nothing more is known */
-			it->t.status = FT_ST_COMPILED;
+			/* check without --compile: accepted by the model (its status), nothing more */
 			finish(r, it);
 			continue;
 		}
@@ -712,7 +719,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		goto out;
 	}
 	if (interrupted) {
-		ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+		ft_error(err, FT_EINTR, "interrupted: finished trials are stored; run the same command to resume");
 		goto out;
 	}
 	ret = 0;

@@ -77,7 +77,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		    struct ft_err *err);
 
 /* Async-signal-safe: makes a running pipeline stop taking candidates, finish
- * the ones in flight and return -1 ("interrupted"). For SIGINT/SIGTERM. */
+ * the ones in flight and return -1 with err->status FT_EINTR. For SIGINT/SIGTERM. */
 void ft_pipeline_interrupt(void);
 
 /* Fills a compile request for candidate values (defines: the macro list of

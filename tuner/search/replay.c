@@ -11,7 +11,9 @@
 
 struct rec {
 	char config[FT_CONFIG_MAX];
+	char claimed[FT_CONFIG_MAX];	/* the candidate given it by cover, "" when none */
 	enum ft_status status;
+	enum ft_stage stage;
 	char reason[256];
 	double rel_err, median, min, p90, spread;
 	long long id;
@@ -35,7 +37,7 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 {
 	struct ft_replay *r = ctx;
 	struct rec x = { .rel_err = NAN, .median = NAN, .min = NAN, .p90 = NAN, .spread = NAN };
-	const char *status = NULL, *tpl = NULL;
+	const char *status = NULL, *tpl = NULL, *stage = NULL, *mode = NULL;
 
 	for (int i = 0; i < ncols; i++) {
 		const char *v = values[i];
@@ -59,16 +61,22 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 			x.spread = num(v);
 		else if (!strcmp(names[i], "id"))
 			x.id = strtoll(v, NULL, 10);
+		else if (!strcmp(names[i], "stage"))
+			stage = v;
+		else if (!strcmp(names[i], "run_mode"))
+			mode = v;
 		else if (!strcmp(names[i], "template") || !strcmp(names[i], "template_name"))
 			tpl = v;
 		else if (!strcmp(names[i], "device") && !r->device[0])
 			snprintf(r->device, sizeof(r->device), "%s", v);
 	}
 	(void)types;
-	/* model rejections are recomputed by the pipeline; compiled means never timed */
-	if (!status || ft_status_parse(status, &x.status) || x.status == FT_ST_COMPILED ||
-	    x.status == FT_ST_REJECTED_CONSTRAINT ||
-	    (x.status == FT_ST_REJECTED_SMEM && !strstr(x.reason, "compiled")))
+	/* kept: what a device or the compiler said. Model rejections are
+	 * recomputed by the pipeline, compiled means never run, and a replayed run
+	 * is no recording (its results came from another) */
+	if (!status || ft_status_parse(status, &x.status) || !stage ||
+	    ft_stage_parse(stage, &x.stage) || x.stage <= FT_STAGE_MODEL ||
+	    x.status == FT_ST_COMPILED || (mode && !strcmp(mode, "replayed")))
 		return 0;
 	if (tpl && r->template_name && strcmp(tpl, r->template_name))
 		return 0;
@@ -120,23 +128,49 @@ int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch
 	return 0;
 }
 
+static void give(const struct rec *x, struct ft_trial *t)
+{
+	t->stage = x->stage;
+	t->status = x->status;
+	snprintf(t->reason, sizeof(t->reason), "%s", x->reason);
+	t->rel_err = x->rel_err;
+	t->t_median_us = x->median;
+	t->t_min_us = x->min;
+	t->t_p90_us = x->p90;
+	t->t_spread = x->spread;
+}
+
 void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
 {
+	struct rec *twin = NULL;
+
+	for (long long i = 0; i < r->n; i++)
+		if (!strcmp(r->recs[i].config, t->config)) {
+			give(&r->recs[i], t);
+			return;
+		}
+	/* a record of fewer parameters goes to the first candidate that holds it,
+	 * once: its twins (other values of a parameter the recording lacks) were
+	 * never measured */
 	for (long long i = 0; i < r->n; i++) {
-		const struct rec *x = &r->recs[i];
-		if (strcmp(x->config, t->config) && !ft_config_covers(t->config, x->config))
+		struct rec *x = &r->recs[i];
+		if (!ft_config_covers(t->config, x->config))
 			continue;
-		t->status = x->status;
-		snprintf(t->reason, sizeof(t->reason), "%s", x->reason);
-		t->rel_err = x->rel_err;
-		t->t_median_us = x->median;
-		t->t_min_us = x->min;
-		t->t_p90_us = x->p90;
-		t->t_spread = x->spread;
-		return;
+		if (!x->claimed[0] || !strcmp(x->claimed, t->config)) {
+			snprintf(x->claimed, sizeof(x->claimed), "%s", t->config);
+			give(x, t);
+			return;
+		}
+		twin = x;
 	}
-	t->status = FT_ST_COMPILED;
-	snprintf(t->reason, sizeof(t->reason), "no recorded result to replay");
+	t->stage = FT_STAGE_MODEL;
+	t->status = FT_ST_NOT_IN_RECORDING;
+	if (twin)
+		snprintf(t->reason, sizeof(t->reason),
+			 "not in the recording: its one result for '%.200s' went to '%.200s'",
+			 twin->config, twin->claimed);
+	else
+		snprintf(t->reason, sizeof(t->reason), "not in the recording");
 }
 
 const char *ft_replay_device(const struct ft_replay *r)

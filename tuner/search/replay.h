@@ -21,10 +21,14 @@ struct ft_replay;
 int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch,
 		   const struct ft_shape *shape, const char *template_name, struct ft_err *err);
 
-/* Fills t's status, reason, rel_err and times from the record of t->config,
- * or of a recorded config whose every NAME=V t->config holds (a space that
- * grew parameters since: their values are fixed by the shape). A config with
- * no record becomes FT_ST_COMPILED ("no recorded result"). */
+/* Fills t's stage, status, reason, rel_err and times from the record of
+ * t->config, or else of a recorded config whose every NAME=V t->config holds
+ * (a space that grew parameters since): such a record is given to the first
+ * candidate that holds it, only to that one - a twin differing only in a
+ * parameter the recording lacks was never measured. A config with no record
+ * becomes not_in_recording at stage MODEL, with no time. Records of runs that
+ * were themselves replayed are not used. Not thread-safe (one evaluation
+ * thread looks up). */
 void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t);
 
 /* Device the recorded trials were measured on ("" if unknown). */

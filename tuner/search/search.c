@@ -63,8 +63,10 @@ static int on_trial(void *arg, struct ft_trial *t)
 {
 	struct ctx *s = arg;
 	struct ft_trial prev;
-	int model_reject = t->status == FT_ST_REJECTED_CONSTRAINT ||
-			   (t->status == FT_ST_REJECTED_SMEM && t->res.regs < 0);
+	/* a model rejection is batched and kept once per search; one found after
+	 * compiling (registers, compiled smem) is a row of its own, like any other */
+	int model_reject = t->stage == FT_STAGE_MODEL && (t->status == FT_ST_REJECTED_CONSTRAINT ||
+							  t->status == FT_ST_REJECTED_SMEM);
 
 	count(s, t, 0);
 	if (model_reject) {
@@ -215,7 +217,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	}
 	if (rc && s->err.status)
 		*err = s->err;
-	res->interrupted = rc && strstr(err->msg, "interrupted") != NULL;
+	res->interrupted = rc && err->status == FT_EINTR;
 	bk = (struct ft_best_key){ o->arch->name, o->device ? o->device : "", sp->name, *shape };
 	if (res->timed && ft_db_best_refresh(db, &bk, res->search_key, rc ? NULL : err) < 0 && !rc)
 		rc = -1;
