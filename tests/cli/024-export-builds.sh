@@ -35,14 +35,14 @@ bf16_only() {
 }
 
 # 1. the stored best of each space, both styles
-run export --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --db "$DB" --space "$SPACES/attention.yaml" -o "$T/mma_bf16.h"
+run export --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --db "$DB" --allow-replayed --space "$SPACES/attention.yaml" -o "$T/mma_bf16.h"
 expect_rc 0
 grep -q -- "--space '$SPACES/attention.yaml' --db '$DB'\$" "$T/mma_bf16.h" || fail "the regenerate line drops --space or --db"
-run export --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --db "$DB" --style c -o "$T/sm90_bf16.h"
+run export --arch sm_90 --shape 1x16x1024x128 --dtype bf16 --db "$DB" --allow-replayed --style c -o "$T/sm90_bf16.h"
 expect_rc 0
 grep -q "space            attention_sm90 (family wgmma)" "$T/sm90_bf16.h" || fail "the faster space (wgmma) was not exported"
 grep -q "^#define FATUNE_LAUNCH_TMA_K_ROWS [1-9]" "$T/sm90_bf16.h" || fail "no TMA box for the wgmma family"
-run export --arch sm_90 --shape 1x8x512x64 --causal --db "$DB" --space "$SPACES/attention_sm90.yaml" -o "$T/sm90_causal.h"
+run export --arch sm_90 --shape 1x8x512x64 --causal --db "$DB" --allow-replayed --space "$SPACES/attention_sm90.yaml" -o "$T/sm90_causal.h"
 expect_rc 0
 # 2. a chosen config of the mma space for sm_80 and sm_89 (no database, no GPU): the fp16 causal
 # winner of the sm_90 search, which fits both

@@ -197,6 +197,15 @@ struct rows {
 	int stop_after;		/* 0: never stop */
 };
 
+/* A row reader that runs out of memory on its first row. */
+static int refuse_row(void *ctx, int ncols, const char *const *names, const char *const *values,
+		      const int *types)
+{
+	(void)ncols, (void)names, (void)values, (void)types;
+	++*(int *)ctx;
+	return FT_ROW_ERROR;
+}
+
 static int collect(void *ctx, int ncols, const char *const *names, const char *const *values,
 		   const int *types)
 {
@@ -1010,6 +1019,16 @@ static void test_query_trials_order_and_filters(void **state)
 	rows.stop_after = 1;
 	assert_int_equal(ft_db_query(db, FT_Q_TRIALS, NULL, collect, &rows, &err), 0);
 	assert_int_equal(rows.n, 1);
+
+	/* a reader that cannot take a row fails the query: no silent partial result */
+	{
+		int calls = 0;
+		err = (struct ft_err){ 0 };
+		assert_int_equal(ft_db_query(db, FT_Q_TRIALS, NULL, refuse_row, &calls, &err), -1);
+		assert_int_equal(calls, 1);
+		assert_int_equal(err.status, FT_EFAIL);
+		assert_non_null(strstr(err.msg, "out of memory"));
+	}
 
 	memset(&rows, 0, sizeof(rows));
 	rows.want = "config";

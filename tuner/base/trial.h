@@ -23,8 +23,7 @@
  *          |         | rejected_constraint (registers)           (ends)
  *          |  \----> compiled        no runner takes it           (ends)
  *          |
- *          |  the runner's evaluate (evaluate_one, search/pipeline.c: the GPU
- *          |  worker's ft_worker_run, or a replay's ft_replay_lookup)
+ *          |  evaluate_one (search/pipeline.c): the GPU worker's ft_worker_run
  *          v
  *      VERIFIED ---> wrong_result | crashed | timeout            (ends)
  *          |  \----> ok              verified, not timed (bench's verify-only jobs)
@@ -47,9 +46,10 @@
  *
  * A trial with status accepted (MODEL) or compiled (COMPILED) is still going:
  * the pipeline routes it by ft_trial_pending - accepted goes to the compile
- * threads (or, for a runner that needs no CUBIN such as a replay, straight to
- * the runner), compiled goes to the runner when there is one - and when no
- * further step runs, that is its final verdict. 'accepted' is never stored
+ * threads, compiled to the GPU workers when there are any - and when no
+ * further step runs, that is its final verdict. A replay (`search --replay`)
+ * gives each accepted candidate the recording's stage and verdict as it is
+ * sent (send, search/pipeline.c), so it skips compiling and running. 'accepted' is never stored
  * (only `check` without --compile ends there).
  */
 #ifndef FT_TRIAL_H

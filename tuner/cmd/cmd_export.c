@@ -166,7 +166,7 @@ int cmd_export(int argc, char **argv)
 	};
 	struct ft_target_opts o = { 0 };
 	const char *output = NULL, *style = "cxx", *device = NULL, *format = "header", *config = NULL;
-	int npos, rc, dispatch = 0;
+	int npos, rc, dispatch = 0, allow_replayed = 0;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o),
 		FT_OPT_STR_("space", 0, &o.space, "FILE",
@@ -177,6 +177,8 @@ int cmd_export(int argc, char **argv)
 		FT_OPT_STR_("device", 0, &device, "NAME", "the device whose result to export"),
 		FT_OPT_STR_("config", 0, &config, "NAME=V,...", "export this config of the space (no database, no GPU)"),
 		FT_OPT_FLAG_("dispatch", 0, &dispatch, "every tuned shape: a table and a selection function"),
+		FT_OPT_FLAG_("allow-replayed", 0, &allow_replayed,
+			     "export a best config from 'search --replay' (copied, not measured); the header says so"),
 		FT_OPT_STR_("format", 0, &format, "header|json", "with --dispatch: a header (default) or JSON"),
 		FT_OPT_END_
 	};
@@ -261,6 +263,12 @@ int cmd_export(int argc, char **argv)
 				 arch->name, shape_txt, ft_dtype_name(shape.dtype), shape.causal ? " causal" : "",
 				 device ? " on " : "", device ? device : "", ft_db_path(&o), arch->name, shape_txt,
 				 shape.causal ? " --causal" : "", ft_dtype_name(shape.dtype), hint);
+			goto fail;
+		}
+		if (best.replayed && !allow_replayed) {
+			ft_error(&err, FT_EINPUT,
+				 "the best config for %s %s in '%s' comes from a replay (run %lld, 'search --replay'): its times were copied from a recording, not measured: search on a GPU, or pass --allow-replayed",
+				 arch->name, shape_txt, ft_db_path(&o), best.run_id);
 			goto fail;
 		}
 		if (row_space(&best, given, &sp, &err))

@@ -69,7 +69,8 @@ struct ft_run {
 	const char *space_hash;		/* hex xxh64 of the space file */
 	const char *search_key;		/* hex hash of everything a trial's result depends on */
 	struct ft_shape shape;		/* incl. dtype and causal */
-	const char *mode;		/* "feasibility" (no timing) or "timed" */
+	const char *mode;		/* "feasibility" (no timing), "timed", or "replayed"
+					 * (results copied from a recording) */
 	const char *strategy;		/* "exhaustive", "random", ... */
 	long long seed;			/* strategy and input seed */
 	long long budget;		/* evaluations, -1 for none */
@@ -129,6 +130,8 @@ struct ft_best {
 	long long workspace_bytes;
 	char updated_at[32];		/* UTC ISO-8601 */
 	long long run_id;
+	int replayed;			/* 1: its run was `search --replay` (mode replayed):
+					 * copied from a recording, not measured */
 };
 
 /* The best row for key. With key->space == NULL, the winner across spaces:
@@ -190,9 +193,17 @@ typedef int (*ft_row_fn)(void *ctx, int ncols, const char *const *names,
 /* The index of the column called name in a row given to an ft_row_fn, -1 if none. */
 int ft_row_col(int ncols, const char *const *names, const char *name);
 
-/* Runs a query and calls fn per row (fn returning non-zero stops it). Rows
- * come in a stable order (best: arch, shape; trials: run, then median time
- * with untimed last; runs: id). */
+/* What an ft_row_fn returns: FT_ROW_NEXT for the next row; FT_ROW_STOP to end
+ * the query early, which is no failure (a reader that has what it wants, or
+ * whose output already failed and says so itself); FT_ROW_ERROR when the row
+ * could not be taken (out of memory): the query then fails, so a caller never
+ * mistakes a partial result for the whole. */
+enum ft_row_rc { FT_ROW_ERROR = -1, FT_ROW_NEXT = 0, FT_ROW_STOP = 1 };
+
+/* Runs a query and calls fn per row (see enum ft_row_rc: FT_ROW_ERROR makes
+ * it return -1 with FT_EFAIL "... out of memory"). Rows come in a stable order
+ * (best: arch, shape; trials: run, then median time with untimed last; runs:
+ * id). */
 int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
 		ft_row_fn fn, void *ctx, struct ft_err *err);
 

@@ -378,14 +378,14 @@ static int merge_input(struct merge *m, const struct cols *rc_, const struct col
 }
 
 /* Recomputes the best row of every search that gained a trial, keyed by
- * its latest timed run. */
+ * its latest timed (or replayed) run. */
 static int refresh_best(struct ft_db *db, struct ft_merge_stats *stats, struct ft_err *err)
 {
 	static const char sql[] =
 		"SELECT r.search_key, r.arch, r.device, coalesce(r.space_name, r.template_name), r.b, r.h, r.s,"
 		" r.d, r.dtype, r.causal, r.s_kv, r.h_kv, r.layout FROM runs r"
-		" WHERE r.search_key IN (SELECT search_key FROM temp.merge_touched) AND r.mode = 'timed'"
-		" AND r.id = (SELECT max(x.id) FROM runs x WHERE x.search_key = r.search_key AND x.mode = 'timed')"
+		" WHERE r.search_key IN (SELECT search_key FROM temp.merge_touched) AND r.mode IN ('timed', 'replayed')"
+		" AND r.id = (SELECT max(x.id) FROM runs x WHERE x.search_key = r.search_key AND x.mode IN ('timed', 'replayed'))"
 		" ORDER BY r.id";
 	sqlite3_stmt *st;
 	struct ft_err ignored;

@@ -159,7 +159,8 @@ static const char sql_best_get[] =
 	" causal, config, compile_key, t_median_us, t_min_us, rel_err, smem_bytes, threads,"
 	" grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y,"
 	" combine_grid_z, updated_at, run_id, space_name, family, s_kv, h_kv, layout,"
-	" workspace_bytes, (SELECT r.space_path FROM runs r WHERE r.id = x.run_id) FROM best x"
+	" workspace_bytes, (SELECT r.space_path FROM runs r WHERE r.id = x.run_id),"
+	" (SELECT r.mode FROM runs r WHERE r.id = x.run_id) FROM best x"
 	" WHERE arch = ?1 AND (?2 IS NULL OR device = ?2) AND (?3 IS NULL OR space_name = ?3) AND"
 	SHAPE_KEY
 	" AND x.id = (SELECT y.id FROM best y WHERE y.arch = x.arch AND y.device = x.device"
@@ -217,6 +218,8 @@ static int read_best(struct ft_db *db, sqlite3_stmt *st, struct ft_best *o, stru
 	/* a path too long for the struct is left out: the caller asks for --space */
 	if (sqlite3_column_text(st, 33) && (size_t)sqlite3_column_bytes(st, 33) < sizeof(o->space_path))
 		snprintf(o->space_path, sizeof(o->space_path), "%s", (const char *)sqlite3_column_text(st, 33));
+	o->replayed = sqlite3_column_text(st, 34) &&
+		      !strcmp((const char *)sqlite3_column_text(st, 34), "replayed");
 	return 0;
 }
 
@@ -392,8 +395,13 @@ int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query
 		}
 		for (int i = 0; i < ncols; i++)
 			values[i] = types[i] ? (const char *)sqlite3_column_text(st, i) : NULL;
-		if (fn(ctx, ncols, names, values, types)) {
+		rc = fn(ctx, ncols, names, values, types);
+		if (rc == FT_ROW_STOP) {
 			ret = 0;
+			goto out;
+		}
+		if (rc != FT_ROW_NEXT) {
+			ft_error(err, FT_EFAIL, "reading the rows of '%s': out of memory", db->path);
 			goto out;
 		}
 	}

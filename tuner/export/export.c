@@ -130,8 +130,10 @@ static void provenance(FILE *out, const struct ft_export_src *src, char *shape, 
 		fprintf(out, "/*\n * Chosen with --config for %s (not measured by fatune).\n",
 			ft_gen_comment(b->arch, s2, sizeof(s2)));
 	else
-		fprintf(out, "/*\n * Tuned by fatune %s for %s on %s.\n", ft_gen_comment(b->fatune_version, s1, sizeof(s1)),
-			ft_gen_comment(b->arch, s2, sizeof(s2)),
+		fprintf(out,
+			b->replayed ? "/*\n * Replayed by fatune %s for %s from results recorded on %s (not measured).\n"
+				    : "/*\n * Tuned by fatune %s for %s on %s.\n",
+			ft_gen_comment(b->fatune_version, s1, sizeof(s1)), ft_gen_comment(b->arch, s2, sizeof(s2)),
 			b->device[0] ? ft_gen_comment(b->device, s3, sizeof(s3)) : "no named device");
 	fprintf(out, " *   shape            %s\n", shape);
 	fprintf(out, " *   dtype            %s\n", dtype);
@@ -149,7 +151,13 @@ static void provenance(FILE *out, const struct ft_export_src *src, char *shape, 
 			fprintf(out, " *   relative error   %.2e\n", b->rel_err);
 		else
 			fputs(" *   relative error   not measured\n", out);
-		fprintf(out, " *   measured         %s\n", b->updated_at[0] ? ft_gen_comment(b->updated_at, s1, sizeof(s1)) : "unknown");
+		if (b->replayed) /* export --allow-replayed */
+			fprintf(out, " *   replayed         %s: times copied from a recording by 'search --replay',\n"
+				     " *                    not measured\n",
+				b->updated_at[0] ? ft_gen_comment(b->updated_at, s1, sizeof(s1)) : "unknown");
+		else
+			fprintf(out, " *   measured         %s\n",
+				b->updated_at[0] ? ft_gen_comment(b->updated_at, s1, sizeof(s1)) : "unknown");
 	}
 	fprintf(out, " *   config           %s\n", b->config[0] ? ft_gen_comment(b->config, s1, sizeof(s1)) : "(no parameters)");
 }

@@ -87,6 +87,7 @@ static int on_run(void *ctx, int ncols, const char *const *names, const char *co
 		snprintf(s->device, sizeof(s->device), "%s", val(ncols, names, values, "device"));
 		snprintf(s->space, sizeof(s->space), "%s", val(ncols, names, values, "space"));
 		snprintf(s->campaign, sizeof(s->campaign), "%s", camp);
+		s->replayed = !strcmp(val(ncols, names, values, "mode"), "replayed");
 		if (ft_shape_parse(val(ncols, names, values, "shape"), &s->shape, &ignored) ||
 		    ft_dtype_parse(val(ncols, names, values, "dtype"), &s->shape.dtype, &ignored))
 			return l->bad = 1;

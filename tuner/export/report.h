@@ -33,6 +33,7 @@ struct ft_report_shape {
 	char device[128];		/* "" when nothing was timed */
 	char space[FT_NAME_MAX];
 	char campaign[FT_NAME_MAX];	/* "" if none */
+	int replayed;			/* its runs were `search --replay`: times copied, not measured */
 	struct ft_shape shape;
 	struct ft_report_trial *t;	/* fastest ok first, then the rest by config */
 	int nt, cap;

@@ -82,8 +82,10 @@ static void target(FILE *out, const struct ft_report_shape *s)
 {
 	html(out, s->arch);
 	if (s->device[0]) {
-		fputs(" on ", out);
+		fputs(s->replayed ? " replayed from a recording on " : " on ", out);
 		html(out, s->device);
+		if (s->replayed)
+			fputs(" (not measured)", out);
 	} else {
 		fputs(" (no GPU: not timed)", out);
 	}

@@ -259,15 +259,28 @@ static void compile_one(struct run *r, struct item *it)
 	ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t); /* sets stage and verdict */
 }
 
-/* Sends an item on by its stage (trial.h): one still pending - compiled, or
- * accepted by the model for a replay, which needs no CUBIN - goes to the
- * evaluation threads when there are any; every other one is finished. */
+/* Sends an item on by its stage (trial.h): one still pending (compiled) goes
+ * to the evaluation threads when there are any; every other one is finished. */
 static void route(struct run *r, struct item *it)
 {
-	if (ft_trial_pending(&it->t) && (r->cfg->nworkers > 0 || r->cfg->replay))
+	if (ft_trial_pending(&it->t) && r->cfg->nworkers > 0)
 		q_push(&r->eval_q, it);
 	else
 		q_push(&r->done_q, it);
+}
+
+/* Hands a selected candidate to the compile threads, on the main thread. A
+ * replay gives it the recording's verdict here, in the order the strategy
+ * sends (deterministic for a seed, unlike the threads' order): a record of
+ * fewer parameters goes to the first of its twins sent (replay.h). The item
+ * is then no longer pending and comes straight back. */
+static void send(struct run *r, struct item *it)
+{
+	if (r->cfg->replay) {
+		ft_replay_lookup(r->cfg->replay, &it->t);
+		atomic_fetch_add(&r->evaluated, 1);
+	}
+	q_push(&r->compile_q, it);
 }
 
 /* Claims the item's compile key: returns 1 when this thread must compile it, 0 when
@@ -331,8 +344,7 @@ static void *compile_thread(void *arg)
 			q_push(&r->done_q, it);
 			continue;
 		}
-		/* replay: the recording already holds each candidate's compile verdict;
-		 * the item goes on accepted at stage MODEL */
+		/* replay: the recording's verdict was given when the item was sent */
 		if (r->cfg->replay) {
 			route(r, it);
 			continue;
@@ -394,11 +406,6 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	double t0 = now_ms();
 	struct ft_launch launch;
 
-	if (cfg->replay) {
-		ft_replay_lookup(cfg->replay, &it->t);
-		atomic_fetch_add(&r->evaluated, 1);
-		return;
-	}
 	if (ft_cache_path(it->t.compile_key, job.cubin_path, sizeof(job.cubin_path), &err))
 		goto fatal;
 	snprintf(job.kernel, sizeof(job.kernel), "%s", cfg->sp->kernel);
@@ -516,7 +523,7 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 	while (r->sent < take && pick >= 0 && !interrupted) {
 		while (r->sent - r->received < window && r->sent < take &&
 		       (pick = ft_guide_next(r->guide)) >= 0) {
-			q_push(&r->compile_q, by_rank[pick]);
+			send(r, by_rank[pick]);
 			by_rank[pick] = NULL;
 			r->sent++;
 		}
@@ -562,7 +569,7 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 		for (long long i = 0; i < n; i++) {
 			struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
 			if (i < take) {
-				q_push(&r->compile_q, it);
+				send(r, it);
 				r->sent++;
 			} else {
 				free(it);
@@ -661,7 +668,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		} else if (cfg->budget_evals >= 0 && r->sent >= cfg->budget_evals) {
 			free(it);
 		} else {
-			q_push(&r->compile_q, it);
+			send(r, it);
 			r->sent++;
 		}
 		drain(r, 0);

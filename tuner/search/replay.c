@@ -77,9 +77,9 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 	if (!status || ft_status_parse(status, &x.status) || !stage ||
 	    ft_stage_parse(stage, &x.stage) || x.stage <= FT_STAGE_MODEL ||
 	    x.status == FT_ST_COMPILED || (mode && !strcmp(mode, "replayed")))
-		return 0;
+		return FT_ROW_NEXT;
 	if (tpl && r->template_name && strcmp(tpl, r->template_name))
-		return 0;
+		return FT_ROW_NEXT;
 	for (long long i = 0; i < r->n; i++)
 		if (!strcmp(r->recs[i].config, x.config)) {
 			if (x.id > r->recs[i].id)
@@ -89,7 +89,7 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 	if (r->n == r->cap) {
 		struct rec *n = realloc(r->recs, (r->cap = r->cap ? r->cap * 2 : 128) * sizeof(*n));
 		if (!n)
-			return 1;
+			return FT_ROW_ERROR; /* never a silent partial replay */
 		r->recs = n;
 	}
 	r->recs[r->n++] = x;

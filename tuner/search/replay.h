@@ -25,10 +25,11 @@ int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch
  * t->config, or else of a recorded config whose every NAME=V t->config holds
  * (a space that grew parameters since): such a record is given to the first
  * candidate that holds it, only to that one - a twin differing only in a
- * parameter the recording lacks was never measured. A config with no record
+ * parameter the recording lacks was never measured. "First" is the order of
+ * the calls: the pipeline looks up on its main thread in the order its
+ * strategy sends (search/pipeline.c), so a seed gives the same replay. A config with no record
  * becomes not_in_recording at stage MODEL, with no time. Records of runs that
- * were themselves replayed are not used. Not thread-safe (one evaluation
- * thread looks up). */
+ * were themselves replayed are not used. Not thread-safe. */
 void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t);
 
 /* Device the recorded trials were measured on ("" if unknown). */

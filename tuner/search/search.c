@@ -163,7 +163,8 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 		.space_hash = sp->hash_hex,
 		.search_key = res->search_key,
 		.shape = *shape,
-		.mode = res->timed ? "timed" : "feasibility",
+		/* a replay's results are copied, not measured: marked as such */
+		.mode = o->replay ? "replayed" : res->timed ? "timed" : "feasibility",
 		.strategy = ft_strategy_name(o->strategy),
 		.seed = o->seed,
 		.budget = o->budget_n,

@@ -68,7 +68,7 @@ static int on_best(void *ctx, int ncols, const char *const *names, const char *c
 	if (c->n == c->cap) {
 		struct cand *n = realloc(c->v, (size_t)(c->cap = c->cap ? 2 * c->cap : 32) * sizeof(*n));
 		if (!n)
-			return 1;
+			return FT_ROW_ERROR; /* no seeds from a partial read */
 		c->v = n;
 	}
 	c->v[c->n++] = x;
