@@ -68,7 +68,7 @@ static void test_two_models_kept_apart(void **state)
 	o.nsp = 1;
 	o.targets = targets;
 	o.ntargets = 2;
-	o.search = (struct ft_search_opts){ .jobs = 2, .strategy = FT_STRATEGY_EXHAUSTIVE,
+	o.search = (struct ft_search_opts){ .jobs = 2, .strategy = &ft_strategy_exhaustive,
 					    .seed = 1, .budget_n = -1, .timing = "warm",
 					    .samples = 1, .launches = 1, .timeout_ms = 20000 };
 	if (ft_campaign_run(db, &o, &r, &err))

@@ -288,22 +288,111 @@ static void test_compile_req_many_params(void **state)
 
 static void test_strategy_names(void **state)
 {
-	enum ft_strategy s;
+	const struct ft_strategy *s;
 	struct ft_err err;
-	const enum ft_strategy all[] = { FT_STRATEGY_EXHAUSTIVE, FT_STRATEGY_RANDOM,
-					 FT_STRATEGY_MODEL };
+	const struct ft_strategy *const all[] = { &ft_strategy_exhaustive, &ft_strategy_random,
+					 &ft_strategy_model };
 
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(ft_strategy_parse(ft_strategy_name(all[i]), &s, &err), 0);
 		assert_int_equal(s, all[i]);
 	}
-	assert_string_equal(ft_strategy_name(FT_STRATEGY_MODEL), "model");
-	assert_string_equal(ft_strategy_name(FT_STRATEGY_RANDOM), "random");
-	assert_string_equal(ft_strategy_name(FT_STRATEGY_EXHAUSTIVE), "exhaustive");
+	assert_string_equal(ft_strategy_name(&ft_strategy_model), "model");
+	assert_string_equal(ft_strategy_name(&ft_strategy_random), "random");
+	assert_string_equal(ft_strategy_name(&ft_strategy_exhaustive), "exhaustive");
 	ft_err_clear(&err);
 	assert_int_equal(ft_strategy_parse("greedy", &s, &err), -1);
 	assert_int_equal(err.status, FT_EINPUT);
 	assert_non_null(strstr(err.msg, "'greedy'"));
+}
+
+/* ---- a toy strategy: one definition and one registration -------------------- */
+
+/* The enumeration order backwards: all a new strategy needs is this, a
+ * struct ft_strategy and a line in strategy.c's table (here, as a program
+ * that brings its own, ft_strategy_register). */
+static void reverse_order(const struct ft_strategy_ctx *c, struct ft_trial **ts, long long n)
+{
+	(void)c;
+	for (long long i = 0; i < n / 2; i++) {
+		struct ft_trial *t = ts[i];
+		ts[i] = ts[n - 1 - i];
+		ts[n - 1 - i] = t;
+	}
+}
+
+static const struct ft_strategy toy_reverse = {
+	.name = "reverse",
+	.summary = "the enumeration order backwards (a test's toy)",
+	.feed = FT_FEED_ORDER,
+	.order = reverse_order,
+};
+
+static int first_compiled(void *ctx, struct ft_trial *t)
+{
+	if (t->status == FT_ST_COMPILED && !((char *)ctx)[0])
+		snprintf(ctx, FT_CONFIG_MAX, "%s", t->config);
+	return 0;
+}
+
+/* tests/spaces/two_gpus.yaml (2 candidates) with a budget of 1 under strategy s:
+ * the config of the one candidate compiled, into config. */
+static void compile_one_of_two(const struct ft_strategy *s, char *config)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4096], cache[] = "/tmp/fatune-test-toy.XXXXXX", hash[17];
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_pipeline_stats st;
+	struct ft_err err = { 0 };
+	int rc;
+
+	assert_non_null(src);
+	assert_non_null(sp);
+	assert_non_null(mkdtemp(cache));
+	setenv("FATUNE_CACHE_DIR", cache, 1);
+	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
+	assert_int_equal(ft_space_load(sp, path, &err), 0);
+	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
+	cfg.sp = sp;
+	cfg.arch = ft_arch_find("sm_89", &err);
+	cfg.shape = &shape;
+	cfg.template_hash = hash;
+	cfg.jobs = 1;
+	cfg.compile = 1;
+	cfg.strategy = s;
+	cfg.budget_evals = 1;
+	cfg.emit = first_compiled;
+	cfg.ctx = config;
+	config[0] = '\0';
+	rc = ft_pipeline_run(&cfg, &st, &err);
+	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
+	if (system(path) != 0)
+		fprintf(stderr, "could not remove %s\n", cache);
+	free(sp);
+	if (rc)
+		fail_msg("pipeline: %s", err.msg);
+	assert_int_equal(st.selected, 1);
+}
+
+static void test_toy_strategy(void **state)
+{
+	const struct ft_strategy *s = NULL;
+	struct ft_err err = { 0 };
+	char first[FT_CONFIG_MAX], last[FT_CONFIG_MAX];
+
+	(void)state;
+	assert_int_equal(ft_strategy_register(&toy_reverse), 0);
+	assert_int_equal(ft_strategy_register(&toy_reverse), -1);	/* a name is taken once */
+	assert_int_equal(ft_strategy_parse("reverse", &s, &err), 0);
+	assert_ptr_equal(s, &toy_reverse);
+	assert_non_null(strstr(ft_strategy_names(), "transfer, reverse"));
+	/* the pipeline follows it: with a budget of 1 it compiles the other candidate */
+	compile_one_of_two(&ft_strategy_exhaustive, first);
+	compile_one_of_two(s, last);
+	assert_true(first[0] && last[0]);
+	assert_string_not_equal(first, last);
 }
 
 /* ---- several GPUs: fake workers -------------------------------------------- */
@@ -431,6 +520,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_compile_req_many_params),
 		cmocka_unit_test(test_compile_req_wgmma_targets_sm90a),
 		cmocka_unit_test(test_strategy_names),
+		cmocka_unit_test(test_toy_strategy),
 		cmocka_unit_test(test_two_gpus_share_the_candidates),
 		cmocka_unit_test(test_one_gpu_hangs_the_other_goes_on),
 	};

@@ -89,7 +89,7 @@ static void pointers(struct ft_trial *ts, int n, struct ft_trial **p)
 		p[i] = &ts[i];
 }
 
-static void order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,
+static void order(const struct ft_strategy *s, unsigned long long seed, const struct ft_space *sp,
 		  struct ft_trial **p, int n)
 {
 	ft_strategy_order(s, seed, sp, ft_arch_find("sm_90", NULL), &mission, H100_SMS, p, n);
@@ -128,14 +128,14 @@ static void test_random_is_seeded_permutation(void **state)
 	pointers(ts, N, ident);
 	for (int s = 0; s < SEEDS; s++) {
 		pointers(ts, N, p[s]);
-		order(FT_STRATEGY_RANDOM, (unsigned long long)s * 7919 + 1, sp, p[s], N);
+		order(&ft_strategy_random, (unsigned long long)s * 7919 + 1, sp, p[s], N);
 		assert_permutation(ts, p[s], N);
 		/* the chance that 100 shuffled items stay in place is 1/100! */
 		assert_false(same_order(p[s], ident, N));
 
 		/* the same seed gives the same order */
 		pointers(ts, N, again);
-		order(FT_STRATEGY_RANDOM, (unsigned long long)s * 7919 + 1, sp, again, N);
+		order(&ft_strategy_random, (unsigned long long)s * 7919 + 1, sp, again, N);
 		assert_true(same_order(p[s], again, N));
 	}
 	/* other seeds give other orders */
@@ -144,7 +144,7 @@ static void test_random_is_seeded_permutation(void **state)
 			assert_false(same_order(p[s], p[r], N));
 	/* seed 0 is a seed like any other */
 	pointers(ts, N, again);
-	order(FT_STRATEGY_RANDOM, 0, sp, again, N);
+	order(&ft_strategy_random, 0, sp, again, N);
 	assert_permutation(ts, again, N);
 	assert_false(same_order(again, ident, N));
 }
@@ -165,7 +165,7 @@ static void test_random_is_unbiased(void **state)
 		int code = 0;
 
 		pointers(ts, N, p);
-		order(FT_STRATEGY_RANDOM, (unsigned long long)s, sp, p, N);
+		order(&ft_strategy_random, (unsigned long long)s, sp, p, N);
 		for (int i = 0; i < N; i++)
 			code = code * 4 + (int)(p[i] - ts);
 		count[code]++;
@@ -190,7 +190,7 @@ static void test_small_lists(void **state)
 	struct ft_space *sp = new_space();
 	struct ft_trial *ts = make_many(2);
 	struct ft_trial *p[2];
-	enum ft_strategy all[] = { FT_STRATEGY_EXHAUSTIVE, FT_STRATEGY_RANDOM, FT_STRATEGY_MODEL };
+	const struct ft_strategy *all[] = { &ft_strategy_exhaustive, &ft_strategy_random, &ft_strategy_model };
 
 	for (int s = 0; s < 3; s++) {
 		order(all[s], 5, sp, p, 0);
@@ -215,13 +215,13 @@ static void test_exhaustive_keeps_order(void **state)
 	pointers(ts, N, ident);
 	for (unsigned long long seed = 0; seed < 5; seed++) {
 		pointers(ts, N, p);
-		order(FT_STRATEGY_EXHAUSTIVE, seed, sp, p, N);
+		order(&ft_strategy_exhaustive, seed, sp, p, N);
 		assert_true(same_order(p, ident, N));
 	}
 	/* a list that arrives in another order stays in that order */
 	for (int i = 0; i < N; i++)
 		p[i] = &ts[N - 1 - i];
-	order(FT_STRATEGY_EXHAUSTIVE, 1, sp, p, N);
+	order(&ft_strategy_exhaustive, 1, sp, p, N);
 	for (int i = 0; i < N; i++)
 		assert_ptr_equal(p[i], &ts[N - 1 - i]);
 }
@@ -255,7 +255,7 @@ static void test_model_sorts_by_prediction(void **state)
 				p[i] = p[j];
 				p[j] = tmp;
 			}
-	order(FT_STRATEGY_MODEL, 0, sp, p, N);
+	order(&ft_strategy_model, 0, sp, p, N);
 	assert_permutation(ts, p, N);
 	for (int i = 1; i < N; i++) {
 		double a = predict(sp, p[i - 1]), b = predict(sp, p[i]);
@@ -279,7 +279,7 @@ static void test_model_ties_keep_enumeration_order(void **state)
 	for (int i = 0; i < N; i++)
 		make_trial(&ts[i], i, 128, 16, 8, 16 * KB, 1);
 	pointers(ts, N, p);
-	order(FT_STRATEGY_MODEL, 99, sp, p, N);
+	order(&ft_strategy_model, 99, sp, p, N);
 	for (int i = 0; i < N; i++)
 		assert_ptr_equal(p[i], &ts[i]);
 }
@@ -298,7 +298,7 @@ static void test_model_unrunnable_last(void **state)
 	assert_true(isinf(predict(sp, &ts[2])));
 	assert_true(isfinite(predict(sp, &ts[1])) && predict(sp, &ts[1]) > 0);
 	pointers(ts, 3, p);
-	order(FT_STRATEGY_MODEL, 0, sp, p, 3);
+	order(&ft_strategy_model, 0, sp, p, 3);
 	assert_ptr_equal(p[0], &ts[1]);
 	/* an unknown SM count still predicts */
 	assert_true(isfinite(ft_strategy_predict(sp, ft_arch_find("sm_90", NULL), &mission, 0, &ts[1])));
@@ -349,7 +349,7 @@ static void test_model_prefers_filling_the_gpu(void **state)
 			 predict(sp, &big_tiles), predict(sp, &small_tiles));
 	p[0] = &big_tiles;
 	p[1] = &small_tiles;
-	order(FT_STRATEGY_MODEL, 0, sp, p, 2);
+	order(&ft_strategy_model, 0, sp, p, 2);
 	assert_ptr_equal(p[0], &small_tiles);
 }
 

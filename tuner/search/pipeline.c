@@ -556,9 +556,9 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape, cfg->sm_count,
 			  ts, n);
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
-	if (cfg->strategy == FT_STRATEGY_GUIDED || cfg->strategy == FT_STRATEGY_TRANSFER)
+	if (cfg->strategy->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && cfg->strategy == FT_STRATEGY_TRANSFER &&
+	if (r->guide && cfg->strategy->transfer &&
 	    ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds))
 		ft_guide_patience(r->guide, cfg->patience, cfg->gain);
 	if (r->guide) {
@@ -683,7 +683,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 {
 	struct run r;
 	struct ft_enum *e = NULL;
-	int ret = -1, rc, stream = cfg->strategy == FT_STRATEGY_EXHAUSTIVE;
+	int ret = -1, rc, stream = !cfg->strategy || cfg->strategy->feed == FT_FEED_STREAM;
 
 	memset(st, 0, sizeof(*st));
 	memset(&r, 0, sizeof(r));

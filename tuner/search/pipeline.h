@@ -39,7 +39,7 @@ struct ft_pipeline_cfg {
 	struct ft_job job;		/* template for every job: seed, tolerance, timing knobs */
 	int timeout_ms;			/* watchdog per job */
 
-	enum ft_strategy strategy;
+	const struct ft_strategy *strategy;	/* strategy.h; NULL: exhaustive */
 	unsigned long long seed;	/* strategy seed */
 	long long budget_evals;		/* max candidates compiled+evaluated, -1: all */
 	double budget_seconds;		/* stop taking new candidates after this, <= 0: none */

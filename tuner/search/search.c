@@ -146,7 +146,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 		goto out;
 	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
 	/* transfer: the best configs of the nearest shapes tuned so far */
-	if (o->strategy == FT_STRATEGY_TRANSFER && res->timed &&
+	if (o->strategy && o->strategy->transfer && res->timed &&
 	    ft_transfer_seeds(db, o->arch->name, o->device ? o->device : "", sp->name, shape, &seeds,
 			      err))
 		goto out;

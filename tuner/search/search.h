@@ -27,7 +27,7 @@ struct ft_search_opts {
 	struct ft_replay *replay;	/* recorded results instead of workers (timed) */
 	int sm_count;			/* SMs of the device (model strategy), 0 unknown */
 	int jobs;			/* compile threads */
-	enum ft_strategy strategy;
+	const struct ft_strategy *strategy;	/* strategy.h; NULL: exhaustive */
 	long long seed;			/* inputs and strategy */
 	long long budget_n;		/* candidates, -1 none */
 	double budget_s;		/* seconds, 0 none */

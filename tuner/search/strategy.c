@@ -1,4 +1,4 @@
-/* strategy.c - candidate orderings: exhaustive, seeded random, predicted-time model. */
+/* strategy.c - the strategy table, the predicted-time model and the guide (local search) that strategies share. */
 #include "search/strategy.h"
 
 #include <math.h>
@@ -12,7 +12,7 @@
 #define DEFAULT_SMS 132
 
 /* splitmix64: a small, well-mixed PRNG; the seed is recorded with the run. */
-static unsigned long long next_rand(unsigned long long *s)
+unsigned long long ft_strategy_rand(unsigned long long *s)
 {
 	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -47,50 +47,75 @@ double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
 	return rounds * conc / blocks * latency_hiding + combine;
 }
 
-struct keyed {
-	double key;
-	struct ft_trial *t;
-	long long index;
+/* One line per strategy; each lives in its own strategy_<name>.c. */
+static const struct ft_strategy *const strategies[] = {
+	&ft_strategy_exhaustive,
+	&ft_strategy_random,
+	&ft_strategy_model,
+	&ft_strategy_guided,
+	&ft_strategy_transfer,
 };
+#define NSTRATEGIES ((int)(sizeof(strategies) / sizeof(strategies[0])))
 
-static int by_key(const void *a, const void *b)
+/* Strategies a program registered (tests), after the table's. */
+static const struct ft_strategy *extra[FT_MAX_EXTRA_STRATEGIES];
+static int nextra;
+
+const struct ft_strategy *ft_strategy_find(const char *name)
 {
-	const struct keyed *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
+	for (int i = 0; i < NSTRATEGIES; i++)
+		if (!strcmp(strategies[i]->name, name))
+			return strategies[i];
+	for (int i = 0; i < nextra; i++)
+		if (!strcmp(extra[i]->name, name))
+			return extra[i];
+	return NULL;
 }
 
-void ft_strategy_order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,
+int ft_strategy_register(const struct ft_strategy *s)
+{
+	if (!s || !s->name || ft_strategy_find(s->name) || nextra == FT_MAX_EXTRA_STRATEGIES)
+		return -1;
+	extra[nextra++] = s;
+	return 0;
+}
+
+const char *ft_strategy_names(void)
+{
+	static char buf[256];
+	int n = 0;
+
+	/* rebuilt each time: a strategy may have been registered since */
+	buf[0] = '\0';
+	for (int i = 0; i < NSTRATEGIES + nextra; i++)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s%s", i ? ", " : "",
+			      (i < NSTRATEGIES ? strategies[i] : extra[i - NSTRATEGIES])->name);
+	return buf;
+}
+
+int ft_strategy_parse(const char *text, const struct ft_strategy **out, struct ft_err *err)
+{
+	const struct ft_strategy *s = ft_strategy_find(text);
+
+	if (!s)
+		return ft_error(err, FT_EINPUT, "bad strategy '%s': use %s", text, ft_strategy_names());
+	*out = s;
+	return 0;
+}
+
+const char *ft_strategy_name(const struct ft_strategy *s)
+{
+	return s ? s->name : "exhaustive";
+}
+
+void ft_strategy_order(const struct ft_strategy *s, unsigned long long seed, const struct ft_space *sp,
 		       const struct ft_arch *a, const struct ft_shape *shape, int sm_count,
 		       struct ft_trial **ts, long long n)
 {
-	unsigned long long state = seed;
-	struct keyed *k;
+	struct ft_strategy_ctx c = { seed, sp, a, shape, sm_count };
 
-	if (s == FT_STRATEGY_RANDOM) {
-		for (long long i = n - 1; i > 0; i--) {
-			long long j = (long long)(next_rand(&state) % (unsigned long long)(i + 1));
-			struct ft_trial *tmp = ts[i];
-			ts[i] = ts[j];
-			ts[j] = tmp;
-		}
-		return;
-	}
-	if ((s != FT_STRATEGY_MODEL && s != FT_STRATEGY_GUIDED) || n < 2)
-		return;
-	k = malloc(n * sizeof(*k));
-	if (!k)
-		return; /* keep enumeration order: still a valid (exhaustive) order */
-	for (long long i = 0; i < n; i++) {
-		k[i].key = ft_strategy_predict(sp, a, shape, sm_count, ts[i]);
-		k[i].t = ts[i];
-		k[i].index = i;
-	}
-	qsort(k, n, sizeof(*k), by_key);
-	for (long long i = 0; i < n; i++)
-		ts[i] = k[i].t;
-	free(k);
+	if (s && s->order && n > 1)
+		s->order(&c, ts, n);
 }
 
 /* Random picks before the local search starts. Measured by replay on H200
@@ -155,7 +180,7 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	for (long long i = 0; i < n; i++)
 		g->explore[i] = i;
 	for (long long i = n - 1; i > 0; i--) {
-		long long j = (long long)(next_rand(&state) % (unsigned long long)(i + 1));
+		long long j = (long long)(ft_strategy_rand(&state) % (unsigned long long)(i + 1));
 		long long tmp = g->explore[i];
 		g->explore[i] = g->explore[j];
 		g->explore[j] = tmp;
@@ -276,27 +301,4 @@ void ft_guide_free(struct ft_guide *g)
 	free(g->taken);
 	free(g->explore);
 	free(g);
-}
-
-int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err)
-{
-	static const char *const names[] = { "exhaustive", "random", "model", "guided", "transfer" };
-
-	for (int i = 0; i < 5; i++)
-		if (!strcmp(text, names[i])) {
-			*out = (enum ft_strategy)i;
-			return 0;
-		}
-	return ft_error(err, FT_EINPUT,
-			"bad strategy '%s': use exhaustive, random, model, guided or transfer",
-			text);
-}
-
-const char *ft_strategy_name(enum ft_strategy s)
-{
-	return s == FT_STRATEGY_RANDOM ? "random"
-	       : s == FT_STRATEGY_MODEL ? "model"
-	       : s == FT_STRATEGY_GUIDED ? "guided"
-	       : s == FT_STRATEGY_TRANSFER ? "transfer"
-					 : "exhaustive";
 }

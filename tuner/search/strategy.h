@@ -1,4 +1,4 @@
-/* strategy.h - in which order feasible candidates are compiled and timed.
+/* strategy.h - in which order feasible candidates are compiled and timed: the strategy table.
  *
  * exhaustive keeps the enumeration order (and streams: nothing waits for the
  * whole space); random is a seeded shuffle; model ranks by a cheap predicted
@@ -12,27 +12,75 @@
 #define FT_STRATEGY_H
 
 #include "base/arch.h"
+#include "base/err.h"
 #include "space/space.h"
 #include "base/trial.h"
 
-enum ft_strategy {
-	FT_STRATEGY_EXHAUSTIVE,	/* every feasible candidate, in enumeration order */
-	FT_STRATEGY_RANDOM,	/* a seeded random order, cut by the budget */
-	FT_STRATEGY_MODEL,	/* ranked by a cheap predicted-time model, cut by the budget */
-	FT_STRATEGY_GUIDED,	/* a few random picks, then always the untried candidate
-				 * nearest the best measured so far (a local search) */
-	FT_STRATEGY_TRANSFER,	/* guided, started from the best configs of the nearest
-				 * shapes already tuned (cfg->seeds), stopping early
-				 * when it stops improving (transfer.h) */
+/* What a strategy may read to order the candidates. */
+struct ft_strategy_ctx {
+	unsigned long long seed;	/* the run's strategy seed (recorded with it) */
+	const struct ft_space *sp;
+	const struct ft_arch *arch;
+	const struct ft_shape *shape;
+	int sm_count;			/* SMs of the target device, 0 unknown */
 };
-/* "exhaustive" | "random" | "model" | "guided" | "transfer" */
-int ft_strategy_parse(const char *text, enum ft_strategy *out, struct ft_err *err);
-const char *ft_strategy_name(enum ft_strategy s);
 
-/* Orders ts[0..n) in place for strategy s (exhaustive: unchanged). */
-void ft_strategy_order(enum ft_strategy s, unsigned long long seed, const struct ft_space *sp,
+/* How the pipeline feeds a strategy's candidates to the compile threads. */
+enum ft_strategy_feed {
+	FT_FEED_STREAM,		/* enumeration order, streamed: nothing is held, the
+				 * budget cuts the stream */
+	FT_FEED_ORDER,		/* every feasible candidate held, ordered by `order`,
+				 * the first `budget` sent */
+	FT_FEED_GUIDE,		/* held, ordered by `order`, then handed out one by one
+				 * by a local search over the results (ft_guide) */
+};
+
+/* One search strategy: a file strategy_<name>.c defines it, and one line in
+ * strategy.c's table lists it (like the family table, space/family.h). */
+struct ft_strategy {
+	const char *name;		/* what --strategy says */
+	const char *summary;		/* one line, for --help and listings */
+	enum ft_strategy_feed feed;
+	int transfer;			/* 1: the guide starts from the best configs of the
+					 * nearest tuned shapes and stops early (transfer.h) */
+	/* Orders ts[0..n) in place; NULL keeps the enumeration order. Must be a
+	 * function of (ctx, the trials): the same seed gives the same run. */
+	void (*order)(const struct ft_strategy_ctx *c, struct ft_trial **ts, long long n);
+};
+
+/* The strategies, each in its own file. */
+extern const struct ft_strategy ft_strategy_exhaustive;
+extern const struct ft_strategy ft_strategy_random;
+extern const struct ft_strategy ft_strategy_model;
+extern const struct ft_strategy ft_strategy_guided;
+extern const struct ft_strategy ft_strategy_transfer;
+
+/* The strategy called name (the table, then registered ones), or NULL. */
+const struct ft_strategy *ft_strategy_find(const char *name);
+
+/* Adds s to the strategies ft_strategy_find knows, for a program that brings
+ * its own (a test's toy strategy): -1 when the name is taken or the room for
+ * FT_MAX_EXTRA_STRATEGIES is full. Not thread-safe: call before searching. */
+#define FT_MAX_EXTRA_STRATEGIES 4
+int ft_strategy_register(const struct ft_strategy *s);
+
+/* "exhaustive, random, ...": every name, for messages. */
+const char *ft_strategy_names(void);
+
+/* --strategy NAME: FT_EINPUT "bad strategy 'x': use exhaustive, ..." when unknown. */
+int ft_strategy_parse(const char *text, const struct ft_strategy **out, struct ft_err *err);
+const char *ft_strategy_name(const struct ft_strategy *s);
+
+/* splitmix64 step: the strategies' seeded PRNG (the seed is recorded with the run). */
+unsigned long long ft_strategy_rand(unsigned long long *state);
+
+/* Orders ts[0..n) in place for strategy s (its order hook; none: unchanged). */
+void ft_strategy_order(const struct ft_strategy *s, unsigned long long seed, const struct ft_space *sp,
 		       const struct ft_arch *a, const struct ft_shape *shape, int sm_count,
 		       struct ft_trial **ts, long long n);
+
+/* The model strategy's order (strategy_model.c), which the guided ones start from. */
+void ft_strategy_model_order(const struct ft_strategy_ctx *c, struct ft_trial **ts, long long n);
 
 /* The model's predicted relative time of one candidate (lower is better). */
 double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
