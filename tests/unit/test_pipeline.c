@@ -306,6 +306,34 @@ static void test_strategy_names(void **state)
 	assert_non_null(strstr(err.msg, "'greedy'"));
 }
 
+/* tests/spaces/two_gpus.yaml (2 candidates) loaded into a new *sp with its
+ * template hash, and a fresh CUBIN cache in cache (a mkdtemp template). */
+static struct ft_space *two_gpus_space(char *cache, char hash[17])
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4096];
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_err err = { 0 };
+
+	assert_non_null(src);
+	assert_non_null(sp);
+	assert_non_null(mkdtemp(cache));
+	setenv("FATUNE_CACHE_DIR", cache, 1);
+	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
+	assert_int_equal(ft_space_load(sp, path, &err), 0);
+	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
+	return sp;
+}
+
+static void remove_cache(const char *cache)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", cache);
+}
+
 /* ---- a toy strategy: one definition and one registration -------------------- */
 
 /* The enumeration order backwards: all a new strategy needs is this, a
@@ -339,22 +367,14 @@ static int first_compiled(void *ctx, struct ft_trial *t)
  * the config of the one candidate compiled, into config. */
 static void compile_one_of_two(const struct ft_strategy *s, char *config)
 {
-	const char *src = getenv("FATUNE_SOURCE_DIR");
-	char path[4096], cache[] = "/tmp/fatune-test-toy.XXXXXX", hash[17];
-	struct ft_space *sp = calloc(1, sizeof(*sp));
+	char cache[] = "/tmp/fatune-test-toy.XXXXXX", hash[17];
+	struct ft_space *sp = two_gpus_space(cache, hash);
 	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_pipeline_stats st;
 	struct ft_err err = { 0 };
 	int rc;
 
-	assert_non_null(src);
-	assert_non_null(sp);
-	assert_non_null(mkdtemp(cache));
-	setenv("FATUNE_CACHE_DIR", cache, 1);
-	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
-	assert_int_equal(ft_space_load(sp, path, &err), 0);
-	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
 	cfg.sp = sp;
 	cfg.arch = ft_arch_find("sm_89", &err);
 	cfg.shape = &shape;
@@ -367,9 +387,7 @@ static void compile_one_of_two(const struct ft_strategy *s, char *config)
 	cfg.ctx = config;
 	config[0] = '\0';
 	rc = ft_pipeline_run(&cfg, &st, &err);
-	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
-	if (system(path) != 0)
-		fprintf(stderr, "could not remove %s\n", cache);
+	remove_cache(cache);
 	free(sp);
 	if (rc)
 		fail_msg("pipeline: %s", err.msg);
@@ -419,9 +437,8 @@ static int collect(void *ctx, struct ft_trial *t)
 /* Runs tests/spaces/two_gpus.yaml (2 candidates) on two fake GPUs. */
 static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 {
-	const char *src = getenv("FATUNE_SOURCE_DIR");
-	char path[4096], cache[] = "/tmp/fatune-test-pipeline.XXXXXX", hash[17];
-	struct ft_space *sp = calloc(1, sizeof(*sp));
+	char cache[] = "/tmp/fatune-test-pipeline.XXXXXX", hash[17];
+	struct ft_space *sp = two_gpus_space(cache, hash);
 	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
 	struct ft_worker *w[2] = { NULL, NULL };
 	struct ft_device_info info;
@@ -430,13 +447,6 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	struct ft_err err = { 0 };
 	int rc;
 
-	assert_non_null(src);
-	assert_non_null(sp);
-	assert_non_null(mkdtemp(cache));
-	setenv("FATUNE_CACHE_DIR", cache, 1);
-	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
-	assert_int_equal(ft_space_load(sp, path, &err), 0);
-	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
 	fake_gpus_use(mode);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(ft_worker_start(&w[i], "unused", i, 10000, &info, &err), 0);
@@ -470,9 +480,7 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	for (int i = 0; i < 2; i++)
 		ft_worker_stop(w[i]);
 	fake_gpus_use(NULL);
-	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
-	if (system(path) != 0)
-		fprintf(stderr, "could not remove %s\n", cache);
+	remove_cache(cache);
 	free(sp);
 	if (rc)
 		fail_msg("pipeline: %s", err.msg);
