@@ -37,7 +37,7 @@ run search --replay "$REC" --arch sm_90 --shape 1x8x512x64 --db "$T/shard.db" --
 sql "$T/shard.db" "UPDATE runs SET family='*/int q;/*'; DELETE FROM best"
 run db merge "$T/merged.db" "$T/shard.db"; expect_rc 0 "merge"
 for style in c cxx; do
-	run export --dispatch --db "$T/merged.db" --arch sm_90 --style $style -o "$T/d_$style.h"; expect_rc 0 "dispatch $style"
+	run export --dispatch --allow-replayed --db "$T/merged.db" --arch sm_90 --style $style -o "$T/d_$style.h"; expect_rc 0 "dispatch $style"
 	no_foreign "$T/d_$style.h" "family in a merged shard ($style)"
 done
 compile_ok d_c.h "family in a merged shard"
@@ -50,10 +50,10 @@ for attack in "'*/' || char(10) || '#define if(x) if(!(x))' || char(10) || '/*'"
 	"'*/' || char(10) || '#include \"/etc/hostname\"' || char(10) || '/*'" \
 	"'2026??/'" "'2026?' || char(10) || '?/'" "'x*' || char(10) || '/ #define if(x) if(!(x))'"; do
 	sql "$T/merged.db" "UPDATE best SET updated_at = $attack"
-	run export --dispatch --db "$T/merged.db" --arch sm_90 --style c -o "$T/d.h"; expect_rc 0 "dispatch, updated_at=$attack"
+	run export --dispatch --allow-replayed --db "$T/merged.db" --arch sm_90 --style c -o "$T/d.h"; expect_rc 0 "dispatch, updated_at=$attack"
 	no_foreign "$T/d.h" "dispatch, updated_at=$attack"
 	compile_ok d.h "dispatch, updated_at=$attack"
-	run export --dispatch --db "$T/merged.db" --arch sm_90 -o "$T/dx.h"; expect_rc 0
+	run export --dispatch --allow-replayed --db "$T/merged.db" --arch sm_90 -o "$T/dx.h"; expect_rc 0
 	compile_ok_cxx dx.h "C++ dispatch, updated_at=$attack"
 	for style in c cxx; do
 		run export --db "$T/merged.db" --arch sm_90 --shape 1x8x512x64 --style $style --allow-replayed -o "$T/b_$style.h"
@@ -72,7 +72,7 @@ for name in int auto class _Bool A__B; do
 	expect_rc 1 "config $name=3"
 	expect_err "bad config '$name=3': unknown parameter '$name'"
 	[ ! -e "$T/k.h" ] || fail "config $name=3: a header was written"
-	run export --dispatch --db "$T/merged.db" --arch sm_90 --style c -o "$T/k.h"
+	run export --dispatch --allow-replayed --db "$T/merged.db" --arch sm_90 --style c -o "$T/k.h"
 	expect_rc 1 "dispatch of config $name=3"
 	expect_err "cannot be a name in generated code"
 	[ ! -e "$T/k.h" ] || fail "dispatch of config $name=3: a header was written"

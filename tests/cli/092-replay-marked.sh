@@ -37,6 +37,11 @@ run export $A --db "$T/rp.db" --allow-replayed; expect_rc 0
 expect_out "Replayed by fatune"; expect_out "not measured"
 grep -q "^ \*   measured" "$T/out" && fail "a replayed header says measured"
 
+# the dispatch table likewise
+run export --dispatch --arch sm_90 --db "$T/rp.db"
+expect_bad_input "come from a replay"
+run export --dispatch --arch sm_90 --db "$T/rp.db" --allow-replayed; expect_rc 0; expect_out "replayed, not measured"
+
 # the report says replayed
 run report --db "$T/rp.db" -o "$T/r.html"; expect_rc 0
 grep -q "replayed from a recording" "$T/r.html" || fail "the report does not mark the replay"

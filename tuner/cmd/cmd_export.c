@@ -61,11 +61,12 @@ static int write_output(const char *output, const struct job *j, struct ft_err *
 
 /* --dispatch: every tuned shape of the arch (device, space) in one file. */
 static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
-			   const struct ft_space *sp, const char *output, struct job *j, struct ft_err *err)
+			   const struct ft_space *sp, const char *output, int allow_replayed, struct job *j,
+			   struct ft_err *err)
 {
 	struct ft_dispatch d;
 	struct ft_db *db = NULL;
-	int rc;
+	int rc, replayed = 0;
 
 	if (o->shape || o->kv_len || o->kv_heads || o->layout || o->dtype || o->causal)
 		return ft_error(err, FT_EINPUT,
@@ -76,6 +77,15 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 	ft_db_close(db);
 	if (rc)
 		return -1;
+	for (int i = 0; i < d.n; i++)
+		replayed += d.rows[i].replayed;
+	if (replayed && !allow_replayed) {
+		ft_error(err, FT_EINPUT,
+			 "%d of the %d tuned shapes of %s in '%s' come from a replay ('search --replay'): their times were copied from a recording, not measured: search on a GPU, or pass --allow-replayed",
+			 replayed, d.n, arch->name, ft_db_path(o));
+		ft_dispatch_release(&d);
+		return -1;
+	}
 	if (o->space)
 		snprintf(d.space_path, sizeof(d.space_path), "%s", o->space);
 	j->table = &d;
@@ -226,7 +236,7 @@ int cmd_export(int argc, char **argv)
 	}
 	if (dispatch) {
 		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?
-			     export_dispatch(&o, arch, device, given, output, &j, &err) : -1;
+			     export_dispatch(&o, arch, device, given, output, allow_replayed, &j, &err) : -1;
 		free(given);
 		return rc ? ft_report(&err) : FT_OK;
 	}

@@ -286,7 +286,7 @@ static void entry_comment(FILE *out, const struct ft_best *b)
 	fprintf(out, "\t/* %s %s%s: ", ft_shape_format(&b->shape, shape, sizeof(shape)), ft_dtype_name(b->shape.dtype),
 		b->shape.causal ? " causal" : "");
 	if (isfinite(b->t_median_us))
-		fprintf(out, "%.2f us", b->t_median_us);
+		fprintf(out, "%.2f us%s", b->t_median_us, b->replayed ? " replayed, not measured" : "");
 	else
 		fputs("not timed", out);
 	fprintf(out, ", template %s, cubin %s, %s, fatune %s */\n",
