@@ -27,6 +27,13 @@ assert s["best"]["space"] == win["space"], ("the best is not the fastest space's
 assert s["best"]["config"] == win["best"]["config"], s
 assert s["best"]["t_median_us"] > 0 and s["best"]["rel_err"] < 2e-3, s
 PY
+# every trial's stored stage fits its status (tuner/base/trial.h): ok is timed, a GPU verdict is
+# verified, nothing is left 'accepted', and the run is a measurement, not a replay
+bad=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE (status = 'ok' AND stage != 'timed')
+	OR (status IN ('wrong_result', 'crashed', 'timeout') AND stage != 'verified')
+	OR (status IN ('compile_failed', 'spills', 'compiled') AND stage != 'compiled')")
+[ "$bad" -eq 0 ] || fail "$bad trials have a stage that does not fit their status"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM runs WHERE mode != 'timed'")" -eq 0 ] || fail "a GPU run is not stored as timed"
 # one best row per space, fastest first, each naming its space and family
 run query --best --shape 1x8x512x64 --format json
 expect_rc 0
