@@ -21,7 +21,7 @@
 
 #include "base/ident.h"
 #include "space/expr.h"
-#include "space/target.h"
+#include "base/paths.h"
 #include "base/yaml_doc.h"
 
 /* A space file is a page of YAML; 1 MiB is a thousand times that and bounds

@@ -1,13 +1,17 @@
-# 090-output-files: every file export and report write goes through one writer (base/outfile.h):
+# 100-output-files: every file export and report write goes through one writer (base/outfile.h):
 # a link planted at the temporary name is never followed, a symbolic link, a device node or a
 # read-only file at the target is refused (exit 2, one line, left as it was), and so is the
 # database itself (issue 18, items 3 and 4). '-o -' writes to standard output.
 . "$FT_TEST_LIB"
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
-sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d, s_kv, h_kv,
-  layout, dtype, causal, config, template_hash, fatune_version, t_median_us, updated_at) VALUES ('sm_89',
-  'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64, 512, 8, 'bhsd', 'fp16', 0,
-  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,NUM_SPLITS=2', 'fedcba9876543210', '0.1.0', 5.93,
+sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d,
+  s_kv, h_kv, layout, dtype, causal, config,
+  compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err, smem_bytes,
+  threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
+  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
+  512, 8, 'bhsd', 'fp16', 0,
+  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0', '0123456789abcdef',
+  'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
   '2026-11-22T02:00:00Z')"
 E="export --arch sm_89 --shape 1x8x512x64"
 md5() { md5sum "$1" | cut -d" " -f1; }
@@ -21,7 +25,7 @@ mkdir "$T/o"
 ln -s "$T/victim" "$T/o/h.h.$!.tmp"
 wait $! || fail "export with a planted link failed: $(cat "$T/err")"
 [ "$(cat "$T/victim")" = precious ] || fail "export wrote through a link planted at its temporary name"
-grep -q "constexpr int TILE_M = 64;" "$T/o/h.h" || fail "export did not write its header"
+grep -q "config  *NUM_WARPS_PER_BLOCK=4,TILE_M=64" "$T/o/h.h" || fail "export did not write its header"
 (sleep 1; exec "$FATUNE" report -o "$T/o/r.html") >/dev/null 2>"$T/err" &
 ln -s "$T/victim" "$T/o/r.html.$!.tmp"
 wait $! || fail "report with a planted link failed: $(cat "$T/err")"
@@ -63,7 +67,7 @@ else
 	echo "(not root: the device-node part is skipped)"
 fi
 # '-o -': standard output; an existing writable file keeps its mode
-run $E -o -; expect_rc 0; expect_out "constexpr int TILE_M = 64;"
+run $E -o -; expect_rc 0; expect_out "config  *NUM_WARPS_PER_BLOCK=4,TILE_M=64"
 run report -o -; expect_rc 0; expect_out "<html"
 echo old >"$T/mode.h"; chmod 0640 "$T/mode.h"
 run $E -o "$T/mode.h"; expect_rc 0

@@ -1,4 +1,4 @@
-# 096-slurm-kill-copy: tools/slurm/fatune-array.sbatch keeps what a killed shard committed (issue 18,
+# 106-slurm-kill-copy: tools/slurm/fatune-array.sbatch keeps what a killed shard committed (issue 18,
 # item 7: `cp` of the node-local file without its WAL held 0 of 2,617 committed trials). The script
 # runs as an array task would (SLURM_ARRAY_* set, no scheduler needed); its fatune is a wrapper that
 # kills the search with SIGKILL once trials are committed, as a time limit or the OOM killer would.

@@ -1,4 +1,4 @@
-# 093-check-constraint-damage: every complaint of PRAGMA quick_check is damage (issue 18, item 13): a
+# 103-check-constraint-damage: every complaint of PRAGMA quick_check is damage (issue 18, item 13): a
 # trial whose record breaks the schema's CHECK (status 'bogus', written past the constraint) makes
 # search and query refuse the file before writing anything; SQLite reports it only on a read-write
 # connection, which the check therefore uses (query_only).

@@ -1,4 +1,4 @@
-# 091-db-paths: one gate before SQLite sees a database path (ft_db_path_ok): a fifo, a directory or a
+# 101-db-paths: one gate before SQLite sees a database path (ft_db_path_ok): a fifo, a directory or a
 # device node given as --db, --replay, a merge input or a merge output is refused with one line and
 # exit 2, nothing written to it or beside it (issue 18, item 2: a block device given as --db got
 # 'SQLite format 3' written over its first 44,977 bytes). The device nodes need root (mknod).

@@ -1,4 +1,4 @@
-# 092-merge-hostile: a merge input is untrusted (issue 18, item 6 and Low): its schema must be exactly
+# 102-merge-hostile: a merge input is untrusted (issue 18, item 6 and Low): its schema must be exactly
 # fatune's (a recursive VIEW named trials, a trigger or an extra table is refused at once, exit 2,
 # instead of a merge that never ends); WAL-mode inputs are read without leaving '-wal'/'-shm' beside
 # them, a WAL with committed frames is read, a read-only directory's shard is readable (as non-root),

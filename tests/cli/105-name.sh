@@ -1,4 +1,4 @@
-# 095-name: `search --name` takes what a campaign file's name: takes, [A-Za-z0-9_-] (issue 18, Low):
+# 105-name: `search --name` takes what a campaign file's name: takes, [A-Za-z0-9_-] (issue 18, Low):
 # markup or a line break is refused (exit 2, one line) and nothing is stored.
 . "$FT_TEST_LIB"
 S="search --arch sm_89 --shape 1x2x64x64 --space $TESTSPACES/fault.yaml --quiet"

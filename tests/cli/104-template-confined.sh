@@ -1,4 +1,4 @@
-# 094-template-confined: a space's template.file and a campaign's spaces: entries are confined like
+# 104-template-confined: a space's template.file and a campaign's spaces: entries are confined like
 # compile.include (issue 18, item 11): under the naming file's directory or fatune's data directory;
 # a path leading out (absolute, '..', a symbolic link) is refused at load, exit 2, one line, and the
 # named file's content never reaches stderr, stdout or the database (the old loader compiled
