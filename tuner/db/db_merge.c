@@ -1,9 +1,12 @@
 /* db_merge.c - merging tuning databases: the runs and trials of other files
  * (one per SLURM shard, one per host) into one, and its best rows recomputed.
  *
- * Part of the database module (shares db_internal.h). Inputs are opened
- * read-only and checked before anything is written (fatune's application_id,
- * a schema version this build knows, PRAGMA quick_check), so a refused input
+ * Part of the database module (shares db_internal.h). Inputs are untrusted
+ * (shards come from cluster nodes): each is opened read-only (immutable when
+ * no WAL content lies beside it) and checked before anything is written (a
+ * regular file, fatune's application_id, a schema version this build knows,
+ * exactly that version's tables, indexes and columns with no view, trigger or
+ * virtual table, PRAGMA quick_check), within a time bound, so a refused input
  * leaves every file as it was; an input of an older schema is read through a
  * migrated copy in $TMPDIR, never upgraded in place. The copy is one BEGIN IMMEDIATE transaction on the
  * output over all inputs: all of it lands, or nothing does. Each input is
@@ -17,8 +20,9 @@
  *     the start time and seed tell two searches of the same key apart. A
  *     run already there that is unfinished takes the input's end (finished_at,
  *     outcome, wall_s) when the input has one;
- *   - a trial is (its run, config, status, created_at, t_median_us): a run
- *     stores a config once per evaluation, with the time it was stored.
+ *   - a trial is a row of its run with every column equal (NULLs match):
+ *     two evaluations that differ in anything (a reason, a register count,
+ *     a device index) stay two rows, and a row merged before is recognised.
  * Rows are copied column by column under the output's column names (both
  * files have the same schema version, so the same columns), run ids being
  * remapped. The best row of every search that gained a trial is recomputed
