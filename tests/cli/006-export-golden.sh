@@ -3,15 +3,7 @@
 . "$FT_TEST_LIB"
 # make a database with fatune itself, then put a best row in by hand (as a GPU search would)
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
-sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d,
-  s_kv, h_kv, layout, dtype, causal, config,
-  compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err, smem_bytes,
-  threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
-  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
-  512, 8, 'bhsd', 'fp16', 0,
-  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0', '0123456789abcdef',
-  'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
-  '2026-11-22T02:00:00Z')"
+put_best
 run export --arch sm_89 --shape 1x8x512x64 -o "$T/build_config.h"
 expect_rc 0 "export"
 diff -u "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/build_config.h" || fail "header differs from the golden file"

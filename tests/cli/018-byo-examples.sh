@@ -28,18 +28,19 @@ cat "$T/err"
 expect_rc 0
 expect_err "4 compiled"
 
-# a header found through compile.include is part of the template's hash: editing it recompiles
-mkdir -p "$T/byo/kernels/include" "$T/byo/spaces"
+# a header found through compile.include is part of the template's hash: editing it recompiles.
+# Outside fatune's data directory a space's template lies under the space file's directory.
+mkdir -p "$T/byo/kernels/include"
 cp "$FATUNE_SOURCE_DIR/tests/kernels/cxx_template.cu" "$T/byo/kernels/"
 cp "$FATUNE_SOURCE_DIR/tests/kernels/include/warp_softmax.cuh" "$T/byo/kernels/include/"
-sed 's/^  WARPS: .*/  WARPS: [2]/; s/^  ROWS_PER_WARP: .*/  ROWS_PER_WARP: [4]/' "$CXX" >"$T/byo/spaces/cxx.yaml"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/spaces/cxx.yaml"
+sed 's/^  WARPS: .*/  WARPS: [2]/; s/^  ROWS_PER_WARP: .*/  ROWS_PER_WARP: [4]/; s|\.\./kernels/|kernels/|g' "$CXX" >"$T/byo/cxx.yaml"
+run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_rc 0
 expect_err "1 compiled, 0 cache hits"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/spaces/cxx.yaml"
+run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_err "0 compiled, 1 cache hits"
 echo "/* edited */" >>"$T/byo/kernels/include/warp_softmax.cuh"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/spaces/cxx.yaml"
+run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_err "1 compiled, 0 cache hits"
 
 # the workspace example: compiled, and each trial stores its workspace size (B*H*S*(D+2)*4)

@@ -76,6 +76,18 @@ wait_rows() {
 		sleep 0.05
 	done
 }
+# put_best: a best row in $FATUNE_DB as a GPU search of 1x8x512x64 on sm_89 (an L4) would leave it
+put_best() {
+	sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d,
+	  s_kv, h_kv, layout, dtype, causal, config,
+	  compile_key, template_hash, fatune_version, t_median_us, t_min_us, t_p90_us, rel_err, smem_bytes,
+	  threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
+	  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
+	  512, 8, 'bhsd', 'fp16', 0,
+	  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0', '0123456789abcdef',
+	  'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
+	  '2026-11-22T02:00:00Z')"
+}
 # gpu_or_skip: exit 77 (ctest: skipped) where no GPU is usable
 gpu_or_skip() {
 	if ! "$FATUNE" devices >/dev/null 2>&1; then

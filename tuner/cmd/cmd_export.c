@@ -1,8 +1,9 @@
 /* cmd_export.c - `fatune export`: the best config of a shape as build_config.h,
  * or (--dispatch) every tuned shape as a dispatch table (export_dispatch.c).
  *
- * The file is written to a temporary name and renamed, so a failed export never
- * leaves half a file behind or clobbers the previous one.
+ * The file is written through base/outfile.h (a temporary file beside it,
+ * renamed), so a failed export never leaves half a file behind or clobbers
+ * the previous one, and never writes through a link, a device or the database.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "cmd/cmd.h"
 #include "db/db.h"
 #include "export/export.h"
@@ -36,27 +38,19 @@ static int write_job(FILE *f, const struct job *j, struct ft_err *err)
 				 err);
 }
 
-/* Writes j to output (NULL: stdout) through a temporary file renamed into
- * place, so a failed export never leaves half a file behind. */
-static int write_output(const char *output, const struct job *j, struct ft_err *err)
+/* Writes j to output (NULL or "-": stdout) through the one output writer
+ * (base/outfile.h), never onto the database db_path. */
+static int write_output(const char *output, const char *db_path, const struct job *j, struct ft_err *err)
 {
-	char tmp[4200];
-	FILE *f;
-	int rc;
+	struct ft_outfile f;
 
-	if (!output)
-		return write_job(stdout, j, err);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", output, (int)getpid());
-	if (!(f = fopen(tmp, "w")))
-		return ft_error(err, FT_EFAIL, "cannot write '%s': %s", tmp, strerror(errno));
-	rc = write_job(f, j, err);
-	if (fclose(f) && !rc)
-		rc = ft_error(err, FT_EFAIL, "cannot write '%s': %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, output))
-		rc = ft_error(err, FT_EFAIL, "cannot rename '%s' to '%s': %s", tmp, output, strerror(errno));
-	if (rc)
-		unlink(tmp);
-	return rc;
+	if (ft_outfile_open(&f, output ? output : "-", db_path, err))
+		return -1;
+	if (write_job(f.f, j, err)) {
+		ft_outfile_abort(&f);
+		return -1;
+	}
+	return ft_outfile_commit(&f, err);
 }
 
 /* --dispatch: every tuned shape of the arch (device, space) in one file. */
@@ -89,8 +83,8 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 	if (o->space)
 		snprintf(d.space_path, sizeof(d.space_path), "%s", o->space);
 	j->table = &d;
-	rc = write_output(output, j, err);
-	if (!rc && output)
+	rc = write_output(output, ft_db_path(o), j, err);
+	if (!rc && output && strcmp(output, "-"))
 		fprintf(stderr, "fatune: wrote %s (%d shape%s of %s on %s, space %s)\n", output, d.n, d.n == 1 ? "" : "s",
 			arch->name, d.rows[0].device, d.rows[0].space);
 	ft_dispatch_release(&d);
@@ -299,10 +293,12 @@ int cmd_export(int argc, char **argv)
 	else if (!config && sp != given && strcmp(sp->name, "attention"))
 		src.space_arg = sp->path;
 	j.header = &src;
-	rc = write_output(output, &j, &err);
+	rc = write_output(output, ft_db_path(&o), &j, &err);
 	if (rc)
 		goto fail;
-	if (output && config)
+	if (output && !strcmp(output, "-"))
+		;	/* standard output: nothing to announce */
+	else if (output && config)
 		fprintf(stderr, "fatune: wrote %s (%s, chosen, not measured)\n", output, best.config);
 	else if (output)
 		fprintf(stderr, "fatune: wrote %s (%s, %.2f us on %s)\n", output, best.config, best.t_median_us,

@@ -1,6 +1,7 @@
 /* cmd_report.c - `fatune report`: the tuning database as one self-contained
- * HTML file (report.c loads it, report_html.c writes it). Written to a
- * temporary name and renamed, like export: a failed report leaves nothing.
+ * HTML file (report.c loads it, report_html.c writes it). Written through
+ * base/outfile.h, like export: a failed report leaves nothing, and the output
+ * is never a link, a device or the database.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "cmd/cmd.h"
 #include "db/db.h"
 #include "export/report.h"
@@ -32,7 +34,7 @@ int cmd_report(int argc, char **argv)
 	int npos, rc;
 	struct ft_option opts[] = {
 		FT_ARCH_OPTION(&o), FT_DB_OPTION(&o),
-		FT_OPT_STR_("output", 'o', &output, "FILE", "write here (required)"),
+		FT_OPT_STR_("output", 'o', &output, "FILE", "write here (required; - for standard output)"),
 		FT_OPT_STR_("device", 0, &ro.device, "NAME", "only searches timed on this device"),
 		FT_OPT_STR_("campaign", 0, &ro.campaign, "NAME", "only the searches of this campaign"),
 		FT_OPT_STR_("rows", 0, &ro.rows, "PARAM", "the heatmap's row parameter"),
@@ -42,8 +44,7 @@ int cmd_report(int argc, char **argv)
 	struct ft_err err = { 0 };
 	struct ft_report r = { 0 };
 	struct ft_db *db = NULL;
-	char tmp[4200];
-	FILE *f;
+	struct ft_outfile f;
 
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
@@ -60,19 +61,14 @@ int cmd_report(int argc, char **argv)
 	ft_db_close(db);
 	if (rc)
 		return ft_report(&err);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", output, (int)getpid());
-	if (!(f = fopen(tmp, "w"))) {
-		ft_error(&err, FT_EFAIL, "cannot write '%s': %s: check the output path", tmp, strerror(errno));
+	if (ft_outfile_open(&f, output, ft_db_path(&o), &err))
 		goto out;
-	}
-	rc = ft_report_html(f, &r, &err);
-	if (fclose(f) && !rc)
-		rc = ft_error(&err, FT_EFAIL, "cannot write '%s': %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, output))
-		rc = ft_error(&err, FT_EFAIL, "cannot rename '%s' to '%s': %s", tmp, output, strerror(errno));
+	rc = ft_report_html(f.f, &r, &err);
 	if (rc)
-		unlink(tmp);
+		ft_outfile_abort(&f);
 	else
+		rc = ft_outfile_commit(&f, &err);
+	if (!rc && strcmp(output, "-"))
 		fprintf(stderr, "fatune: wrote %s (%d search%s)\n", output, r.n, r.n == 1 ? "" : "es");
 out:
 	ft_report_release(&r);

@@ -398,6 +398,8 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	    ft_cmd_timing("search", c->timing, err) ||
 	    ft_cmd_budget("search", c->budget, &so->budget_n, &so->budget_s, err))
 		return -1;
+	if (c->name && ft_campaign_name_check(c->name, err))
+		return -1;
 	so->jobs = c->jobs ? (int)c->jobs : ft_ncores();
 	so->seed = c->seed;
 	so->timing = c->timing;
@@ -533,7 +535,11 @@ int cmd_search(int argc, char **argv)
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
 	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &err) ||
-	    search_opts(&c, &so, &err) || setup_targets(&c, &err) ||
+	    search_opts(&c, &so, &err) ||
+	    /* database paths refused before any GPU work starts */
+	    ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
+	    (c.replay_db && ft_db_path_ok(c.replay_db, 0, "tuning database", &err)) ||
+	    setup_targets(&c, &err) ||
 	    ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);
 	else

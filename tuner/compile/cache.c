@@ -15,6 +15,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/outfile.h"
 #include "space/space.h"
 #include "base/paths.h"
 
@@ -290,23 +291,13 @@ int ft_cache_read(const char *cubin_path, void **image, size_t *size, struct ft_
 	return 0;
 }
 
+/* A cache entry through the one output writer (base/outfile.h): a temporary
+ * file made O_EXCL beside it, renamed into place. */
 static int write_atomic(const char *path, const void *data, size_t size, struct ft_err *err)
 {
-	char tmp[FT_PATH_MAX + 32];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	f = fopen(tmp, "wb");
-	if (!f)
-		return ft_error(err, FT_EFAIL, "cannot write cache file '%s': %s", tmp, strerror(errno));
-	if (fwrite(data, 1, size, f) != size || fclose(f)) {
-		unlink(tmp);
-		return ft_error(err, FT_EFAIL, "cannot write cache file '%s': %s", tmp, strerror(errno));
-	}
-	if (rename(tmp, path)) {
-		unlink(tmp);
-		return ft_error(err, FT_EFAIL, "cannot rename '%s' into the cache: %s", tmp,
-				strerror(errno));
+	if (ft_outfile_write(path, data, size, err)) {
+		ft_err_prefix(err, "storing a compiled kernel in the cache");
+		return -1;
 	}
 	return 0;
 }

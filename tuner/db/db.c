@@ -276,6 +276,18 @@ static int check_state(struct ft_db *db, const struct db_state *s, struct ft_err
 	return 0;
 }
 
+int ft_dbi_schema_build(sqlite3 *h, long long version, struct ft_err *err)
+{
+	int rc = sqlite3_exec(h, ft_sql_schema, NULL, NULL, NULL);
+
+	for (long long v = 1; rc == SQLITE_OK && v < version && migrations[v - 1].name; v++)
+		rc = sqlite3_exec(h, migrations[v - 1].sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return ft_error(err, FT_EFAIL, "building schema %lld in memory failed: %s: this is a fatune bug", version,
+				sqlite3_errmsg(h));
+	return 0;
+}
+
 /* The schema version a migration file makes: its leading NNN, or -1. */
 static long migration_version(const char *name)
 {
@@ -405,17 +417,11 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 {
 	struct ft_db *db;
 	struct db_state s;
-	struct stat sb;
 	int rc, flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
 
 	*out = NULL;
-	if (!create && stat(path, &sb) != 0) {
-		if (errno == ENOENT)
-			return ft_error(err, FT_EINPUT,
-					"no tuning database at '%s': run 'fatune search' first or pass --db", path);
-		return ft_error(err, FT_EFAIL, "cannot reach tuning database '%s': %s: check the path or pass --db",
-				path, strerror(errno));
-	}
+	if (ft_db_path_ok(path, create, "tuning database", err))
+		return -1;
 	if (strlen(path) >= sizeof(db->path))
 		return ft_error(err, FT_EINPUT, "tuning database path '%.64s...' is longer than %zu bytes: use a shorter one",
 				path, sizeof(db->path) - 1);

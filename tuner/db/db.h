@@ -12,7 +12,9 @@
  * statements. fatune's pipeline stores from its main thread only.
  *
  * Refusals (FT_EFAIL unless noted, nothing is ever overwritten):
+ *   - a path that is not a regular file (ft_db_path_ok, FT_EINPUT);
  *   - a file that is not an SQLite database, or fails `PRAGMA quick_check`
+ *     (every complaint is damage, CHECK constraints included)
  *     (ft_db_check: "tuning database 'X' is corrupt or not a database (what);
  *     nothing was written to it: recover ... with 'sqlite3 X .recover > fixed.sql'
  *     ..., or pass --db with another file"), the file and its WAL left
@@ -33,6 +35,17 @@
 #include "base/trial.h"
 
 struct ft_db;
+
+/* The one gate before SQLite sees a database path (every open: --db,
+ * --replay, merge inputs and output, the check below). path must be a
+ * regular file (a symbolic link to one is followed), or absent where create
+ * is set; its '-wal', '-shm' and '-journal' files, where present, regular
+ * files too (SQLite writes them). Refused with FT_EINPUT, one line naming
+ * what the path is (a device node, a fifo, a directory), nothing opened or
+ * written: what is "tuning database" or "merge input", for the message.
+ * A missing file without create: FT_EINPUT "no tuning database at 'PATH':
+ * run 'fatune search' first or pass --db". */
+int ft_db_path_ok(const char *path, int create, const char *what, struct ft_err *err);
 
 /* Checks the file at path with `PRAGMA quick_check` on a read-only connection
  * that writes nothing into it or its WAL (an empty WAL and SQLite's '-shm'

@@ -57,6 +57,21 @@ void ft_dbi_rollback(struct ft_db *db);
 int ft_dbi_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
 			struct ft_err *err);
 
+/* The WAL and shared-memory files beside a database, as found before a
+ * read-only connection opened it (db_check.c). */
+struct ft_dbi_sides {
+	char wal[FT_PATH_MAX + 8], shm[FT_PATH_MAX + 8];
+	int had_wal, had_shm;
+};
+void ft_dbi_sides_note(const char *path, struct ft_dbi_sides *f);
+/* Removes the empty WAL and the '-shm' made since ft_dbi_sides_note. */
+void ft_dbi_sides_clean(const struct ft_dbi_sides *f);
+
+/* Creates schema version `version` (schema.sql, then the migrations up to
+ * it) in the empty database h: what a fatune file of that version holds
+ * (db_merge.c compares inputs with it). */
+int ft_dbi_schema_build(sqlite3 *h, long long version, struct ft_err *err);
+
 /* Binding parameters 1, 2, ... in order (see struct binder). */
 void ft_dbi_b_text(struct binder *b, const char *s);
 void ft_dbi_b_text_opt(struct binder *b, const char *s);	/* "" stored as NULL */

@@ -1,9 +1,12 @@
 /* db_merge.c - merging tuning databases: the runs and trials of other files
  * (one per SLURM shard, one per host) into one, and its best rows recomputed.
  *
- * Part of the database module (shares db_internal.h). Inputs are opened
- * read-only and checked before anything is written (fatune's application_id,
- * a schema version this build knows, PRAGMA quick_check), so a refused input
+ * Part of the database module (shares db_internal.h). Inputs are untrusted
+ * (shards come from cluster nodes): each is opened read-only (immutable when
+ * no WAL content lies beside it) and checked before anything is written (a
+ * regular file, fatune's application_id, a schema version this build knows,
+ * exactly that version's tables, indexes and columns with no view, trigger or
+ * virtual table, PRAGMA quick_check), within a time bound, so a refused input
  * leaves every file as it was; an input of an older schema is read through a
  * migrated copy in $TMPDIR, never upgraded in place. The copy is one BEGIN IMMEDIATE transaction on the
  * output over all inputs: all of it lands, or nothing does. Each input is
@@ -17,8 +20,9 @@
  *     the start time and seed tell two searches of the same key apart. A
  *     run already there that is unfinished takes the input's end (finished_at,
  *     outcome, wall_s) when the input has one;
- *   - a trial is (its run, config, status, created_at, t_median_us): a run
- *     stores a config once per evaluation, with the time it was stored.
+ *   - a trial is a row of its run with every column equal (NULLs match):
+ *     two evaluations that differ in anything (a reason, a register count,
+ *     a device index) stay two rows, and a row merged before is recognised.
  * Rows are copied column by column under the output's column names (both
  * files have the same schema version, so the same columns), run ids being
  * remapped. The best row of every search that gained a trial is recomputed
@@ -31,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -52,6 +57,9 @@ struct cols {
 struct input {
 	struct ft_db db;
 	char tmp[FT_PATH_MAX];		/* the copy, "" when none; removed on close */
+	struct ft_dbi_sides sides;	/* its '-wal' and '-shm' before we opened it */
+	int noted;			/* sides is set: close removes what we made */
+	double limit_s, deadline;	/* the time bound on reading it (past_deadline) */
 };
 
 /* Copies an older input (through SQLite's backup API, which takes a
@@ -102,9 +110,196 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 	return 0;
 }
 
+/* How long reading one input may take: a generous 60 s, plus 1 s per MB of
+ * file. quick_check reads at disk speed (hundreds of MB/s) and the copy
+ * costs about as much again, so a healthy input stays far inside it; what
+ * the bound catches is a file built to make a query run forever (the schema
+ * check below already refuses the views and triggers that could). */
+#define INPUT_BASE_S 60.0
+#define INPUT_S_PER_MB 1.0
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* SQLite's progress handler: interrupts a statement on an input past its deadline. */
+static int past_deadline(void *arg)
+{
+	const struct input *in = arg;
+
+	return now_s() > in->deadline;
+}
+
+static void start_clock(struct input *in)
+{
+	in->deadline = now_s() + in->limit_s;
+}
+
+/* The URI that opens path read-only and immutable: no locks, no '-shm' or
+ * '-wal' made beside it, readable on a read-only mount. Only for a file with
+ * no WAL content (immutable ignores a WAL). Bytes other than [A-Za-z0-9/._-]
+ * are percent-encoded; an absolute path gets an empty authority. */
+static int immutable_uri(const char *path, char *out, size_t size)
+{
+	size_t n = (size_t)snprintf(out, size, "file:%s", path[0] == '/' ? "//" : "");
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (n + 4 >= size)
+			return -1;
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/._-", *p))
+			out[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(out + n, size - n, "%%%02X", *p);
+	}
+	return (size_t)snprintf(out + n, size - n, "?immutable=1") >= size - n ? -1 : 0;
+}
+
+/* One line per schema object, in a fixed order: type, name, table, virtual or
+ * not, and its columns (name, type, NOT NULL, key, hidden) or indexed
+ * columns. The statistics tables ANALYZE adds are left out. */
+static const char schema_sql[] =
+	"SELECT m.type || ' ' || m.name || ' ' || m.tbl_name || ' '"
+	" || (coalesce(m.sql, '') LIKE 'CREATE VIRTUAL%') || ' ' || coalesce(CASE m.type"
+	" WHEN 'table' THEN (SELECT group_concat(x.name || ':' || x.type || ':' || x.\"notnull\" || ':' || x.pk"
+	"  || ':' || x.hidden, ',') FROM pragma_table_xinfo(m.name) x)"
+	" WHEN 'index' THEN (SELECT group_concat(coalesce(x.name, '(expr)') || ':' || x.desc || ':' || x.key, ',')"
+	"  FROM pragma_index_xinfo(m.name) x) END, '')"
+	" FROM sqlite_master m WHERE m.name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\' ORDER BY m.type, m.name";
+
+/* The schema lines of h, one per line, into a malloc'ed string (*out). */
+static int schema_lines(sqlite3 *h, char **out)
+{
+	sqlite3_stmt *st = NULL;
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	int rc;
+
+	*out = NULL;
+	if (!buf)
+		return SQLITE_NOMEM;
+	buf[0] = '\0';
+	rc = sqlite3_prepare_v2(h, schema_sql, -1, &st, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *line = (const char *)sqlite3_column_text(st, 0);
+		size_t n = line ? strlen(line) : 0;
+
+		rc = SQLITE_OK;
+		if (len + n + 2 > cap) {
+			char *bigger = realloc(buf, cap = 2 * (len + n + 2));
+			if (!bigger) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			buf = bigger;
+		}
+		memcpy(buf + len, line ? line : "", n);
+		len += n;
+		buf[len++] = '\n';
+		buf[len] = '\0';
+	}
+	sqlite3_finalize(st);	/* repeats the step's error, kept in rc */
+	if (rc != SQLITE_DONE) {
+		free(buf);
+		return rc == SQLITE_OK ? SQLITE_ERROR : rc;
+	}
+	*out = buf;
+	return SQLITE_OK;
+}
+
+/* The first line of a that b lacks, into dst ("" when none). */
+static void first_extra(const char *a, const char *b, char *dst, size_t size)
+{
+	dst[0] = '\0';
+	for (const char *l = a; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = (size_t)(nl - l);
+		const char *p = b;
+		int found = 0;
+
+		for (; *p && !found;) {
+			const char *q = strchr(p, '\n');
+			found = (size_t)(q - p) == n && !strncmp(p, l, n);
+			p = q + 1;
+		}
+		if (!found) {
+			snprintf(dst, size, "%.*s", (int)(n < 160 ? n : 160), l);
+			return;
+		}
+		l = nl + 1;
+	}
+}
+
+/* Refuses an input whose schema is not exactly fatune's schema `version`:
+ * only the expected tables and indexes with their columns; no view, trigger
+ * or virtual table, nothing more or less. */
+static int check_schema(struct input *input, long long version, struct ft_err *err)
+{
+	sqlite3 *mem = NULL;
+	char *want = NULL, *have = NULL, extra[200];
+	int rc, ret = -1;
+
+	rc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL);
+	if (rc != SQLITE_OK) {
+		ft_error(err, FT_EFAIL, "cannot check merge input '%s': %s", input->db.path, sqlite3_errstr(rc));
+		goto out;
+	}
+	if (ft_dbi_schema_build(mem, version, err))
+		goto out;
+	if ((rc = schema_lines(mem, &want)) != SQLITE_OK) {
+		ft_error(err, FT_EFAIL, "cannot list fatune's schema %lld: %s: this is a fatune bug", version,
+			 sqlite3_errmsg(mem));
+		goto out;
+	}
+	if ((rc = schema_lines(input->db.h, &have)) != SQLITE_OK) {
+		ft_error(err, FT_EINPUT, "merge input '%s' has a schema fatune cannot read (%s): it was edited by hand or is hostile; leave it out of the merge",
+			 input->db.path, sqlite3_errmsg(input->db.h));
+		goto out;
+	}
+	if (strcmp(want, have)) {
+		first_extra(have, want, extra, sizeof(extra));
+		if (extra[0])
+			ft_error(err, FT_EINPUT, "merge input '%s' is not fatune's schema %lld: it holds '%s' (type, name, table, virtual, columns), which fatune never makes; it was edited by hand or is hostile: leave it out of the merge",
+				 input->db.path, version, extra);
+		else {
+			first_extra(want, have, extra, sizeof(extra));
+			ft_error(err, FT_EINPUT, "merge input '%s' is not fatune's schema %lld: it lacks '%s' (type, name, table, virtual, columns); it was edited by hand or is damaged: leave it out of the merge",
+				 input->db.path, version, extra);
+		}
+		goto out;
+	}
+	ret = 0;
+out:
+	free(want);
+	free(have);
+	sqlite3_close_v2(mem);
+	return ret;
+}
+
+/* Opens path read-only: immutable when no WAL content lies beside it (no
+ * side files made, a read-only mount readable), else through SQLite's WAL
+ * index, whose '-shm' (and empty WAL) made here close_input removes. */
+static int open_ro(struct input *input, const char *path, int *wal)
+{
+	char uri[3 * FT_PATH_MAX + 32];
+	struct stat sb;
+
+	*wal = stat(input->sides.wal, &sb) == 0 && sb.st_size > 0;
+	if (!*wal && !immutable_uri(path, uri, sizeof(uri)))
+		return sqlite3_open_v2(uri, &input->db.h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	return sqlite3_open_v2(path, &input->db.h, SQLITE_OPEN_READONLY, NULL);
+}
+
 /* Opens path read-only and checks it is an intact fatune database of this
  * build's schema or an older one (which, with copy_older, is read through an
- * upgraded copy). Every refusal is FT_EINPUT naming the file. */
+ * upgraded copy): a regular file (ft_db_path_ok), fatune's application id and
+ * a known version, exactly that version's schema (check_schema), PRAGMA
+ * quick_check; all of it within the input's time bound. Every refusal is
+ * FT_EINPUT naming the file. */
 static int open_input(struct input *input, const char *path, int copy_older, struct ft_err *err)
 {
 	struct ft_db *in = &input->db;
@@ -113,22 +308,26 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 				     " (SELECT count(*) FROM sqlite_master)";
 	sqlite3_stmt *st = NULL;
 	long long app = 0, version = 0, objects = 0;
-	int latest = ft_db_schema_version(), rc;
+	int latest = ft_db_schema_version(), rc, wal = 0;
 	const char *what = "reading its header";
 	struct stat sb;
 
 	memset(input, 0, sizeof(*input));
-	if (stat(path, &sb) != 0)
-		return ft_error(err, FT_EINPUT, "merge input '%s': %s: check the path", path, strerror(errno));
-	if (!S_ISREG(sb.st_mode))
-		return ft_error(err, FT_EINPUT, "merge input '%s' is not a regular file: pass a tuning database", path);
+	if (ft_db_path_ok(path, 0, "merge input", err))
+		return -1;
 	if (strlen(path) >= sizeof(in->path))
 		return ft_error(err, FT_EINPUT, "merge input path '%.64s...' is longer than %zu bytes: use a shorter one",
 				path, sizeof(in->path) - 1);
 	strcpy(in->path, path);
-	rc = sqlite3_open_v2(path, &in->h, SQLITE_OPEN_READONLY, NULL);
-	if (rc == SQLITE_OK)
+	ft_dbi_sides_note(path, &input->sides);
+	input->noted = 1;
+	input->limit_s = INPUT_BASE_S + (stat(path, &sb) == 0 ? (double)sb.st_size / 1e6 * INPUT_S_PER_MB : 0);
+	start_clock(input);
+	rc = open_ro(input, path, &wal);
+	if (rc == SQLITE_OK) {
+		sqlite3_progress_handler(in->h, 10000, past_deadline, input);
 		rc = sqlite3_busy_timeout(in->h, 30000);
+	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(in->h, header, -1, &st, NULL);
 	if (rc == SQLITE_OK) {
@@ -142,6 +341,10 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 	}
 	sqlite3_finalize(st);
 	st = NULL;
+	if (rc != SQLITE_OK && wal)
+		return ft_error(err, FT_EINPUT,
+				"merge input '%s' has a WAL ('%s-wal') that cannot be read here (%s): checkpoint it where it was written (sqlite3 FILE 'PRAGMA wal_checkpoint') or copy it with its -wal to a writable directory",
+				path, path, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
 	if (rc == SQLITE_OK && app == 0)
 		return ft_error(err, FT_EINPUT, "merge input '%s' is %s, not a fatune database: leave it out of the merge",
 				path, objects ? "another SQLite database" : "empty");
@@ -157,7 +360,11 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 		return ft_error(err, FT_EINPUT,
 				"merge input '%s' has fatune's application_id but schema version %lld: it is damaged; leave it out of the merge",
 				path, version);
+	if (rc == SQLITE_OK && check_schema(input, version, err))
+		return -1;
 	if (rc == SQLITE_OK) {
+		/* read-only: SQLite does not evaluate CHECK constraints here (db_check.c);
+		 * the output enforces them on every copied row instead (merge_input) */
 		what = "checking it (PRAGMA quick_check)";
 		rc = sqlite3_prepare_v2(in->h, "SELECT quick_check FROM pragma_quick_check LIMIT 1", -1, &st, NULL);
 		if (rc == SQLITE_OK) {
@@ -175,6 +382,10 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 		}
 		sqlite3_finalize(st);
 	}
+	if (rc == SQLITE_INTERRUPT)
+		return ft_error(err, FT_EINPUT,
+				"merge input '%s' took more than %.0f s to check (%s): it may be built to never finish; leave it out of the merge",
+				path, input->limit_s, what);
 	if (rc != SQLITE_OK)
 		return ft_error(err, FT_EINPUT, "merge input '%s' is not a readable database (%s: %s): leave it out of the merge",
 				path, what, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
@@ -185,6 +396,9 @@ static void close_input(struct input *in)
 {
 	sqlite3_close_v2(in->db.h);	/* always SQLITE_OK */
 	in->db.h = NULL;
+	if (in->noted)
+		ft_dbi_sides_clean(&in->sides);	/* what the read-only connection made */
+	in->noted = 0;
 	if (in->tmp[0]) {
 		char side[FT_PATH_MAX + 8];
 
@@ -269,7 +483,14 @@ static int step_out(struct merge *m, sqlite3_stmt *st, int *row, long long *id, 
 	int rc = sqlite3_step(st);
 
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		ft_dbi_fail(m->out, rc, err, what);
+		/* the output's CHECK constraints catch what a read-only check of
+		 * the input cannot (a status fatune never stores, ...) */
+		if ((rc & 0xff) == SQLITE_CONSTRAINT)
+			ft_error(err, FT_EINPUT,
+				 "merge input '%s' holds a row that breaks fatune's schema (%s: %s): it was edited by hand or is damaged; leave it out of the merge",
+				 m->in->path, what, sqlite3_errmsg(m->out->h));
+		else
+			ft_dbi_fail(m->out, rc, err, what);
 		sqlite3_reset(st);
 		return -1;
 	}
@@ -308,7 +529,7 @@ static int merge_trials(struct merge *m, long long in_id, long long out_id, cons
 	while ((rc = sqlite3_step(m->s_trials)) == SQLITE_ROW) {
 		/* s_trials: config, status, created_at, t_median_us, search_key, <tc> */
 		if (sqlite3_bind_int64(m->o_find_trial, 1, out_id) != SQLITE_OK ||
-		    copy_values(m, m->o_find_trial, 2, m->s_trials, 0, 5, err) ||
+		    copy_values(m, m->o_find_trial, 2, m->s_trials, 5, tc->n, err) ||
 		    step_out(m, m->o_find_trial, &found, NULL, "looking up a trial", err))
 			return -1;
 		if (found) {
@@ -429,10 +650,33 @@ out:
 	return ret;
 }
 
+/* The trial lookup: a row of the same run with every column equal (IS, so
+ * NULLs match), parameters ?1 the run, ?2.. the columns of tc in order.
+ * search_key and config (never NULL) lead, for trials_by_key. */
+static int find_trial_sql(const struct cols *tc, char *sql, size_t size, struct ft_err *err)
+{
+	const char *p = tc->names;
+	size_t n = (size_t)snprintf(sql, size, "SELECT id FROM trials WHERE +run_id = ?1");
+
+	for (int i = 0; i < tc->n; i++) {
+		const char *end = strstr(p, ", ");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		int eq = (len == 12 && !strncmp(p, "\"search_key\"", len)) || (len == 8 && !strncmp(p, "\"config\"", len));
+
+		n += (size_t)snprintf(sql + (n < size ? n : size), n < size ? size - n : 0, " AND %.*s %s ?%d",
+				      (int)len, p, eq ? "=" : "IS", i + 2);
+		p = end ? end + 2 : p + len;
+	}
+	if (n + 9 >= size)
+		return ft_error(err, FT_EFAIL, "the trial lookup is longer than %zu bytes: this is a fatune bug", size);
+	strcat(sql, " LIMIT 1");
+	return 0;
+}
+
 /* The output statements, prepared once for all inputs. */
 static int prepare_out(struct merge *m, const struct cols *rc_, const struct cols *tc, struct ft_err *err)
 {
-	char sql[2 * COLS_MAX + 256];
+	char sql[4 * COLS_MAX + 256];
 
 	snprintf(sql, sizeof(sql), "INSERT INTO runs (%s) VALUES (%s)", rc_->names, rc_->marks);
 	if (ft_dbi_prep(m->out, sql, 0, &m->o_add_run, "preparing the run copy", err))
@@ -448,10 +692,8 @@ static int prepare_out(struct merge *m, const struct cols *rc_, const struct col
 			   "UPDATE runs SET finished_at = ?2, outcome = ?3, wall_s = ?4"
 			   " WHERE id = ?1 AND finished_at IS NULL AND ?2 IS NOT NULL",
 			   0, &m->o_finish_run, "preparing the run update", err) ||
-	       ft_dbi_prep(m->out,
-			   "SELECT id FROM trials WHERE search_key = ?6 AND config = ?2 AND +run_id = ?1"
-			   " AND status = ?3 AND created_at = ?4 AND t_median_us IS ?5 LIMIT 1",
-			   0, &m->o_find_trial, "preparing the trial lookup", err) ||
+	       find_trial_sql(tc, sql, sizeof(sql), err) ||
+	       ft_dbi_prep(m->out, sql, 0, &m->o_find_trial, "preparing the trial lookup", err) ||
 	       ft_dbi_prep(m->out, "INSERT OR IGNORE INTO temp.merge_touched (search_key) VALUES (?1)", 0,
 			   &m->o_touch, "preparing the search list", err);
 }
@@ -499,7 +741,12 @@ int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_me
 		goto fail;
 	for (int i = 0; i < n; i++) {
 		m.in = &ins[i].db;
+		start_clock(&ins[i]);
 		if (merge_input(&m, cr, ct, err)) {
+			if (sqlite3_errcode(ins[i].db.h) == SQLITE_INTERRUPT)
+				ft_error(err, FT_EINPUT,
+					 "merge input '%s' took more than %.0f s to read: it may be built to never finish; leave it out of the merge",
+					 ins[i].db.path, ins[i].limit_s);
 			ft_err_prefix(err, "merging '%s'", ins[i].db.path);
 			goto fail;
 		}

@@ -1,6 +1,7 @@
 /* campaign.c - a campaign's units: adding shape sets, dropping repeats, sharding (see campaign.h). */
 #include "space/campaign.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,4 +143,17 @@ char *ft_campaign_label(const struct ft_campaign *c, int i, char *buf, size_t si
 	snprintf(buf, size, "%d/%d %s %s%s", i + 1, c->nunits, ft_shape_format(s, shape, sizeof(shape)),
 		 ft_dtype_name(s->dtype), s->causal ? " causal" : "");
 	return buf;
+}
+
+int ft_campaign_name_check(const char *name, struct ft_err *err)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)name[i]) || name[i] == '_' || name[i] == '-'))
+			n = 0;
+	if (!n || n >= FT_NAME_MAX)
+		return ft_error(err, FT_EINPUT, "bad --name '%.64s': use 1 to %d letters, digits, '_' and '-'", name,
+				FT_NAME_MAX - 1);
+	return 0;
 }

@@ -69,4 +69,10 @@ int ft_shard_parse(const char *text, int *shard, int *count, struct ft_err *err)
 /* "3/24 1x8x512x64 fp16 causal" for unit i, into buf. */
 char *ft_campaign_label(const struct ft_campaign *c, int i, char *buf, size_t size);
 
+/* A campaign's name from the command line (`search --name`): the rule of a
+ * campaign file's `name:` (ft_yaml_name: 1 to FT_NAME_MAX - 1 of
+ * [A-Za-z0-9_-]), since it is stored with every run and shown by query and
+ * report. FT_EINPUT naming the option otherwise. */
+int ft_campaign_name_check(const char *name, struct ft_err *err);
+
 #endif

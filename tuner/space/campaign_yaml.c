@@ -88,19 +88,19 @@ static int space_item(struct ft_yaml *y, yaml_node_t *n, const char *key, void *
 {
 	struct ft_campaign *c = arg;
 	const char *s = ft_yaml_scalar(y, n, key, "a space file");
+	const char *why;
 	char *dst;
-	struct stat st;
 
 	if (!s)
 		return -1;
 	if (c->nspaces == FT_CAMPAIGN_MAX_SPACES)
 		return ft_yaml_fail(y, ft_yaml_line(n), key, "more than %d spaces", FT_CAMPAIGN_MAX_SPACES);
 	dst = c->spaces[c->nspaces];
-	if (!*s || ft_space_include_dir(s[0] == '{' ? "" : s, y->path, dst, FT_PATH_MAX) ||
-	    stat(dst, &st) || !S_ISREG(st.st_mode))
+	/* confined like a space's template: beside the campaign or fatune's own */
+	if ((why = ft_space_file_confined(s, y->path, dst, FT_PATH_MAX)))
 		return ft_yaml_fail(y, ft_yaml_line(n), key,
-				    "space file '%.200s' is not a readable file (a relative path is relative to the campaign file)",
-				    s);
+				    "space file '%.200s' is not a readable file: %s (a relative path is relative to the campaign file, under whose directory the space must lie, or under fatune's own)",
+				    s, why);
 	c->nspaces++;
 	return 0;
 }

@@ -238,6 +238,29 @@ const char *ft_space_include_confined(const char *entry, const char *space_path,
 	return NULL;
 }
 
+const char *ft_space_file_confined(const char *entry, const char *owner_path, char *out, size_t size)
+{
+	char base[PATH_MAX], data[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+
+	out[0] = '\0';
+	if (!*entry)
+		return "the path is empty";
+	if (!strncmp(entry, "{cuda}", 6) || ft_space_include_dir(entry, owner_path, out, size))
+		return "the path is too long or not a file path";
+	/* symbolic links and '..' resolved first, so neither can lead out */
+	if (!realpath(out, real) || stat(real, &st))
+		return "there is no such file";
+	if (!S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	if (parent_real(owner_path, base))
+		return "the directory of the file naming it cannot be resolved";
+	if (!under(real, base) && !(realpath(ft_data_dir(), data) && under(real, data)))
+		return "it lies outside the directory of the file naming it and outside fatune's data directory "
+		       "(an absolute path, '..' or a symbolic link leading out)";
+	return NULL;
+}
+
 int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size)
 {
 	char dir[FT_PATH_MAX], *slash;

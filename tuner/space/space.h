@@ -124,6 +124,16 @@ const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 const char *ft_space_include_confined(const char *entry, const char *space_path,
 				     const char *template_path, char *out, size_t size);
 
+/* A file a space or campaign names (a space's template.file, a campaign's
+ * spaces: entry) resolved into out (relative to owner_path's directory, or
+ * absolute; out keeps the path as joined) and confined like compile.include:
+ * its real path (links and '..' resolved) must be a regular file under the
+ * real directory of owner_path or under fatune's data directory
+ * (ft_data_dir: the shipped templates and spaces). NULL when it is, else why
+ * not, in a phrase. A file from elsewhere could name /etc/shadow, whose first
+ * line NVRTC's or the YAML loader's error would print. */
+const char *ft_space_file_confined(const char *entry, const char *owner_path, char *out, size_t size);
+
 /* A path entry (a campaign's space file) resolved into out: "{cuda}/X" under the CUDA
  * include directory, an absolute path as it is, anything else relative to
  * the space file's directory. -1 when it does not fit or is empty. */

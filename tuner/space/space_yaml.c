@@ -21,6 +21,7 @@
 
 #include "base/ident.h"
 #include "space/expr.h"
+#include "base/paths.h"
 #include "base/yaml_doc.h"
 
 /* A space file is a page of YAML; 1 MiB is a thousand times that and bounds
@@ -64,32 +65,22 @@ static int template_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yam
 	const char *name = (const char *)k->data.scalar.value, *s;
 
 	if (!strcmp(name, "file")) {
-		char dir[FT_PATH_MAX], *slash;
-		struct stat st;
+		const char *why;
 		FILE *f;
 
 		if (!(s = ft_yaml_scalar(y, v, key, "a file path")))
 			return -1;
 		if (!*s)
 			return ft_yaml_fail(y, ft_yaml_line(v), key, "the path is empty: name the kernel template");
-		snprintf(dir, sizeof(dir), "%s", y->path);
-		slash = strrchr(dir, '/');
-		if (s[0] == '/' || !slash)
-			snprintf(dir, sizeof(dir), "%s", s[0] == '/' ? "" : ".");
-		else
-			*slash = '\0';
-		if ((size_t)snprintf(sp->template_path, sizeof(sp->template_path), "%s%s%s", dir,
-				     s[0] == '/' ? "" : "/", s) >= sizeof(sp->template_path))
-			return ft_yaml_fail(y, ft_yaml_line(v), key, "the path is longer than %d characters",
-				    FT_PATH_MAX - 1);
-		errno = 0;
-		if (stat(sp->template_path, &st) || !S_ISREG(st.st_mode) ||
-		    !(f = fopen(sp->template_path, "r")))
+		/* confined like compile.include: beside the space or fatune's own */
+		if ((why = ft_space_file_confined(s, y->path, sp->template_path, sizeof(sp->template_path))))
 			return ft_yaml_fail(y, ft_yaml_line(v), key,
-				    "template '%s' cannot be read: %s: the path is relative to the "
-				    "space file's directory",
-				    sp->template_path,
-				    errno ? strerror(errno) : "not a regular file");
+				    "template '%.200s' cannot be read: %s: the path is relative to the space file's directory, under which the template must lie (or under %s, fatune's own)",
+				    sp->template_path[0] ? sp->template_path : s, why, ft_data_dir());
+		errno = 0;
+		if (!(f = fopen(sp->template_path, "r")))
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "template '%s' cannot be read: %s",
+				    sp->template_path, strerror(errno));
 		fclose(f);
 		{
 			const char *base = strrchr(sp->template_path, '/');
