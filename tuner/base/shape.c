@@ -124,7 +124,21 @@ int ft_shape_set_kv(struct ft_shape *sh, long long kv_len, long long kv_heads, c
 		    struct ft_err *err)
 {
 	struct ft_shape t = *sh;
+	char text[128];
+	const char *clash = NULL, *opt = NULL;
 
+	/* the shape's own ",kv_len=" / ",kv_heads=" / ",layout=" and the option
+	 * both given, and different: which one was meant? */
+	if (kv_len && sh->s_kv != sh->s && kv_len != sh->s_kv)
+		clash = "kv_len", opt = "kv-len";
+	else if (kv_heads && sh->h_kv != sh->h && kv_heads != sh->h_kv)
+		clash = "kv_heads", opt = "kv-heads";
+	else if (layout && sh->layout != FT_LAYOUT_BHSD && strcmp(layout, ft_layout_name(sh->layout)))
+		clash = "layout", opt = "layout";
+	if (clash)
+		return ft_error(err, FT_EINPUT,
+				"shape '%s' sets %s and the option --%s says otherwise: give it once",
+				ft_shape_format(sh, text, sizeof(text)), clash, opt);
 	if (kv_len)
 		t.s_kv = kv_len > MAX_DIM ? -1 : (int)kv_len;
 	if (kv_heads)

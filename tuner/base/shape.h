@@ -57,7 +57,9 @@ int ft_shape_expand(const char *text, const struct ft_shape *proto, struct ft_sh
 		    int *n, struct ft_err *err);
 
 /* Overrides the KV length, KV heads or layout of a parsed shape (0 or NULL:
- * keep), as --kv-len, --kv-heads and --layout do, and re-checks it. */
+ * keep), as --kv-len, --kv-heads and --layout do, and re-checks it. A value
+ * the shape's text set already (kv_len != S, kv_heads != H, layout bshd) that
+ * the option contradicts is FT_EINPUT: the user gave it twice. */
 int ft_shape_set_kv(struct ft_shape *sh, long long kv_len, long long kv_heads, const char *layout,
 		    struct ft_err *err);
 

@@ -20,7 +20,9 @@ int cmd_devices(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Prints "fatune: error: MSG" to stderr and returns err->status (1 if unset). */
+/* Prints "fatune: error: MSG" to stderr (a leading "fatune " of MSG dropped, so
+ * "fatune check: x" reads "fatune: error: check: x": one prefix) and returns
+ * err->status (1 if unset). */
 int ft_report(const struct ft_err *err);
 
 /* "warning: ..." to stderr. */

@@ -11,7 +11,12 @@
 
 int ft_report(const struct ft_err *err)
 {
-	fprintf(stderr, "fatune: error: %s\n", err->msg[0] ? err->msg : "unknown failure");
+	const char *msg = err->msg[0] ? err->msg : "unknown failure";
+
+	/* messages name their command as "fatune CMD: ..."; one prefix is enough */
+	if (!strncmp(msg, "fatune ", 7))
+		msg += 7;
+	fprintf(stderr, "fatune: error: %s\n", msg);
 	return err->status && err->status != FT_EINTR ? err->status : FT_EFAIL;
 }
 

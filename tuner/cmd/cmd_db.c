@@ -88,12 +88,12 @@ int cmd_db(int argc, char **argv)
 		return FT_OK;
 	}
 	if (!name) {
-		fprintf(stderr, "fatune: error: fatune db: needs a subcommand: 'fatune db merge OUT.db IN.db...'\n");
+		fprintf(stderr, "fatune: error: db: needs a subcommand: 'fatune db merge OUT.db IN.db...'\n");
 		return FT_EINPUT;
 	}
 	for (int i = 0; i < NSUB; i++)
 		if (!strcmp(subcommands[i].name, name))
 			return subcommands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "fatune: error: fatune db: no subcommand '%s': run 'fatune db --help' for the list\n", name);
+	fprintf(stderr, "fatune: error: db: no subcommand '%s': run 'fatune db --help' for the list\n", name);
 	return FT_EINPUT;
 }

@@ -82,10 +82,21 @@ static int set_value(const struct ft_command_help *cmd, const struct ft_option *
 	}
 }
 
+/* The most options one table may hold: the widest command has about 40. */
+#define MAX_OPTS 128
+
 int ft_parse_options(const struct ft_command_help *cmd, const struct ft_option *opts, int argc,
 		     char **argv, int max_pos, int *npos, struct ft_err *err)
 {
 	int pos = 0, only_pos = 0;
+	const char *given[MAX_OPTS] = { 0 }; /* the argument each single-valued option got */
+	int nopts = 0;
+
+	while (opts[nopts].type != FT_OPT_END)
+		nopts++;
+	if (nopts > MAX_OPTS)
+		return ft_error(err, FT_EFAIL, "fatune %s: %d options in its table, more than %d",
+				cmd->name, nopts, MAX_OPTS);
 
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
@@ -133,6 +144,16 @@ int ft_parse_options(const struct ft_command_help *cmd, const struct ft_option *
 				return ft_error(err, FT_EINPUT, "fatune %s: --%s needs a value (%s)",
 						cmd->name, o->name, o->argname ? o->argname : "VALUE");
 			arg = argv[++i];
+		}
+		/* A single-valued option given twice is a mistake (which one was
+		 * meant?), never "the last one wins"; a repeated flag is harmless. */
+		if (o->type != FT_OPT_FLAG && o->type != FT_OPT_LIST) {
+			const char **prev = &given[o - opts];
+			if (*prev)
+				return ft_error(err, FT_EINPUT,
+						"fatune %s: --%s given twice ('%s' and '%s'): give it once",
+						cmd->name, o->name, *prev, arg);
+			*prev = arg;
 		}
 		if (set_value(cmd, o, arg, err))
 			return -1;
