@@ -230,6 +230,7 @@ struct search_cmd {
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
 	long long jobs, seed, samples, launches, timeout_s;
 	int fresh, quiet, json;
+	int shard_i, shard_n;		/* --shard I/N (0/1: no shard) */
 
 	struct ft_campaign camp;
 	struct ft_space *sps[FT_LIST_MAX + FT_CAMPAIGN_MAX_SPACES + 4];
@@ -318,11 +319,10 @@ static void report_campaign(const struct search_cmd *c, const struct ft_campaign
 /* The units: --campaign FILE, or every --shape (each a shape set), refined by
  * --kv-len, --kv-heads, --layout, --dtype, --causal; then the shard. */
 static int load_units(const struct ft_target_opts *o, const struct ft_strlist *shapes,
-		      const char *campaign, const char *shard, struct ft_campaign *c,
-		      struct ft_err *err)
+		      const char *campaign, const char *shard, struct ft_campaign *c, int *si,
+		      int *sn, struct ft_err *err)
 {
 	struct ft_shape proto = { 0 };
-	int si, sn;
 
 	ft_campaign_init(c);
 	if (campaign && shapes->n)
@@ -348,9 +348,9 @@ static int load_units(const struct ft_target_opts *o, const struct ft_strlist *s
 			if (ft_shape_set_kv(&c->units[u], o->kv_len, o->kv_heads, o->layout, err))
 				return -1;
 	}
-	if (ft_shard_parse(shard, &si, &sn, err))
+	if (ft_shard_parse(shard, si, sn, err))
 		return -1;
-	ft_campaign_shard(c, si, sn);
+	ft_campaign_shard(c, *si, *sn);
 	return 0;
 }
 
@@ -412,6 +412,39 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	return 0;
 }
 
+/* Untimed: the units where no candidate of any space compiled (all rejected
+ * by the model or by the compiler) get one error line and exit 1; 0 when
+ * every unit has a feasible candidate. */
+static int report_infeasible(const struct search_cmd *c, const struct ft_campaign_result *r)
+{
+	struct ft_err err = { 0 };
+	char label[FT_SHAPE_TEXT_MAX + 32];
+	int none = 0, first = -1;
+
+	for (int u = 0; u < c->camp.nunits; u++) {
+		long long feasible = 0;
+		for (int i = r->first[u]; i < r->first[u] + r->count[u]; i++)
+			feasible += r->out[i].res.counts[FT_ST_COMPILED] + r->out[i].res.counts[FT_ST_OK];
+		if (!feasible && r->count[u] && !none++)
+			first = u;
+	}
+	if (!none)
+		return FT_OK;
+	ft_shape_format(&c->camp.units[first], label, sizeof(label));
+	if (c->camp.nunits == 1)
+		ft_error(&err, FT_EFAIL,
+			 "fatune search: no candidate of %s can run on %s: every one was rejected by "
+			 "the space's constraints, the arch's limits or the compiler (counts above; "
+			 "'fatune check --compile' lists each with its reason)",
+			 label, c->arch->name);
+	else
+		ft_error(&err, FT_EFAIL,
+			 "fatune search: %d of %d units have no candidate that can run on %s (the "
+			 "first: %s): 'fatune check --compile' lists each with its reason",
+			 none, c->camp.nunits, c->arch->name, label);
+	return ft_report(&err);
+}
+
 /* Runs the campaign and reports its end; returns the exit status. */
 static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_search_opts *so)
 {
@@ -450,6 +483,8 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 	if (!c->timed && !c->quiet)
 		fprintf(stderr, "fatune: stored the feasibility part in '%s'; timing needs an %s device\n",
 			ft_db_path(&c->o), c->arch->name);
+	if (!c->timed && (status = report_infeasible(c, &r)))
+		goto out;
 	status = r.untuned_timed ? FT_EFAIL : FT_OK;
 	if (status)
 		fprintf(stderr, "fatune: %s: nothing to export%s\n",
@@ -534,13 +569,24 @@ int cmd_search(int argc, char **argv)
 	c.timeout_s = 10;
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
-	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &err) ||
-	    search_opts(&c, &so, &err) ||
-	    /* database paths refused before any GPU work starts */
-	    ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
-	    (c.replay_db && ft_db_path_ok(c.replay_db, 0, "tuning database", &err)) ||
-	    setup_targets(&c, &err) ||
-	    ft_db_open(&db, ft_db_path(&c.o), 1, &err))
+	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &c.shard_i, &c.shard_n,
+		       &err)) {
+		status = ft_report(&err);
+	} else if (!c.camp.nunits) {
+		/* more shards than units (a SLURM array wider than the campaign):
+		 * not an error, but say so rather than look like a failure */
+		fprintf(stderr,
+			"fatune: shard %d/%d has nothing to do: the campaign has %d unit%s and a "
+			"shard keeps those whose index is %d modulo %d\n",
+			c.shard_i, c.shard_n, c.camp.total, c.camp.total == 1 ? "" : "s",
+			c.shard_i, c.shard_n);
+		status = FT_OK;
+	} else if (search_opts(&c, &so, &err) ||
+		   /* database paths refused before any GPU work starts */
+		   ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
+		   (c.replay_db && ft_db_path_ok(c.replay_db, 0, "tuning database", &err)) ||
+		   setup_targets(&c, &err) ||
+		   ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);
 	else
 		status = run_campaign(&c, db, &so);

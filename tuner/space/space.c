@@ -164,6 +164,22 @@ const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 		snprintf(buf, size, "family '%s' %s", sp->family->name, why);
 		return buf;
 	}
+	if (sp->nhead_dims) {
+		int i = 0;
+		while (i < sp->nhead_dims && sp->head_dims[i] != shape->d)
+			i++;
+		if (i == sp->nhead_dims) {
+			size_t n = (size_t)snprintf(buf, size, "its template builds head dim%s ",
+						    sp->nhead_dims > 1 ? "s" : "");
+			for (i = 0; i < sp->nhead_dims && n < size; i++)
+				n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? ", " : "",
+						      sp->head_dims[i]);
+			if (n < size)
+				snprintf(buf + n, size - n, ", not %d (head_dims, line %d)", shape->d,
+					 sp->head_dims_line);
+			return buf;
+		}
+	}
 	if (sp->abi == 1 && !ft_shape_is_plain(shape)) {
 		snprintf(buf, size,
 			 "its template speaks ABI v1 (contiguous [B,H,S,D], S queries = S keys, H query "

@@ -73,6 +73,12 @@ struct ft_space {
 	int abi;			/* `template.abi`: 1 (default) or 2, fatune_abi.h */
 	const struct ft_family *family;	/* `template.family` (default mma), family.h */
 
+	int nhead_dims;			/* `head_dims`: the head dims D the template builds
+					 * (0: any); a shape with another D is refused
+					 * before enumerating (ft_space_unfit) */
+	int head_dims[FT_MAX_VALUES];
+	int head_dims_line;		/* where `head_dims` was written */
+
 	struct ft_expr_src workspace;	/* `workspace.bytes` ("" when none) */
 	enum ft_workspace_init workspace_init;	/* `workspace.init` */
 	int ndefines;			/* `compile.defines`: NAME: expression */
@@ -109,7 +115,8 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
 
 /* Whether sp can run shape on arch a: NULL when it can, else why not, in a
  * phrase ("family 'wgmma' needs Hopper (sm_90)", "ABI v1 template: it cannot
- * run kv_len != S: declare abi: 2 ..."), into buf. */
+ * run kv_len != S: declare abi: 2 ...", "its template builds head dims 32, 64,
+ * 128, not 96 (FILE:LINE head_dims)"), into buf. */
 const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, char *buf, size_t size);
 

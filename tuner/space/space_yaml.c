@@ -526,6 +526,24 @@ static int compile_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml
 	return ft_yaml_mapping(y, v, key, NULL, 0, define_pair, NULL);
 }
 
+/* `head_dims: [32, 64, 128]`: the head dims the template builds. */
+static int head_dims(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_space *sp)
+{
+	struct ft_param p = { .nvalues = 0 };
+
+	if (values_list(y, v, key, &p))
+		return -1;
+	for (int i = 0; i < p.nvalues; i++) {
+		if (p.values[i] < 1 || p.values[i] > 65536)
+			return ft_yaml_fail(y, ft_yaml_line(v), key,
+					    "head dim %lld is out of range: use 1 to 65536", p.values[i]);
+		sp->head_dims[i] = (int)p.values[i];
+	}
+	sp->nhead_dims = p.nvalues;
+	sp->head_dims_line = ft_yaml_line(v);
+	return 0;
+}
+
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
 	static const char *const template_keys[] = { "file",	      "kernel", "combine_kernel",
@@ -562,6 +580,8 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return ft_yaml_mapping(y, v, key, NULL, 0, constraints_pair, NULL);
 	if (!strcmp(key, "smem_bytes"))
 		return expression(y, v, key, &sp->smem);
+	if (!strcmp(key, "head_dims"))
+		return head_dims(y, v, key, sp);
 	if (!strcmp(key, "workspace"))
 		return ft_yaml_mapping(y, v, key, workspace_keys, 2, workspace_pair, NULL);
 	if (!strcmp(key, "compile"))
@@ -659,7 +679,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	static const char *const top_keys[] = { "fatune_space", "name",	    "description",
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
-						"launch" };
+						"launch",	"head_dims" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
@@ -680,7 +700,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->abi = 1;
 	sp->family = &ft_family_mma;
 	sp->workspace_init = FT_WS_ZERO;
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 10, top_pair, NULL) ||
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 11, top_pair, NULL) ||
 	    check_required(&y, y.root))
 		goto out;
 	if (sp->family->check_space && sp->family->check_space(sp, err))
