@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "db/db.h"
@@ -19,7 +20,8 @@ static int db_merge(int argc, char **argv)
 	static const struct ft_command_help help = {
 		"db merge", "fatune db merge OUT.db IN.db...",
 		"Merge the runs and trials of tuning databases into OUT.db and recompute its best configs.",
-		"OUT.db is created if missing. A run or trial OUT.db already holds is recognised and not\n"
+		"OUT.db, the first file named, is where the others go: created if missing, else the\n"
+		"inputs are added to what it holds (said on stderr). A run or trial OUT.db already holds is recognised and not\n"
 		"copied again, so merging the same files twice adds nothing; a run that was unfinished\n"
 		"in OUT.db takes its end from an input that has it. Inputs are only read (one of an older\n"
 		"schema through an upgraded copy in $TMPDIR). Every input is checked first (an intact\n"
@@ -28,7 +30,8 @@ static int db_merge(int argc, char **argv)
 		"Merge files after the searches writing them have ended: copy each shard's file off a\n"
 		"network file system first (SQLite's WAL mode needs a local one)."
 	};
-	int quiet = 0, npos, rc;
+	int quiet = 0, npos, rc, existed;
+	struct stat out_st;
 	struct ft_option opts[] = {
 		FT_OPT_FLAG_("quiet", 'q', &quiet, "print nothing on success"),
 		FT_OPT_END_
@@ -43,10 +46,22 @@ static int db_merge(int argc, char **argv)
 		ft_error(&err, FT_EINPUT, "fatune db merge: needs OUT.db and at least one IN.db: 'fatune db merge OUT.db IN.db...'");
 		return ft_report(&err);
 	}
+	existed = !stat(argv[1], &out_st);
 	/* inputs first: a refused input must not leave a new OUT.db behind */
-	for (int i = 2; i < npos + 1; i++)
+	for (int i = 2; i < npos + 1; i++) {
+		struct stat in_st;
+		if (existed && !stat(argv[i], &in_st) && in_st.st_dev == out_st.st_dev &&
+		    in_st.st_ino == out_st.st_ino) {
+			ft_error(&err, FT_EINPUT,
+				 "fatune db merge: the output '%s' is also input %d ('%s'): the first file "
+				 "is where the others go; name a new file first, e.g. 'fatune db merge "
+				 "merged.db %s ...'",
+				 argv[1], i - 1, argv[i], argv[1]);
+			return ft_report(&err);
+		}
 		if (ft_db_merge_check(argv[i], &err))
 			return ft_report(&err);
+	}
 	if (ft_db_open(&db, argv[1], 1, &err))
 		return ft_report(&err);
 	rc = ft_db_merge(db, (const char *const *)argv + 2, npos - 1, &st, &err);
@@ -59,6 +74,13 @@ static int db_merge(int argc, char **argv)
 		       npos - 1, npos == 2 ? "" : "s", argv[1], st.runs_added, st.runs_added == 1 ? "" : "s",
 		       st.runs_known, st.runs_finished, st.trials_added, st.trials_added == 1 ? "" : "s",
 		       st.trials_known, st.best_rows, st.best_rows == 1 ? "" : "s");
+	/* `db merge a.db b.db` meant as "merge a and b" reads the same as "add b
+	 * to a": say which one happened */
+	if (existed && !quiet)
+		fprintf(stderr,
+			"fatune: '%s' existed: the inputs were added to it, it was not read as an input "
+			"(to combine it and the inputs in a new file: 'fatune db merge NEW.db %s IN.db...')\n",
+			argv[1], argv[1]);
 	return 0;
 }
 

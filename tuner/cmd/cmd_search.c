@@ -19,10 +19,12 @@
  * models are kept apart. The summary names the best of each space and the
  * winner across them, which `fatune export` writes.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "search/campaign_run.h"
 #include "cmd/cmd.h"
@@ -368,6 +370,10 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
 		if (list.n > 1)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
+		if (access(c->replay_db, R_OK))
+			return ft_error(err, FT_EINPUT,
+					"fatune search: --replay '%s' cannot be read (%s): give the database a search recorded its trials in (its --db)",
+					c->replay_db, strerror(errno));
 		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
 		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
 			return -1;
