@@ -10,7 +10,9 @@
  *          "err" or "spread" (ratios near 1e-4) with 4 significant digits
  *          ("%.4g"), any other real "%.6g". Widths count UTF-8 characters,
  *          so device names with non-ASCII letters still line up. No rows:
- *          nothing is printed (the caller may say so on stderr).
+ *          nothing is printed (the caller may say so on stderr). Narrowed
+ *          (ft_printer_narrow): only the chosen columns, and the widest text
+ *          columns cut (cells ending "..") until a line fits the width.
  *   json   "[", one object per line, "]"; integers and finite reals
  *          unquoted (reals re-printed "%.15g", all the digits SQLite keeps),
  *          NULL, NaN and infinities as null; strings escaped per RFC 8259
@@ -43,6 +45,9 @@ struct ft_printer {
 	int *numeric;		/* 1 while every non-NULL value of the column is a number */
 	struct row *buf;
 	size_t nbuf, cap;
+	const char *const *keep;	/* ft_printer_narrow: the columns shown (NULL: all) */
+	int max_width;			/* 0: no limit */
+	FILE *note;			/* where "hidden or cut" is said */
 };
 
 int ft_format_parse(const char *text, enum ft_format *out, struct ft_err *err)
@@ -67,6 +72,15 @@ struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt)
 		p->fmt = fmt;
 	}
 	return p;
+}
+
+void ft_printer_narrow(struct ft_printer *p, const char *const *cols, int max_width, FILE *note)
+{
+	if (!p || p->fmt != FT_FMT_TABLE)
+		return;
+	p->keep = cols;
+	p->max_width = max_width;
+	p->note = note;
 }
 
 /* ---- numbers ------------------------------------------------------------ */
@@ -200,19 +214,39 @@ static void pad(FILE *out, size_t n)
 		fputc(' ', out);
 }
 
-/* One line: cells (NULL past the row's end: empty), no trailing blanks. */
-static void table_line(struct ft_printer *p, char *const *cells, int n, const size_t *w)
+/* Writes the first n characters of c (UTF-8 aware). */
+static void put_chars(FILE *out, const char *c, size_t n)
 {
-	int last = n - 1;
+	for (; *c; c++) {
+		if (((unsigned char)*c & 0xc0) != 0x80 && !n--)
+			break;
+		fputc(*c, out);
+	}
+}
 
-	while (last >= 0 && (!cells[last] || !*cells[last]))
+/* One line: the shown cells (NULL past the row's end: empty), a cell wider
+ * than its column cut to fit with "..", no trailing blanks. */
+static void table_line(struct ft_printer *p, char *const *cells, int n, const size_t *w,
+		       const int *show)
+{
+	int last = n - 1, first = 1;
+
+	while (last >= 0 && (!show[last] || !cells[last] || !*cells[last]))
 		last--;
 	for (int i = 0; i <= last; i++) {
 		const char *c = cells[i] ? cells[i] : "";
 		size_t cw = width(c);
 
-		if (i)
+		if (!show[i])
+			continue;
+		if (!first)
 			fputs("  ", p->out);
+		first = 0;
+		if (cw > w[i]) {
+			put_chars(p->out, c, w[i] - 2);
+			fputs("..", p->out);
+			continue;
+		}
 		if (p->numeric[i])
 			pad(p->out, w[i] - cw);
 		fputs(c, p->out);
@@ -222,16 +256,64 @@ static void table_line(struct ft_printer *p, char *const *cells, int n, const si
 	fputc('\n', p->out);
 }
 
+/* The narrowest a cut column gets: room for a status name or a short config. */
+#define CUT_MIN 16
+
+/* Narrowing: hides the columns not kept and cuts the widest text columns
+ * until a line fits p->max_width; says on p->note what it hid or cut. */
+static void narrow(struct ft_printer *p, size_t *w, int *show)
+{
+	int hidden = 0, cut = 0;
+	size_t total = 0;
+
+	for (int i = 0; i < p->ncols; i++) {
+		if (p->keep) {
+			show[i] = 0;
+			for (int k = 0; p->keep[k]; k++)
+				show[i] |= !strcmp(p->keep[k], p->names[i]);
+		}
+		hidden += !show[i];
+		if (show[i])
+			total += w[i] + (total ? 2 : 0);
+	}
+	while (p->max_width > 0 && total > (size_t)p->max_width) {
+		int widest = -1;
+		size_t floor, shrink;
+
+		for (int i = 0; i < p->ncols; i++)
+			if (show[i] && !p->numeric[i] && (widest < 0 || w[i] > w[widest]))
+				widest = i;
+		floor = widest < 0 ? 0 : width(p->names[widest]);
+		if (floor < CUT_MIN)
+			floor = CUT_MIN;
+		if (widest < 0 || w[widest] <= floor)
+			break;
+		shrink = total - (size_t)p->max_width;
+		if (shrink > w[widest] - floor)
+			shrink = w[widest] - floor;
+		w[widest] -= shrink;
+		total -= shrink;
+		cut++;
+	}
+	if (p->note && (hidden || cut))
+		fprintf(p->note,
+			"fatune: %d column%s hidden%s to fit %d characters: --wide shows every column in "
+			"full (--format csv or json for scripts)\n",
+			hidden, hidden == 1 ? "" : "s", cut ? " and the widest cut" : "", p->max_width);
+}
+
 static void table_flush(struct ft_printer *p)
 {
 	size_t *w;
 	char **rule;
+	int *show;
 
 	if (!p->nbuf)
 		return;
 	w = calloc((size_t)p->ncols, sizeof(*w));
 	rule = calloc((size_t)p->ncols, sizeof(*rule));
-	if (!w || !rule) {
+	show = calloc((size_t)p->ncols, sizeof(*show));
+	if (!w || !rule || !show) {
 		p->failed = 1;
 		goto out;
 	}
@@ -241,6 +323,10 @@ static void table_flush(struct ft_printer *p)
 		for (int i = 0; i < p->buf[r].n; i++)
 			if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
 				w[i] = width(p->buf[r].cells[i]);
+	for (int i = 0; i < p->ncols; i++)
+		show[i] = 1;
+	if (p->keep || p->max_width)
+		narrow(p, w, show);
 	for (int i = 0; i < p->ncols; i++) {
 		if (!(rule[i] = malloc(w[i] + 1))) {
 			p->failed = 1;
@@ -249,11 +335,12 @@ static void table_flush(struct ft_printer *p)
 		memset(rule[i], '-', w[i]);
 		rule[i][w[i]] = '\0';
 	}
-	table_line(p, p->names, p->ncols, w);
-	table_line(p, rule, p->ncols, w);
+	table_line(p, p->names, p->ncols, w, show);
+	table_line(p, rule, p->ncols, w, show);
 	for (size_t r = 0; r < p->nbuf; r++)
-		table_line(p, p->buf[r].cells, p->buf[r].n, w);
+		table_line(p, p->buf[r].cells, p->buf[r].n, w, show);
 out:
+	free(show);
 	if (rule)
 		for (int i = 0; i < p->ncols; i++)
 			free(rule[i]);

@@ -20,6 +20,17 @@ struct ft_printer;
 /* A printer writing to out in format fmt. */
 struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt);
 
+/* Tables only (other formats ignore it): show only the columns named in cols
+ * (NULL-terminated; NULL: all) and, with max_width > 0, cut the widest text
+ * columns (their cells end "..", never below 16 characters) until a line fits
+ * max_width characters. When a column was hidden or cut, one line on note
+ * (NULL: none) says so and names --wide. cols must outlive the printer. */
+void ft_printer_narrow(struct ft_printer *p, const char *const *cols, int max_width, FILE *note);
+
+/* The width of a default table: what a terminal of 120 columns shows
+ * without wrapping (`--wide` lifts it). */
+#define FT_TABLE_WIDTH 120
+
 /* An ft_row_fn: pass it with the printer as ctx. */
 int ft_printer_row(void *printer, int ncols, const char *const *names,
 		   const char *const *values, const int *types);
