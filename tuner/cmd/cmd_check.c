@@ -20,7 +20,12 @@ struct check_ctx {
 	struct ft_printer *pr;
 	int compile;
 	long long counts[FT_ST_COUNT];
+	FILE *logs;			/* --log: every compile log, printed after the table */
 };
+
+/* The columns a default check table shows; the compile ones only with --compile. */
+static const char *const check_cols[] = { "config", "status", "reason", "regs", "spill_bytes",
+					  NULL };
 
 static int check_row(void *ctx, struct ft_trial *t)
 {
@@ -34,6 +39,9 @@ static int check_row(void *ctx, struct ft_trial *t)
 	int types[] = { 3, 3, 3, 1, 1, 3, 1, 1, 1, 2 };
 
 	c->counts[t->status]++;
+	if (c->logs && t->log && t->log[0])
+		fprintf(c->logs, "== %s: %s\n%s%s", t->config, status, t->log,
+			t->log[strlen(t->log) - 1] == '\n' ? "" : "\n");
 	snprintf(grid, sizeof(grid), "%lldx%lldx%lld", t->grid[0], t->grid[1], t->grid[2]);
 	snprintf(smem_model, sizeof(smem_model), "%lld", t->smem_model);
 	snprintf(threads, sizeof(threads), "%lld", t->threads);
@@ -64,18 +72,25 @@ int cmd_check(int argc, char **argv)
 		"Rejections before compiling: a false constraint, too many threads, a grid over the\n"
 		"launch limits, or shared memory over the arch's limit (48 KB static for\n"
 		"shared_memory: static, the opt-in limit for dynamic). --compile also runs NVRTC on\n"
-		"the accepted ones and rejects by what ptxas reports (smem, registers, spills).\n"
+		"the accepted ones and rejects by what ptxas reports (smem, registers, spills);\n"
+		"--log then prints every compile log in full after the table (the reason column\n"
+		"holds its first error line). The table shows the main columns within 120 characters\n"
+		"(--wide: every column in full).\n"
 		"Exit code 0 when at least one candidate is accepted, 1 when none is."
 	};
 	struct ft_target_opts o = { 0 };
 	const char *format = "table";
 	long long jobs = 0;
-	int compile = 0, npos;
+	int compile = 0, wide = 0, logs = 0, npos;
+	char *log_text = NULL;
+	size_t log_size = 0;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o), FT_SPACE_OPTION(&o),
 		FT_OPT_FLAG_("compile", 0, &compile, "also compile accepted candidates and check their resources"),
 		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
 		FT_OPT_STR_("format", 0, &format, "FMT", "table, json or csv (default table)"),
+		FT_OPT_FLAG_("wide", 0, &wide, "tables: every column, in full (default: the main ones in 120 characters)"),
+		FT_OPT_FLAG_("log", 0, &logs, "with --compile: print each compile log in full after the table"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
@@ -109,8 +124,18 @@ int cmd_check(int argc, char **argv)
 		}
 	}
 
+	if (logs && !compile) {
+		ft_error(&err, FT_EINPUT, "fatune check: --log prints compile logs: add --compile");
+		goto fail;
+	}
 	c.compile = compile;
 	c.pr = ft_printer_new(stdout, fmt);
+	if (!wide)
+		ft_printer_narrow(c.pr, check_cols, FT_TABLE_WIDTH, stderr);
+	if (logs && !(c.logs = open_memstream(&log_text, &log_size))) {
+		ft_error(&err, FT_EFAIL, "fatune check: no memory for the compile logs");
+		goto fail;
+	}
 	cfg.sp = sp;
 	cfg.arch = arch;
 	cfg.shape = &shape;
@@ -122,6 +147,17 @@ int cmd_check(int argc, char **argv)
 	cfg.ctx = &c;
 	rc = ft_pipeline_run(&cfg, &st, &err);
 	ft_printer_finish(c.pr);
+	if (c.logs) {
+		fclose(c.logs);
+		c.logs = NULL;
+		/* after a table on stdout; beside csv or json (which stay parseable) on stderr */
+		FILE *to = fmt == FT_FMT_TABLE ? stdout : stderr;
+		if (log_size)
+			fprintf(to, "\n%s", log_text);
+		else
+			fprintf(to, "\nno compile logs (every compile was clean or came from the cache, "
+				"whose entries keep no log: 'fatune cache clear' and run again)\n");
+	}
 	if (rc)
 		goto fail;
 	accepted = c.counts[compile ? FT_ST_COMPILED : FT_ST_ACCEPTED];
@@ -134,8 +170,12 @@ int cmd_check(int argc, char **argv)
 			c.counts[FT_ST_COMPILE_FAILED], c.counts[FT_ST_SPILLS], st.compiled, st.cache_hits);
 	fprintf(stderr, ")\n");
 	free(sp);
+	free(log_text);
 	return accepted > 0 ? FT_OK : FT_EFAIL;
 fail:
+	if (c.logs)
+		fclose(c.logs);
+	free(log_text);
 	free(sp);
 	return ft_report(&err);
 }
