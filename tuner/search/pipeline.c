@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compile/hint.h"
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/feasibility.h"
@@ -240,6 +241,8 @@ static void compile_one(struct run *r, struct item *it)
 				compile_problem(cfg, &out, it->t.reason, sizeof(it->t.reason));
 			else
 				first_error(out.log, it->t.reason, sizeof(it->t.reason));
+			ft_compile_hint_append(out.log, cfg->sp->abi, it->t.reason,
+					       sizeof(it->t.reason));
 			it->t.log = out.log;	/* ownership moves to the trial */
 			out.log = NULL;
 			it->t.compile_key[0] = '\0';
