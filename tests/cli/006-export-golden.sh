@@ -25,13 +25,13 @@ diff -q "$FATUNE_SOURCE_DIR/tests/golden/cli_build_config.h" "$T/out" >/dev/null
 # found through its run), and --space picks a space's own best
 sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
   h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
-  updated_at, run_id) VALUES ('sm_89', 'NVIDIA L4', 'fault', '1111222233334444', 'fault', 'mma', 1, 8, 512, 64,
+  updated_at, run_id) VALUES ('sm_89', 'NVIDIA L4', 'fault', '1111222233334444', 'fault', 'cuda', 1, 8, 512, 64,
   512, 8, 'bhsd', 'fp16', 0, 'FAULT=0,ROWS_PER_BLOCK=2', '0.1.0', 4.50, 4.40, '2026-11-22T03:00:00Z',
   (SELECT max(id) FROM runs))"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
 grep -q "^#define FAULT 0$" "$T/out" || fail "the faster space's config was not exported"
-grep -q "space            fault (family mma)" "$T/out" || fail "the header does not name the winning space"
+grep -q "space            fault (family cuda)" "$T/out" || fail "the header does not name the winning space"
 grep -q -- "--space '.*tests/spaces/fault.yaml'$" "$T/out" || fail "the regenerate line does not name the space"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4" --space "$FATUNE_SOURCE_DIR/search_spaces/attention.yaml"
 expect_rc 0

@@ -13,7 +13,7 @@ python3 - "$T/out" <<'PY' || fail "the skipped space was searched"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert [x["space"] for x in s["spaces"]] == ["fault"], s["spaces"]
-assert s["spaces"][0]["family"] == "mma" and s["status"]["compiled"] > 0, s
+assert s["spaces"][0]["family"] == "cuda" and s["status"]["compiled"] > 0, s
 PY
 [ "$(sql "$FATUNE_DB" "SELECT group_concat(DISTINCT template_name) FROM runs")" = fault ] ||
 	fail "a run of the skipped space was stored"

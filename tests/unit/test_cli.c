@@ -273,15 +273,20 @@ static void test_equals_form(void **state)
 	reset_arch();
 }
 
-static void test_later_option_wins(void **state)
+/* a single-valued option given twice is refused, naming both values, in
+ * any spelling (--jobs / -j, --arch X / --arch=X); a flag may repeat */
+static void test_repeated_option_refused(void **state)
 {
-	const char *args[] = { "--jobs", "2", "-j", "6", "--arch", "sm_86", "--arch=sm_87", NULL };
 	struct ft_err err;
 	int npos;
 
-	assert_int_equal(parse(args, 0, &npos, NULL, &err), 0);
-	assert_true(v.jobs == 6);
-	assert_string_equal(v.arch, "sm_87");
+	expect_error((const char *[]){ "--jobs", "2", "-j", "6", NULL }, 0,
+		     (const char *[]){ "--jobs given twice", "'2' and '6'", "give it once", NULL });
+	expect_error((const char *[]){ "--arch", "sm_86", "--arch=sm_87", NULL }, 0,
+		     (const char *[]){ "--arch given twice", "'sm_86' and 'sm_87'", NULL });
+	expect_error((const char *[]){ "--tolerance", "1", "--tolerance", "1", NULL }, 0,
+		     (const char *[]){ "--tolerance given twice", NULL });
+	assert_int_equal(parse((const char *[]){ "--verbose", "--verbose", NULL }, 0, &npos, NULL, &err), 0);
 	reset_arch();
 }
 
@@ -499,7 +504,7 @@ int main(void)
 		cmocka_unit_test(test_long_options),
 		cmocka_unit_test(test_short_options),
 		cmocka_unit_test(test_equals_form),
-		cmocka_unit_test(test_later_option_wins),
+		cmocka_unit_test(test_repeated_option_refused),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_flag_takes_no_value),

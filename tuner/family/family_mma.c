@@ -1,4 +1,4 @@
-/* family_mma.c - plain CUDA kernels: the shipped mma.sync template and kernels you bring.
+/* family_mma.c - the shipped mma.sync template (search_spaces/attention.yaml).
  *
  * Needs nothing beyond what the space says: any arch of fatune's table (all
  * have mma.sync m16n8k16, sm_80 and newer), compiled for that arch itself,
@@ -18,7 +18,7 @@ static const char *mma_nvrtc_arch(const struct ft_arch *a)
 
 const struct ft_family ft_family_mma = {
 	.name = "mma",
-	.summary = "plain CUDA kernels (the shipped mma.sync template, kernels you bring): any arch",
+	.summary = "the shipped mma.sync template (FlashAttention-2 style): any arch",
 	.default_space = "search_spaces/attention.yaml",
 	.unsupported = mma_unsupported,
 	.nvrtc_arch = mma_nvrtc_arch,

@@ -9,6 +9,7 @@
 static const struct ft_family *const families[] = {
 	&ft_family_mma,
 	&ft_family_wgmma,
+	&ft_family_cuda,
 };
 #define NFAMILIES ((int)(sizeof(families) / sizeof(families[0])))
 

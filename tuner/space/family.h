@@ -14,10 +14,12 @@
  * the families themselves (family/) sit above the space they read.
  *
  * Families:
- *   mma    plain CUDA kernels: the shipped mma.sync template and kernels you
- *          bring; any arch of the table (sm_80 and newer), no TMA
+ *   mma    the shipped mma.sync template (search_spaces/attention.yaml); any
+ *          arch of the table (sm_80 and newer), no TMA
  *   wgmma  Hopper: wgmma + TMA + warp specialization; sm_90 only, compiled
  *          for sm_90a (family_wgmma.c)
+ *   cuda   kernels you bring that name no family (the default): any arch of
+ *          the table, no TMA, no shipped space (family_cuda.c)
  */
 #ifndef FT_FAMILY_H
 #define FT_FAMILY_H
@@ -77,6 +79,7 @@ const struct ft_family *ft_family_at(int i);
 
 /* The families, each in its own file. */
 extern const struct ft_family ft_family_mma;
+extern const struct ft_family ft_family_cuda;
 extern const struct ft_family ft_family_wgmma;
 
 #endif

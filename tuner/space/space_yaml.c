@@ -698,7 +698,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->hash = y.hash;
 	snprintf(sp->hash_hex, sizeof(sp->hash_hex), "%016llx", (unsigned long long)sp->hash);
 	sp->abi = 1;
-	sp->family = &ft_family_mma;
+	sp->family = &ft_family_cuda;	/* a kernel you bring, unless it says */
 	sp->workspace_init = FT_WS_ZERO;
 	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 11, top_pair, NULL) ||
 	    check_required(&y, y.root))
