@@ -44,7 +44,7 @@ expect_bad_input "cannot find space 'fault'.*pass --space FILE"
 # the same space name with a newer template hash replaces the old one (its current template)
 sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_hash, template_name, family, b,
   h, s, d, s_kv, h_kv, layout, dtype, causal, config, fatune_version, t_median_us, t_min_us,
-  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '5555666677778888', 'fault', 'mma', 1, 8, 512, 64,
+  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'fault', '5555666677778888', 'fault', 'cuda', 1, 8, 512, 64,
   512, 8, 'bhsd', 'fp16', 0, 'FAULT=1,ROWS_PER_BLOCK=2', '0.1.0', 9.50, 9.40, '2026-11-22T04:00:00Z')"
 run export --arch sm_89 --shape 1x8x512x64 --device "NVIDIA L4"
 expect_rc 0
