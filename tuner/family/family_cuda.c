@@ -6,7 +6,7 @@
  * beyond the space: any arch of the table (sm_80 and newer), compiled for
  * that arch itself, params by value, no TMA descriptors; no shipped space.
  */
-#include "family/family.h"
+#include "space/family.h"
 
 static const char *cuda_unsupported(const struct ft_arch *a)
 {

@@ -1,4 +1,4 @@
-# 092-empty-results: the query front door: plain `query` summarises the latest run (never every trial),
+# 042-empty-results: the query front door: plain `query` summarises the latest run (never every trial),
 # every empty result says so on stderr (and names the shape a --layout filter hid), default tables fit
 # 120 columns with --wide for all; check --log shows a full compile log with the hint; merge and replay
 # name their file mistakes.

@@ -1,4 +1,4 @@
-# 091-head-dims: a space refuses the head dims its template cannot build, with the reason (the space's
+# 041-head-dims: a space refuses the head dims its template cannot build, with the reason (the space's
 # head_dims list), before any candidate is enumerated; a search where nothing can run exits != 0 with a
 # clear line; an empty shard says it has nothing to do.
 . "$FT_TEST_LIB"

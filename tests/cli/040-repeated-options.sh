@@ -1,4 +1,4 @@
-# 090-repeated-options: a single-valued option given twice is exit 2 naming both values (never "the last
+# 040-repeated-options: a single-valued option given twice is exit 2 naming both values (never "the last
 # one wins"), in every command, because the option table parser checks it; a shape's own kv_heads/kv_len/
 # layout contradicted by --kv-heads/--kv-len/--layout likewise; every error has one "fatune: error:" prefix.
 . "$FT_TEST_LIB"
