@@ -12,8 +12,9 @@
  * columns; a cell holds the fastest verified config with those two values
  * (the other parameters free), coloured on a log scale from green (the
  * search's fastest) through yellow to red (its slowest cell). A cell with no
- * verified config is hatched grey and names the status most of its configs
- * ended with; the legend under it gives each status's most common reason.
+ * verified config names the furthest status any of its configs reached (blue
+ * "untimed" for compiled ones: an untimed search shows its feasible region;
+ * hatched grey for rejections and failures); the legend under it gives each status's most common reason.
  */
 #include "export/report.h"
 
@@ -226,14 +227,43 @@ static void axis_label(FILE *out, const struct ft_report_shape *s, int p, int v)
 	fprintf(out, "=%d", v);
 }
 
-/* The dominant non-ok status of a cell. */
-static enum ft_status dominant(const struct cell *c)
+/* How far down the pipeline a status got: the model's rejections first, then
+ * the compiler's, then the GPU's verdicts, and "compiled" (feasible, never
+ * timed: no GPU of the arch) furthest, so an untimed search's cells show its
+ * feasible region. */
+static int progress(enum ft_status st)
+{
+	switch (st) {
+	case FT_ST_REJECTED_CONSTRAINT:
+		return 0;
+	case FT_ST_REJECTED_SMEM:
+		return 1;
+	case FT_ST_COMPILE_FAILED:
+		return 2;
+	case FT_ST_SPILLS:
+		return 3;
+	case FT_ST_COMPILED:
+		return 5;
+	default:
+		return 4;	/* ran on a GPU: wrong_result, crashed, timeout */
+	}
+}
+
+/* The status a cell with no verified config shows: the furthest any of its
+ * configs got (the most frequent among equals), not the majority, which in
+ * a space mostly cut by constraints would hide every feasible config. */
+static enum ft_status furthest(const struct cell *c)
 {
 	enum ft_status best = FT_ST_REJECTED_CONSTRAINT;
 
-	for (int k = 0; k < FT_ST_COUNT; k++)
-		if (k != FT_ST_OK && c->count[k] > c->count[best])
-			best = (enum ft_status)k;
+	for (int k = 0; k < FT_ST_COUNT; k++) {
+		enum ft_status st = (enum ft_status)k;
+		if (st == FT_ST_OK || !c->count[k])
+			continue;
+		if (!c->count[best] || progress(st) > progress(best) ||
+		    (progress(st) == progress(best) && c->count[k] > c->count[best]))
+			best = st;
+	}
 	return best;
 }
 
@@ -272,7 +302,7 @@ static void draw_cell(FILE *out, const struct ft_report_shape *s, const struct c
 		snprintf(num, sizeof(num), "%.2f", c->best);
 		cell_text(out, x, y, f < 0.2 || f > 0.85 ? "#fff" : "#222", num);
 	} else {
-		enum ft_status st = dominant(c);
+		enum ft_status st = furthest(c);
 
 		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\"/>\n", x, y,
 			CELL_W, CELL_H, st == FT_ST_COMPILED ? "#c6dbef" : "url(#hatch)");
@@ -461,8 +491,9 @@ static void shape_section(FILE *out, const struct ft_report_shape *s, int g)
 	fputs("</p>\n", out);
 	top_configs(out, s);
 	if (s->col_param >= 0) {
-		fputs("<p class=muted>Fastest verified config per cell (the other parameters free); hatched: none verified, "
-		      "with the status most of the cell's configs ended with.</p>\n", out);
+		fputs("<p class=muted>Fastest verified config per cell (the other parameters free); no config verified: "
+		      "the furthest any of the cell's configs got (blue: compiled, not timed; hatched: rejected or "
+		      "failed).</p>\n", out);
 	}
 	heatmap(out, s);
 	reasons(out, s);
