@@ -1,5 +1,5 @@
 # 041-head-dims: a space refuses the head dims its template cannot build, with the reason (the space's
-# head_dims list), before any candidate is enumerated; a search where nothing can run exits != 0 with a
+# head_dims list), before any candidate is enumerated; `spills:` is checked at load; a search where nothing can run exits != 0 with a
 # clear line; an empty shard says it has nothing to do.
 . "$FT_TEST_LIB"
 
@@ -40,6 +40,15 @@ expect_bad_input "bad.yaml:[0-9]+: key 'head_dims': head dim 0 is out of range"
 sed -i 's/^head_dims: \[64, 0\]/head_dims: [32, 64]/' "$T/bad.yaml"
 run check --arch sm_89 --shape 1x8x512x128 --space "$T/bad.yaml"
 expect_bad_input "space 'static_smem' .*its template builds head dims 32, 64, not 128"
+
+# spills is a space choice: reject (the default) or allow N bytes; anything else is refused at load
+sed -i 's/^head_dims: .*/spills: allow 64/' "$T/bad.yaml"
+run check --arch sm_89 --shape 1x8x512x64 --space "$T/bad.yaml" --format csv; expect_rc 0 "spills: allow 64"
+for bad in "maybe" "allow" "allow -1" "allow 1k" "[1]"; do
+	sed -i "s/^spills: .*/spills: $bad/" "$T/bad.yaml"
+	run check --arch sm_89 --shape 1x8x512x64 --space "$T/bad.yaml"
+	expect_bad_input "bad.yaml:[0-9]+: key 'spills': "
+done
 
 # a shard with no unit says so and is no failure (a SLURM array wider than the campaign)
 run search --arch sm_89 --shape 1x8x512x64 --shard 1/2 --db "$T/shard.db"

@@ -391,6 +391,24 @@ static void test_compiled_spills(void **state)
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
 	assert_int_equal(t.status, FT_ST_SPILLS);
 	assert_non_null(strstr(t.reason, "combine"));
+
+	/* `spills: allow 32`: up to 32 bytes of stores plus loads, and of stack, pass */
+	sp->spills_allow = 32;
+	clean_res(res, 64, 0);
+	res[0] = (struct ft_resources){ 40, 0, 32, 16, 16 };
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 1);
+	assert_int_equal(t.res.spill_stores, 16);
+	/* one byte more is rejected, and the reason names the allowance */
+	res[0].spill_loads = 17;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_SPILLS);
+	assert_non_null(strstr(t.reason, "allows 32"));
+	res[0] = (struct ft_resources){ 40, 0, 33, 0, 0 };
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
+	sp->spills_allow = 0;
 }
 
 static void test_compiled_registers(void **state)

@@ -151,13 +151,16 @@ int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 		return reject(t, FT_ST_REJECTED_CONSTRAINT,
 			      "registers: %d per thread leave room for %lld warps per SM of %s, the block has %lld",
 			      res[0].regs, warps_by_regs(a, res[0].regs), a->name, (t->threads + 31) / 32);
+	/* the space's `spills` choice: none (reject), or up to N bytes (allow N) */
 	for (int k = 0; k < 2; k++) {
 		const struct ft_resources *r = &res[k];
-		if (r->spill_stores > 0 || r->spill_loads > 0 || r->stack_bytes > 0)
+		if ((long long)r->spill_stores + r->spill_loads > sp->spills_allow ||
+		    r->stack_bytes > sp->spills_allow)
 			return reject(t, FT_ST_SPILLS,
-				      "%s kernel spills: %d B stores, %d B loads, %d B stack frame",
+				      "%s kernel spills: %d B stores, %d B loads, %d B stack frame (the space "
+				      "allows %lld: 'spills: allow N' raises it)",
 				      k ? "combine" : "main", r->spill_stores, r->spill_loads,
-				      r->stack_bytes);
+				      r->stack_bytes, sp->spills_allow);
 	}
 	return 1;
 }

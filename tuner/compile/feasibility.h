@@ -23,7 +23,8 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 /* After a successful compile: res[0] main kernel, res[1] combine (may be
  * unknown); moves t to stage COMPILED. Returns 1 when runnable (status
  * compiled), 0 when rejected (rejected_smem,
- * rejected_constraint for registers, spills, or compile_failed when a static
+ * rejected_constraint for registers, spills (more spill bytes or stack frame
+ * than the space's `spills: allow N`, none by default), or compile_failed when a static
  * kernel's smem_bytes formula disagrees with ptxas). Sets t->res. */
 int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 			 const struct ft_resources res[2], struct ft_trial *t);

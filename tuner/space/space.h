@@ -78,6 +78,9 @@ struct ft_space {
 					 * before enumerating (ft_space_unfit) */
 	int head_dims[FT_MAX_VALUES];
 	int head_dims_line;		/* where `head_dims` was written */
+	long long spills_allow;		/* `spills`: bytes a compiled kernel may spill (stores
+					 * plus loads) and keep on its stack frame; 0
+					 * (`reject`, the default): none */
 
 	struct ft_expr_src workspace;	/* `workspace.bytes` ("" when none) */
 	enum ft_workspace_init workspace_init;	/* `workspace.init` */

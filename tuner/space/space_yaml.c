@@ -544,6 +544,33 @@ static int head_dims(struct ft_yaml *y, yaml_node_t *v, const char *key, struct 
 	return 0;
 }
 
+/* `spills: reject` (the default) or `spills: allow N` (bytes). */
+static int spills(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_space *sp)
+{
+	const char *s = ft_yaml_scalar(y, v, key, "'reject' or 'allow N'");
+	char *end;
+	long long n;
+
+	if (!s)
+		return -1;
+	if (!strcmp(s, "reject")) {
+		sp->spills_allow = 0;
+		return 0;
+	}
+	if (strncmp(s, "allow ", 6))
+		return ft_yaml_fail(y, ft_yaml_line(v), key,
+				    "'%.64s' is neither 'reject' (the default) nor 'allow N' (N bytes of "
+				    "spill stores and loads a kernel may have)",
+				    s);
+	errno = 0;
+	n = strtoll(s + 6, &end, 10);
+	if (errno || end == s + 6 || *end || n < 0 || n > (1LL << 30))
+		return ft_yaml_fail(y, ft_yaml_line(v), key,
+				    "'%.64s': write 'allow N' with N bytes from 0 to 2^30", s);
+	sp->spills_allow = n;
+	return 0;
+}
+
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
 	static const char *const template_keys[] = { "file",	      "kernel", "combine_kernel",
@@ -582,6 +609,8 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return expression(y, v, key, &sp->smem);
 	if (!strcmp(key, "head_dims"))
 		return head_dims(y, v, key, sp);
+	if (!strcmp(key, "spills"))
+		return spills(y, v, key, sp);
 	if (!strcmp(key, "workspace"))
 		return ft_yaml_mapping(y, v, key, workspace_keys, 2, workspace_pair, NULL);
 	if (!strcmp(key, "compile"))
@@ -679,7 +708,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	static const char *const top_keys[] = { "fatune_space", "name",	    "description",
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
-						"launch",	"head_dims" };
+						"launch",	"head_dims",  "spills" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
@@ -700,7 +729,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->abi = 1;
 	sp->family = &ft_family_cuda;	/* a kernel you bring, unless it says */
 	sp->workspace_init = FT_WS_ZERO;
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 11, top_pair, NULL) ||
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 12, top_pair, NULL) ||
 	    check_required(&y, y.root))
 		goto out;
 	if (sp->family->check_space && sp->family->check_space(sp, err))
