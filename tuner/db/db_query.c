@@ -306,7 +306,7 @@ static const char sql_q_trials[] =
 	" t.stack_bytes, t.spill_stores, t.spill_loads, t.threads, t.compile_ms, t.rel_err,"
 	" t.t_median_us, t.t_min_us, t.t_p90_us, t.t_spread, t.samples, t.compile_key,"
 	" t.created_at, r.space_name AS space, r.family, t.device_index, t.device AS trial_device,"
-	" t.workspace_bytes, t.stage, r.mode AS run_mode FROM trials t JOIN runs r ON r.id = t.run_id"
+	" t.workspace_bytes, t.stage, r.mode AS run_mode, t.log FROM trials t JOIN runs r ON r.id = t.run_id"
 	FILTERS("r.")
 	" AND (?9 IS NULL OR t.status = ?9) AND (?10 IS NULL OR t.run_id = ?10)"
 	" ORDER BY t.run_id, t.t_median_us IS NULL, t.t_median_us, t.id LIMIT ?11";
