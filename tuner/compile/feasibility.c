@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/paths.h"
+
 /* A workspace larger than 4 GiB is a formula gone wrong, not a kernel's need. */
 #define FT_WORKSPACE_MAX (4LL << 30)
 
@@ -60,8 +62,15 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 
 	if (c->failed_constraint >= 0) {
 		const struct ft_constraint *k = &sp->constraints[c->failed_constraint];
+		const char *dir = ft_data_dir(), *path = sp->path;
+		size_t n = strlen(dir);
+
+		/* a shipped space by its place in the tree ("search_spaces/attention.yaml"):
+		 * reasons are stored and shown in reports, where a local path means nothing */
+		if (n && !strncmp(path, dir, n) && path[n] == '/')
+			path += n + 1;
 		return reject(t, FT_ST_REJECTED_CONSTRAINT, "constraint '%s' is false (%s:%d)", k->name,
-			      sp->path, k->expr.line);
+			      path, k->expr.line);
 	}
 	if (c->threads < 1 || c->threads > a->threads_per_block)
 		return reject(t, FT_ST_REJECTED_CONSTRAINT, "threads %lld outside 1..%d per block of %s",

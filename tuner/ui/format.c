@@ -276,23 +276,32 @@ static void narrow(struct ft_printer *p, size_t *w, int *show)
 		if (show[i])
 			total += w[i] + (total ? 2 : 0);
 	}
+	/* cut the widest text column down to the next widest (never below its
+	 * header or CUT_MIN), so that the cuts are shared among the wide ones */
 	while (p->max_width > 0 && total > (size_t)p->max_width) {
 		int widest = -1;
-		size_t floor, shrink;
+		size_t floor, next = 0, target;
 
 		for (int i = 0; i < p->ncols; i++)
 			if (show[i] && !p->numeric[i] && (widest < 0 || w[i] > w[widest]))
 				widest = i;
-		floor = widest < 0 ? 0 : width(p->names[widest]);
+		if (widest < 0)
+			break;
+		for (int i = 0; i < p->ncols; i++)
+			if (show[i] && !p->numeric[i] && i != widest && w[i] > next)
+				next = w[i];
+		floor = width(p->names[widest]);
 		if (floor < CUT_MIN)
 			floor = CUT_MIN;
-		if (widest < 0 || w[widest] <= floor)
+		if (w[widest] <= floor)
 			break;
-		shrink = total - (size_t)p->max_width;
-		if (shrink > w[widest] - floor)
-			shrink = w[widest] - floor;
-		w[widest] -= shrink;
-		total -= shrink;
+		target = w[widest] - (total - (size_t)p->max_width);
+		if (target > w[widest] || target < next) /* (wrapped) or past the next widest */
+			target = next < w[widest] ? next : w[widest] - 1;
+		if (target < floor)
+			target = floor;
+		total -= w[widest] - target;
+		w[widest] = target;
 		cut++;
 	}
 	if (p->note && (hidden || cut))
