@@ -211,6 +211,72 @@ static void test_write_error(void **state)
 	fclose(f);
 }
 
+/* The widest line of text (characters; all ASCII here). */
+static size_t widest_line(const char *text)
+{
+	size_t w = 0;
+
+	for (const char *l = text; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (n > w)
+			w = n;
+		l += n + (l[n] == '\n');
+	}
+	return w;
+}
+
+/* A narrowed table: hidden columns, configs as values, wide cells cut to fit. */
+static void test_table_narrow(void **state)
+{
+	static const char *const cols[] = { "config", "status", "reason", NULL };
+	const char *n3[] = { "config", "status", "reason", "extra" };
+	const int t3[] = { 3, 3, 3, 3 };
+	char reason[200], *note = NULL;
+	size_t note_len = 0;
+	FILE *nf = open_memstream(&note, &note_len);
+	struct cap c;
+
+	(void)state;
+	memset(reason, 'r', sizeof(reason) - 1);
+	reason[sizeof(reason) - 1] = '\0';
+	cap_open(&c, FT_FMT_TABLE);
+	ft_printer_narrow(c.p, cols, 80, nf);
+	row(&c, 4, n3, (const char *[]){ "A=1,BB=22,C=333", "ok", reason, "hidden-value" }, t3);
+	row(&c, 4, n3, (const char *[]){ "A=4,BB=5,C=6", "spills", "short", "x" }, t3);
+	assert_int_equal(cap_close(&c), 2);
+	assert_int_equal(fclose(nf), 0);
+	assert_true(widest_line(c.buf) <= 80);
+	assert_null(strstr(c.buf, "hidden-value"));	/* a column not kept */
+	assert_null(strstr(c.buf, "extra"));
+	assert_non_null(strstr(c.buf, "1,22,333"));	/* values only */
+	assert_non_null(strstr(c.buf, "4,5,6"));
+	assert_null(strstr(c.buf, "BB="));
+	assert_non_null(strstr(c.buf, "rr.."));		/* the long reason cut */
+	assert_non_null(strstr(note, "config lists the values of A,BB,C"));
+	assert_non_null(strstr(note, "1 column hidden and the widest cut to fit 80 characters"));
+	free(c.buf);
+	free(note);
+
+	/* configs of different parameters stay whole; no width limit cuts nothing */
+	cap_open(&c, FT_FMT_TABLE);
+	ft_printer_narrow(c.p, NULL, 0, NULL);
+	row(&c, 4, n3, (const char *[]){ "A=1", "ok", reason, "x" }, t3);
+	row(&c, 4, n3, (const char *[]){ "B=1", "ok", "-", "x" }, t3);
+	assert_int_equal(cap_close(&c), 2);
+	assert_non_null(strstr(c.buf, "A=1"));
+	assert_non_null(strstr(c.buf, reason));
+	free(c.buf);
+
+	/* other formats ignore narrowing */
+	cap_open(&c, FT_FMT_CSV);
+	ft_printer_narrow(c.p, cols, 20, NULL);
+	row(&c, 4, n3, (const char *[]){ "A=1,BB=22", "ok", reason, "hidden-value" }, t3);
+	assert_int_equal(cap_close(&c), 1);
+	assert_non_null(strstr(c.buf, "hidden-value"));
+	assert_non_null(strstr(c.buf, "A=1,BB=22"));
+	free(c.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_layout),
 		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_narrow),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_write_error),

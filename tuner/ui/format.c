@@ -11,8 +11,10 @@
  *          ("%.4g"), any other real "%.6g". Widths count UTF-8 characters,
  *          so device names with non-ASCII letters still line up. No rows:
  *          nothing is printed (the caller may say so on stderr). Narrowed
- *          (ft_printer_narrow): only the chosen columns, and the widest text
- *          columns cut (cells ending "..") until a line fits the width.
+ *          (ft_printer_narrow): only the chosen columns, a "config" column of
+ *          one parameter list as its values only ("4,64,128", the names said
+ *          once on the note), and the widest text columns cut (cells ending
+ *          "..") until a line fits the width.
  *   json   "[", one object per line, "]"; integers and finite reals
  *          unquoted (reals re-printed "%.15g", all the digits SQLite keeps),
  *          NULL, NaN and infinities as null; strings escaped per RFC 8259
@@ -259,6 +261,62 @@ static void table_line(struct ft_printer *p, char *const *cells, int n, const si
 /* The narrowest a cut column gets: room for a status name or a short config. */
 #define CUT_MIN 16
 
+/* The parameter names of a config "A=1,B=2" into names ("A,B"); 0 when the
+ * text is not of that form or does not fit. */
+static int config_names(const char *cfg, char *names, size_t size)
+{
+	size_t n = 0;
+
+	while (*cfg) {
+		size_t k = strcspn(cfg, "=,");
+		if (cfg[k] != '=' || !k || n + k + 2 > size)
+			return 0;
+		if (n)
+			names[n++] = ',';
+		memcpy(names + n, cfg, k);
+		n += k;
+		cfg += k + 1;
+		cfg += strcspn(cfg, ",");
+		if (*cfg)
+			cfg++;
+	}
+	names[n] = '\0';
+	return n > 0;
+}
+
+/* A narrowed table's "config" column, when every row has the same
+ * parameters in the same order: each cell keeps only the values ("4,64,128"),
+ * and note says which parameters they are. Lossless, and a third as wide. */
+static void compact_configs(struct ft_printer *p, const int *show)
+{
+	char first[1024], names[1024];
+	int col = -1;
+
+	for (int i = 0; i < p->ncols; i++)
+		if (show[i] && !strcmp(p->names[i], "config"))
+			col = i;
+	if (col < 0 || !p->nbuf || col >= p->buf[0].n || !p->buf[0].cells[col] ||
+	    !config_names(p->buf[0].cells[col], first, sizeof(first)))
+		return;
+	for (size_t r = 1; r < p->nbuf; r++)
+		if (col >= p->buf[r].n || !p->buf[r].cells[col] ||
+		    !config_names(p->buf[r].cells[col], names, sizeof(names)) || strcmp(names, first))
+			return;
+	for (size_t r = 0; r < p->nbuf; r++) {
+		char *c = p->buf[r].cells[col], *out = c;
+		for (const char *q = c; *q;) {
+			q = strchr(q, '=') + 1;
+			while (*q && *q != ',')
+				*out++ = *q++;
+			if (*q)
+				*out++ = *q++;
+		}
+		*out = '\0';
+	}
+	if (p->note)
+		fprintf(p->note, "fatune: config lists the values of %s (--wide: NAME=V)\n", first);
+}
+
 /* Narrowing: hides the columns not kept and cuts the widest text columns
  * until a line fits p->max_width; says on p->note what it hid or cut. */
 static void narrow(struct ft_printer *p, size_t *w, int *show)
@@ -273,9 +331,19 @@ static void narrow(struct ft_printer *p, size_t *w, int *show)
 				show[i] |= !strcmp(p->keep[k], p->names[i]);
 		}
 		hidden += !show[i];
+	}
+	if (p->max_width > 0) {
+		compact_configs(p, show);
+		for (int i = 0; i < p->ncols; i++) {
+			w[i] = width(p->names[i]);
+			for (size_t r = 0; r < p->nbuf; r++)
+				if (i < p->buf[r].n && p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
+					w[i] = width(p->buf[r].cells[i]);
+		}
+	}
+	for (int i = 0; i < p->ncols; i++)
 		if (show[i])
 			total += w[i] + (total ? 2 : 0);
-	}
 	/* cut the widest text column down to the next widest (never below its
 	 * header or CUT_MIN), so that the cuts are shared among the wide ones */
 	while (p->max_width > 0 && total > (size_t)p->max_width) {

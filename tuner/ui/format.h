@@ -21,7 +21,9 @@ struct ft_printer;
 struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt);
 
 /* Tables only (other formats ignore it): show only the columns named in cols
- * (NULL-terminated; NULL: all) and, with max_width > 0, cut the widest text
+ * (NULL-terminated; NULL: all) and, with max_width > 0, show a column named
+ * "config" whose rows all list the same parameters as values only (the names
+ * once on note), and cut the widest text
  * columns (their cells end "..", never below 16 characters) until a line fits
  * max_width characters. When a column was hidden or cut, one line on note
  * (NULL: none) says so and names --wide. cols must outlive the printer. */
