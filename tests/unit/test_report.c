@@ -112,10 +112,55 @@ static void test_html(void **state)
 	free(buf);
 }
 
+/* An untimed search: a cell where one config of three compiled shows
+ * "untimed" (the feasible region), not the majority's "constraint". */
+static void test_untimed_feasible_region(void **state)
+{
+	struct ft_report_trial t[5] = {
+		trial("TILE_M=64,TILE_N=64,X=0", FT_ST_COMPILED, "", NAN, 64, 64),
+		trial("TILE_M=64,TILE_N=64,X=1", FT_ST_REJECTED_CONSTRAINT, "c", NAN, 64, 64),
+		trial("TILE_M=64,TILE_N=64,X=2", FT_ST_REJECTED_CONSTRAINT, "c", NAN, 64, 64),
+		trial("TILE_M=32,TILE_N=64,X=0", FT_ST_REJECTED_CONSTRAINT, "c", NAN, 32, 64),
+		trial("TILE_M=32,TILE_N=64,X=1", FT_ST_COMPILE_FAILED, "e", NAN, 32, 64),
+	};
+	struct ft_report_shape s;
+	struct ft_report r = { &s, 1, "t.db" };
+	struct ft_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	strcpy(s.arch, "sm_89");
+	strcpy(s.space, "attention");
+	s.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .dtype = FT_FP16, .s_kv = 512, .h_kv = 8 };
+	s.t = t;
+	s.nt = 5;
+	s.status_count[FT_ST_COMPILED] = 1;
+	s.status_count[FT_ST_REJECTED_CONSTRAINT] = 3;
+	s.status_count[FT_ST_COMPILE_FAILED] = 1;
+	s.nparams = 2;
+	strcpy(s.params[0], "TILE_M");
+	strcpy(s.params[1], "TILE_N");
+	s.row_param = 0;
+	s.col_param = 1;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ft_report_html(f, &r, &err), 0);
+	assert_int_equal(fclose(f), 0);
+	/* TILE_M 64: 1 compiled of 3 -> untimed; TILE_M 32: compile beats constraint */
+	assert_int_equal(count(buf, ">untimed</text>"), 1);
+	assert_int_equal(count(buf, ">compile</text>"), 1);
+	assert_int_equal(count(buf, ">constraint</text>"), 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_untimed_feasible_region),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
