@@ -46,6 +46,38 @@ static int count(const char *s, const char *what)
 	return n;
 }
 
+/* A search of 1x8x512x64 fp16 on arch over TILE_M x TILE_N, its trials t[0..n). */
+static void shape_init(struct ft_report_shape *s, const char *arch, struct ft_report_trial *t, int n)
+{
+	memset(s, 0, sizeof(*s));
+	strcpy(s->arch, arch);
+	strcpy(s->space, "attention");
+	s->shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .dtype = FT_FP16, .s_kv = 512, .h_kv = 8 };
+	s->t = t;
+	s->nt = n;
+	for (int i = 0; i < n; i++)
+		s->status_count[t[i].status]++;
+	s->nparams = 2;
+	strcpy(s->params[0], "TILE_M");
+	strcpy(s->params[1], "TILE_N");
+	s->row_param = 0;
+	s->col_param = 1;
+}
+
+/* The HTML of r, in memory (free it). */
+static char *render(const struct ft_report *r)
+{
+	struct ft_err err = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(ft_report_html(f, r, &err), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
 static void test_html(void **state)
 {
 	/* ranked as report.c leaves them: ok fastest first, then the rest */
@@ -57,33 +89,14 @@ static void test_html(void **state)
 	};
 	struct ft_report_shape s;
 	struct ft_report r = { &s, 1, "tune<1>.db" };
-	struct ft_err err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *buf;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	strcpy(s.arch, "sm_90");
+	shape_init(&s, "sm_90", t, 4);
 	strcpy(s.device, "GPU <b>&</b>");
-	strcpy(s.space, "attention");
 	strcpy(s.campaign, "c\"1\"");
-	s.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .dtype = FT_FP16, .s_kv = 512, .h_kv = 8 };
-	s.t = t;
-	s.nt = 4;
 	s.nok = 2;
-	s.status_count[FT_ST_OK] = 2;
-	s.status_count[FT_ST_REJECTED_SMEM] = 2;
-	s.nparams = 2;
-	strcpy(s.params[0], "TILE_M");
-	strcpy(s.params[1], "TILE_N");
-	s.row_param = 0;
-	s.col_param = 1;
-
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(ft_report_html(f, &r, &err), 0);
-	assert_int_equal(fclose(f), 0);
+	buf = render(&r);
 	/* escaped, every time */
 	assert_null(strstr(buf, "<script"));
 	assert_null(strstr(buf, "<b>&"));
@@ -125,30 +138,11 @@ static void test_untimed_feasible_region(void **state)
 	};
 	struct ft_report_shape s;
 	struct ft_report r = { &s, 1, "t.db" };
-	struct ft_err err = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *buf;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	strcpy(s.arch, "sm_89");
-	strcpy(s.space, "attention");
-	s.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .dtype = FT_FP16, .s_kv = 512, .h_kv = 8 };
-	s.t = t;
-	s.nt = 5;
-	s.status_count[FT_ST_COMPILED] = 1;
-	s.status_count[FT_ST_REJECTED_CONSTRAINT] = 3;
-	s.status_count[FT_ST_COMPILE_FAILED] = 1;
-	s.nparams = 2;
-	strcpy(s.params[0], "TILE_M");
-	strcpy(s.params[1], "TILE_N");
-	s.row_param = 0;
-	s.col_param = 1;
-	f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	assert_int_equal(ft_report_html(f, &r, &err), 0);
-	assert_int_equal(fclose(f), 0);
+	shape_init(&s, "sm_89", t, 5);
+	buf = render(&r);
 	/* TILE_M 64: 1 compiled of 3 -> untimed; TILE_M 32: compile beats constraint */
 	assert_int_equal(count(buf, ">untimed</text>"), 1);
 	assert_int_equal(count(buf, ">compile</text>"), 1);
