@@ -81,7 +81,7 @@ expect_rc 1
 sql "$T/k.db" "SELECT reason FROM trials" | grep -q "add 'abi: 2' under template" || fail "no hint in the stored reason"
 
 # merge: an output that is also an input is refused; adding to an existing file is said
-run db merge "$FATUNE_DB" "$FATUNE_DB"; expect_bad_input "db merge: the output '.*' is also input 1"
+run db merge "$FATUNE_DB" "$FATUNE_DB"; expect_bad_input "merge input '.*' is the output '.*' itself"
 cp "$T/k.db" "$T/a.db"
 run db merge "$T/a.db" "$FATUNE_DB"; expect_rc 0
 expect_err "'$T/a.db' existed: the inputs were added to it"

@@ -48,20 +48,9 @@ static int db_merge(int argc, char **argv)
 	}
 	existed = !stat(argv[1], &out_st);
 	/* inputs first: a refused input must not leave a new OUT.db behind */
-	for (int i = 2; i < npos + 1; i++) {
-		struct stat in_st;
-		if (existed && !stat(argv[i], &in_st) && in_st.st_dev == out_st.st_dev &&
-		    in_st.st_ino == out_st.st_ino) {
-			ft_error(&err, FT_EINPUT,
-				 "fatune db merge: the output '%s' is also input %d ('%s'): the first file "
-				 "is where the others go; name a new file first, e.g. 'fatune db merge "
-				 "merged.db %s ...'",
-				 argv[1], i - 1, argv[i], argv[1]);
-			return ft_report(&err);
-		}
+	for (int i = 2; i < npos + 1; i++)
 		if (ft_db_merge_check(argv[i], &err))
 			return ft_report(&err);
-	}
 	if (ft_db_open(&db, argv[1], 1, &err))
 		return ft_report(&err);
 	rc = ft_db_merge(db, (const char *const *)argv + 2, npos - 1, &st, &err);
