@@ -243,6 +243,7 @@ static int progress(enum ft_status st)
 	case FT_ST_SPILLS:
 		return 3;
 	case FT_ST_COMPILED:
+	case FT_ST_NOT_IN_RECORDING:	/* compiled; a replay had no result for it */
 		return 5;
 	default:
 		return 4;	/* ran on a GPU: wrong_result, crashed, timeout */
@@ -305,7 +306,7 @@ static void draw_cell(FILE *out, const struct ft_report_shape *s, const struct c
 		enum ft_status st = furthest(c);
 
 		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#fff\"/>\n", x, y,
-			CELL_W, CELL_H, st == FT_ST_COMPILED ? "#c6dbef" : "url(#hatch)");
+			CELL_W, CELL_H, progress(st) == 5 ? "#c6dbef" : "url(#hatch)");
 		cell_text(out, x, y, "#333", short_status(st));
 	}
 	fputs("</g>\n", out);
