@@ -356,6 +356,19 @@ static int load_units(const struct ft_target_opts *o, const struct ft_strlist *s
 	return 0;
 }
 
+/* --replay DB: an arch to replay for, and a recording that is there (named as
+ * such, not as "the tuning database"), before any other work. */
+static int replay_ok(const struct search_cmd *c, struct ft_err *err)
+{
+	if (!c->o.arch)
+		return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
+	if (access(c->replay_db, R_OK))
+		return ft_error(err, FT_EINPUT,
+				"fatune search: --replay '%s' cannot be read (%s): give the database a search recorded its trials in (its --db)",
+				c->replay_db, strerror(errno));
+	return ft_db_path_ok(c->replay_db, 0, "recording", err);
+}
+
 /* The arch, the spaces and where to run: recorded results (--replay), the
  * GPUs grouped by model, or no GPU (one untimed target). */
 static int setup_targets(struct search_cmd *c, struct ft_err *err)
@@ -370,10 +383,6 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
 		if (list.n > 1)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
-		if (access(c->replay_db, R_OK))
-			return ft_error(err, FT_EINPUT,
-					"fatune search: --replay '%s' cannot be read (%s): give the database a search recorded its trials in (its --db)",
-					c->replay_db, strerror(errno));
 		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
 		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
 			return -1;
@@ -590,7 +599,7 @@ int cmd_search(int argc, char **argv)
 	} else if (search_opts(&c, &so, &err) ||
 		   /* database paths refused before any GPU work starts */
 		   ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
-		   (c.replay_db && ft_db_path_ok(c.replay_db, 0, "tuning database", &err)) ||
+		   (c.replay_db && replay_ok(&c, &err)) ||
 		   setup_targets(&c, &err) ||
 		   ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);
