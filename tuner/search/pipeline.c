@@ -8,7 +8,6 @@
 #include "search/pipeline.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/interrupt.h"
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/feasibility.h"
@@ -24,6 +24,11 @@
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "space/candidate.h"
+
+/* Items in flight at most (sent to compile, not yet back on the main thread):
+ * enough to keep 64 compile threads and the GPUs busy, small enough that a
+ * space of 10^9 feasible candidates streams in a few MB (an item is ~3 KB). */
+#define QUEUE_BOUND 512
 
 struct item {
 	struct ft_trial t;
@@ -71,13 +76,6 @@ struct run {
 	} eargs[FT_MAX_WORKERS];
 	int ncompilers, nevaluators;
 };
-
-static volatile sig_atomic_t interrupted;
-
-void ft_pipeline_interrupt(void)
-{
-	interrupted = 1;
-}
 
 static double now_ms(void)
 {
@@ -142,7 +140,7 @@ static struct item *q_pop(struct queue *q, int wait)
 
 static int should_drop(struct run *r)
 {
-	return atomic_load(&r->stop) || interrupted || (r->deadline > 0 && now_ms() > r->deadline);
+	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline);
 }
 
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
@@ -489,6 +487,18 @@ static void drain(struct run *r, int wait)
 	}
 }
 
+/* Queues item `it` to be compiled. Backpressure: while QUEUE_BOUND items are
+ * in flight (queued, compiling, waiting for the GPU or for the main thread),
+ * the main thread finishes what comes back before it sends more, so the
+ * enumeration of a huge space never runs ahead of compiling. */
+static void send(struct run *r, struct item *it)
+{
+	while (r->sent - r->received >= QUEUE_BOUND)
+		drain(r, 1);
+	q_push(&r->compile_q, it);
+	r->sent++;
+}
+
 /* The guided strategies' feedback loop: keep `window` candidates in flight
  * (enough to overlap compiling with the GPU) and choose each next one from
  * the results so far. ts[i] is held item i's trial in the guide's order;
@@ -505,7 +515,7 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 	}
 	for (long long i = 0; i < r->nheld; i++)
 		by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-	while (r->sent < take && pick >= 0 && !interrupted) {
+	while (r->sent < take && pick >= 0 && !ft_interrupted()) {
 		while (r->sent - r->received < window && r->sent < take &&
 		       (pick = ft_guide_next(r->guide)) >= 0) {
 			q_push(&r->compile_q, by_rank[pick]);
@@ -553,9 +563,8 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 		/* ts[i] points into held items; map back by container */
 		for (long long i = 0; i < n; i++) {
 			struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-			if (i < take) {
-				q_push(&r->compile_q, it);
-				r->sent++;
+			if (i < take && !ft_interrupted()) {
+				send(r, it);
 			} else {
 				free(it);
 			}
@@ -624,9 +633,11 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_candidate c;
-	int rc;
+	int rc = 0;
 
-	while ((rc = ft_enum_next(e, &c, err)) == 1) {
+	/* the interrupt is polled before every candidate: a space whose every
+	 * candidate is rejected by the model never reaches the end of the loop */
+	while (!ft_interrupted() && (rc = ft_enum_next(e, &c, err)) == 1) {
 		struct item *it = calloc(1, sizeof(*it));
 		if (!it)
 			return ft_error(err, FT_EFAIL, "out of memory");
@@ -654,14 +665,11 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		} else if (cfg->budget_evals >= 0 && r->sent >= cfg->budget_evals) {
 			free(it);
 		} else {
-			q_push(&r->compile_q, it);
-			r->sent++;
+			send(r, it);
 		}
 		drain(r, 0);
-		if (interrupted)
-			break;
 	}
-	return rc;
+	return ft_interrupted() ? 0 : rc;
 }
 
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
@@ -677,7 +685,6 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	r.t0 = now_ms();
 	r.first_compile_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
-	interrupted = 0;
 	q_init(&r.compile_q);
 	q_init(&r.eval_q);
 	q_init(&r.done_q);
@@ -691,7 +698,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		goto out_nothreads;
 	}
 	rc = enumerate(&r, e, stream, st, err);
-	if (rc == 0 && !stream && !interrupted) {
+	if (rc == 0 && !stream && !ft_interrupted()) {
 		rc = feed_ordered(&r, err);
 	} else if (!stream) {
 		/* stopped while enumerating (error or interrupt): nothing held was sent */
@@ -711,8 +718,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		*err = r.fatal;
 		goto out;
 	}
-	if (interrupted) {
-		ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+	if (ft_interrupted()) {
+		ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
 		goto out;
 	}
 	ret = 0;

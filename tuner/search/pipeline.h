@@ -72,13 +72,13 @@ struct ft_pipeline_stats {
 
 /* Runs the pipeline. Returns 0 when every candidate was handled (individual
  * failures are trial statuses), -1 with err when something beyond a candidate
- * failed (bad expression, worker cannot start, emit stopped the run). */
+ * failed (bad expression, worker cannot start, emit stopped the run) or on an
+ * interrupt (base/interrupt.h: polled before every candidate, rejected ones
+ * included; the candidates in flight are finished, the rest never started).
+ * At most a fixed number of candidates are in flight at once: enumeration
+ * waits for the compile threads (memory stays bounded on any space). */
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *stats,
 		    struct ft_err *err);
-
-/* Async-signal-safe: makes a running pipeline stop taking candidates, finish
- * the ones in flight and return -1 ("interrupted"). For SIGINT/SIGTERM. */
-void ft_pipeline_interrupt(void);
 
 /* Fills a compile request for candidate values (defines: the macro list of
  * ft_candidate_macros, space/candidate.h). */

@@ -2,11 +2,11 @@
 #include "search/search.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/interrupt.h"
 #include "compile/cache.h"
 #include "config.h"
 #include "run/evaluate.h"
@@ -95,18 +95,6 @@ static int on_skip(void *arg, const struct ft_trial *t)
 		return 0;
 	count(s, &prev, 1);
 	return 1;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	ft_pipeline_interrupt();
-}
-
-void ft_search_signals(int on)
-{
-	signal(SIGINT, on ? on_signal : SIG_DFL);
-	signal(SIGTERM, on ? on_signal : SIG_DFL);
 }
 
 /* The search key: a hash of everything a trial's verdict depends on. */
@@ -215,7 +203,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	}
 	if (rc && s->err.status)
 		*err = s->err;
-	res->interrupted = rc && strstr(err->msg, "interrupted") != NULL;
+	res->interrupted = rc && ft_interrupted();
 	bk = (struct ft_best_key){ o->arch->name, o->device ? o->device : "", sp->name, *shape };
 	if (res->timed && ft_db_best_refresh(db, &bk, res->search_key, rc ? NULL : err) < 0 && !rc)
 		rc = -1;
