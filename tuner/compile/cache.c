@@ -52,8 +52,33 @@ int ft_cache_dir(char *buf, size_t size, struct ft_err *err)
 	else
 		return ft_error(err, FT_EFAIL, "no cache directory: set FATUNE_CACHE_DIR or HOME");
 	if (mkdir_p(buf))
-		return ft_error(err, FT_EFAIL, "cannot create cache directory '%s': %s (set FATUNE_CACHE_DIR)",
+		return ft_error(err, FT_EFAIL, "cannot create cache directory '%s': %s: set FATUNE_CACHE_DIR to a writable directory",
 				buf, strerror(errno));
+	return 0;
+}
+
+int ft_cache_check(struct ft_err *err)
+{
+	char dir[FT_PATH_MAX], probe[FT_PATH_MAX + 32];
+	int fd, e = 0;
+
+	if (ft_cache_dir(dir, sizeof(dir), err))
+		return -1;
+	snprintf(probe, sizeof(probe), "%s/probe.XXXXXX.tmp", dir);
+	fd = mkstemps(probe, 4);
+	if (fd < 0)
+		e = errno;
+	else if (write(fd, "x", 1) != 1 || fsync(fd))
+		e = errno ? errno : EIO;
+	if (fd >= 0) {
+		if (close(fd) && !e)
+			e = errno;
+		unlink(probe);
+	}
+	if (e)
+		return ft_error(err, FT_EFAIL,
+				"CUBIN cache '%s' cannot take an entry: %s: free space there or set FATUNE_CACHE_DIR to a writable directory",
+				dir, strerror(e));
 	return 0;
 }
 

@@ -201,13 +201,27 @@ static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_c
 	snprintf(reason, size, "%s", out->problem);
 }
 
-static void compile_one(struct run *r, struct item *it)
+/* Records the run's first fatal error and stops it. */
+static void set_fatal(struct run *r, const struct ft_err *err)
+{
+	pthread_mutex_lock(&r->stat_m);
+	if (!r->fatal.status)
+		r->fatal = *err;
+	pthread_mutex_unlock(&r->stat_m);
+	atomic_store(&r->stop, 1);
+}
+
+/* Compiles one candidate (or finds it in the cache) and sets its status.
+ * Returns -1 with err when the environment failed, not the candidate: NVRTC
+ * could not run, or the cache could not store the CUBIN (a full disk, a
+ * read-only or vanished directory). The candidate then has no verdict; the
+ * caller stops the run and stores nothing for it. */
+static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_compile_req req;
 	struct ft_compile_out out;
 	struct ft_resources res[2];
-	struct ft_err err = { 0 };
 
 	ft_pipeline_compile_req(cfg->sp, cfg->arch, cfg->shape, &it->t, &req);
 	ft_compile_key(&req, cfg->template_hash, it->t.compile_key);
@@ -219,11 +233,9 @@ static void compile_one(struct run *r, struct item *it)
 		if (r->first_compile_ms < 0)
 			r->first_compile_ms = now_ms() - r->t0;
 		pthread_mutex_unlock(&r->stat_m);
-		if (ft_compile(&req, &out, &err)) {
-			it->t.status = FT_ST_COMPILE_FAILED;
-			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+		if (ft_compile(&req, &out, err)) {
 			ft_compile_out_release(&out);
-			return;
+			return -1;
 		}
 		atomic_fetch_add(&r->compiled, 1);
 		it->t.compile_ms = out.ms;
@@ -240,13 +252,12 @@ static void compile_one(struct run *r, struct item *it)
 			out.log = NULL;
 			it->t.compile_key[0] = '\0';
 			ft_compile_out_release(&out);
-			return;
+			return 0;
 		}
-		if (ft_cache_store(it->t.compile_key, &out, &err)) {
-			it->t.status = FT_ST_COMPILE_FAILED;
-			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+		if (ft_cache_store(it->t.compile_key, &out, err)) {
+			ft_err_prefix(err, "the CUBIN cache failed, not the candidate (fix it or set FATUNE_CACHE_DIR, then run again)");
 			ft_compile_out_release(&out);
-			return;
+			return -1;
 		}
 		res[0] = out.res[0];
 		res[1] = out.res[1];
@@ -254,6 +265,7 @@ static void compile_one(struct run *r, struct item *it)
 	}
 	if (ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t))
 		it->t.status = FT_ST_COMPILED;
+	return 0;
 }
 
 /* Sends a compiled (or failed) item on: to the GPU thread or back to main. */
@@ -318,6 +330,7 @@ static void *compile_thread(void *arg)
 	struct item *it, *parked, *next;
 	struct inflight *mine;
 	char reason[sizeof(it->t.reason)];
+	struct ft_err err = { 0 };
 	int failed;
 
 	while ((it = q_pop(&r->compile_q, 1))) {
@@ -335,7 +348,19 @@ static void *compile_thread(void *arg)
 		mine = NULL;
 		if (!claim(r, it, &mine))
 			continue;
-		compile_one(r, it);
+		if (compile_one(r, it, &err)) {
+			/* the environment failed: this item and those parked behind it
+			 * are dropped, never stored, and the run stops */
+			set_fatal(r, &err);
+			it->dropped = 1;
+			q_push(&r->done_q, it);
+			for (parked = release(r, mine); parked; parked = next) {
+				next = parked->next;
+				parked->dropped = 1;
+				q_push(&r->done_q, parked);
+			}
+			continue;
+		}
 		/* copied before routing: once queued, the item belongs to another thread */
 		failed = it->t.status == FT_ST_COMPILE_FAILED;
 		memcpy(reason, it->t.reason, sizeof(reason));
@@ -347,8 +372,9 @@ static void *compile_thread(void *arg)
 				parked->t.status = FT_ST_COMPILE_FAILED;
 				memcpy(parked->t.reason, reason, sizeof(reason));
 				parked->t.compile_key[0] = '\0';
-			} else {
-				compile_one(r, parked); /* a cache hit now */
+			} else if (compile_one(r, parked, &err)) { /* a cache hit now */
+				set_fatal(r, &err);
+				parked->dropped = 1;
 			}
 			route(r, parked);
 		}
@@ -436,11 +462,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	pthread_mutex_unlock(&r->stat_m);
 	return;
 fatal:
-	pthread_mutex_lock(&r->stat_m);
-	if (!r->fatal.status)
-		r->fatal = err;
-	pthread_mutex_unlock(&r->stat_m);
-	atomic_store(&r->stop, 1);
+	set_fatal(r, &err);
 	it->dropped = 1;
 }
 
@@ -692,6 +714,9 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	pthread_mutex_init(&r.inflight_m, NULL);
 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
+		goto out_nothreads;
+	/* a cache that cannot take a CUBIN fails the run before any candidate */
+	if (cfg->compile && !cfg->replay && ft_cache_check(err))
 		goto out_nothreads;
 	if (start_threads(&r, cfg->jobs, err)) {
 		join_threads(&r);
