@@ -1,4 +1,4 @@
-# 090-interrupt-everywhere: SIGINT and SIGTERM end a run within 2 s on every path, also while
+# 100-interrupt-everywhere: SIGINT and SIGTERM end a run within 2 s on every path, also while
 # every candidate is rejected by the model (a 10^9-candidate space: before the fix `search` went on
 # writing rejections for minutes): search, check, and a campaign of two shapes. Each exits 1 with
 # the one "interrupted:" line, the database passes integrity_check, the run is marked interrupted

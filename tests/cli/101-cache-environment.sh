@@ -1,4 +1,4 @@
-# 091-cache-environment: a CUBIN cache that cannot take an entry is the environment's failure, not
+# 101-cache-environment: a CUBIN cache that cannot take an entry is the environment's failure, not
 # the candidates': the search ends with one line naming the directory and FATUNE_CACHE_DIR, exit 1,
 # and stores no compile_failed row (before the fix every candidate was stored compile_failed for good,
 # exit 0). Cases: a regular file, a /proc path, a read-only directory, a full file system (a 64 KiB
