@@ -657,9 +657,10 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 	struct ft_candidate c;
 	int rc = 0;
 
-	/* the interrupt is polled before every candidate: a space whose every
-	 * candidate is rejected by the model never reaches the end of the loop */
-	while (!ft_interrupted() && (rc = ft_enum_next(e, &c, err)) == 1) {
+	/* an interrupt, a fatal error and the time budget are polled before
+	 * every candidate: a space whose every candidate is rejected by the
+	 * model would never reach the end of the loop */
+	while (!should_drop(r) && (rc = ft_enum_next(e, &c, err)) == 1) {
 		struct item *it = calloc(1, sizeof(*it));
 		if (!it)
 			return ft_error(err, FT_EFAIL, "out of memory");
@@ -691,7 +692,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		}
 		drain(r, 0);
 	}
-	return ft_interrupted() ? 0 : rc;
+	return should_drop(r) ? 0 : rc;
 }
 
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
