@@ -616,8 +616,11 @@ static void bind_trial(struct binder *b, long long run_id, const char *search_ke
 	ft_dbi_b_text(b, t->device[0] ? t->device : NULL);
 }
 
-int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
-		     const struct ft_trial *t, int n, struct ft_err *err)
+/* Stores trials in one transaction; with only_new, one whose (search_key,
+ * config) already has a row is left out (the check and the insert are one
+ * transaction, so concurrent writers cannot both add it). */
+static int put_trials(struct ft_db *db, long long run_id, const char *search_key,
+		      const struct ft_trial *t, int n, int only_new, struct ft_err *err)
 {
 	sqlite3_stmt *st = db->put_trial;
 	int rc;
@@ -631,6 +634,14 @@ int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 	for (int i = 0; i < n; i++) {
 		struct binder b = { st, 0, SQLITE_OK };
 
+		if (only_new) {
+			int got = ft_db_trial_latest(db, search_key, t[i].config, NULL, err);
+
+			if (got < 0)
+				goto fail;
+			if (got)
+				continue;
+		}
 		bind_trial(&b, run_id, search_key, &t[i]);
 		if (ft_dbi_b_done(db, &b, "storing a trial", err))
 			goto fail;
@@ -649,6 +660,18 @@ fail:
 	sqlite3_clear_bindings(st);
 	ft_dbi_rollback(db);
 	return -1;
+}
+
+int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
+		     const struct ft_trial *t, int n, struct ft_err *err)
+{
+	return put_trials(db, run_id, search_key, t, n, 0, err);
+}
+
+int ft_db_trials_put_new(struct ft_db *db, long long run_id, const char *search_key,
+			 const struct ft_trial *t, int n, struct ft_err *err)
+{
+	return put_trials(db, run_id, search_key, t, n, 1, err);
 }
 
 /* Fills *t from a row of TRIAL_COLS. */
@@ -709,7 +732,7 @@ int ft_db_trial_latest(struct ft_db *db, const char *search_key, const char *con
 		goto out;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		ret = read_trial(db, st, out, err) ? -1 : 1;
+		ret = out && read_trial(db, st, out, err) ? -1 : 1;
 	else if (rc == SQLITE_DONE)
 		ret = 0;
 	else

@@ -30,6 +30,12 @@
  * space of 10^9 feasible candidates streams in a few MB (an item is ~3 KB). */
 #define QUEUE_BOUND 512
 
+/* Candidates held by a concurrent search (cfg->claim) waiting at most, and how
+ * often they are asked about again: a claim lasts one compile and timing
+ * (seconds), and each question is one small write transaction. */
+#define DEFER_BOUND 4096
+#define DEFER_POLL_MS 100
+
 struct item {
 	struct ft_trial t;
 	int dropped;		/* budget or stop: never compiled, not emitted */
@@ -69,6 +75,8 @@ struct run {
 	long long sent, received;	/* items queued to compile, items back from done_q */
 	struct item **held;		/* ordered strategies: feasible items until all are known */
 	long long nheld, capheld;
+	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
+	long long ndeferred, elsewhere;	/* ... how many; finished by one */
 	pthread_t compilers[64], evaluators[FT_MAX_WORKERS];
 	struct eval_arg {
 		struct run *r;
@@ -512,13 +520,66 @@ static void drain(struct run *r, int wait)
 /* Queues item `it` to be compiled. Backpressure: while QUEUE_BOUND items are
  * in flight (queued, compiling, waiting for the GPU or for the main thread),
  * the main thread finishes what comes back before it sends more, so the
- * enumeration of a huge space never runs ahead of compiling. */
+ * enumeration of a huge space never runs ahead of compiling. With
+ * cfg->claim, the candidate is claimed first (see defer_settle). */
 static void send(struct run *r, struct item *it)
 {
-	while (r->sent - r->received >= QUEUE_BOUND)
+	int c = r->cfg->claim && !should_drop(r) ? r->cfg->claim(r->cfg->ctx, &it->t) : 0;
+
+	if (c == 2 && !should_drop(r)) {
+		/* a concurrent search has it: asked again later */
+		it->next = r->deferred;
+		r->deferred = it;
+		r->ndeferred++;
+		return;
+	}
+	if (c) {
+		if (c < 0) {
+			struct ft_err e;
+
+			ft_error(&e, FT_EFAIL, "stopped: claiming a candidate failed");
+			set_fatal(r, &e);
+		}
+		r->elsewhere += c == 1;	/* finished by a concurrent search */
+		free(it);
+		return;
+	}
+	/* a claimed candidate waits here for no one: claim only what the
+	 * threads are about to take, so concurrent searches share the work */
+	while (r->sent - r->received >= (r->cfg->claim ? 2 * (r->ncompilers + r->nevaluators) : QUEUE_BOUND))
 		drain(r, 1);
 	q_push(&r->compile_q, it);
 	r->sent++;
+}
+
+/* Candidates a concurrent search holds: asked again every DEFER_POLL_MS (our
+ * own results drained meanwhile) until each is stored by its owner (counted
+ * by cfg->claim), or is ours because the owner died; then none is left. The
+ * stop conditions (interrupt, budget, fatal) free the rest. */
+static void defer_settle(struct run *r)
+{
+	struct item *list, *next;
+
+	while (r->deferred && !should_drop(r)) {
+		list = r->deferred;
+		r->deferred = NULL;
+		r->ndeferred = 0;
+		for (; list; list = next) {
+			next = list->next;
+			send(r, list);
+		}
+		if (r->deferred) {
+			drain(r, 0);
+			nanosleep(&(struct timespec){ 0, DEFER_POLL_MS * 1000000L }, NULL);
+			drain(r, 0);
+		}
+	}
+	for (list = r->deferred; list; list = next) {
+		next = list->next;
+		free(list);
+	}
+	r->deferred = NULL;
+	r->ndeferred = 0;
 }
 
 /* The guided strategies' feedback loop: keep `window` candidates in flight
@@ -540,9 +601,8 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 	while (r->sent < take && pick >= 0 && !ft_interrupted()) {
 		while (r->sent - r->received < window && r->sent < take &&
 		       (pick = ft_guide_next(r->guide)) >= 0) {
-			q_push(&r->compile_q, by_rank[pick]);
+			send(r, by_rank[pick]);
 			by_rank[pick] = NULL;
-			r->sent++;
 		}
 		if (r->sent > r->received)
 			drain(r, 1);
@@ -689,6 +749,8 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 			free(it);
 		} else {
 			send(r, it);
+			if (r->ndeferred >= DEFER_BOUND)
+				defer_settle(r);
 		}
 		drain(r, 0);
 	}
@@ -732,12 +794,14 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 			free(r.held[i]);
 	}
 	r.nheld = 0;
+	defer_settle(&r);
 	q_close(&r.compile_q);
 	while (r.received < r.sent)
 		drain(&r, 1);
 	join_threads(&r);
 	drain(&r, 0);
 	st->selected = r.sent;
+	st->skipped += r.elsewhere;
 	if (rc < 0)
 		goto out;
 	if (r.fatal.status) {
