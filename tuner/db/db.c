@@ -298,8 +298,12 @@ static int set_pragma(struct ft_db *db, const char *name, long long v, struct ft
 	return ft_dbi_exec(db, sql, sql, err);
 }
 
+static int prepare_cached(struct ft_db *db, struct ft_err *err);
+
 /* Brings a new file or an older version of ours to the latest schema. Runs in
- * one transaction: a failing step leaves the file exactly as it was. */
+ * one transaction: a failing step leaves the file exactly as it was, and so
+ * does a file whose tables do not match its version (edited by hand): the
+ * cached statements are prepared before the commit. */
 static int upgrade(struct ft_db *db, struct ft_err *err)
 {
 	struct db_state s;
@@ -331,7 +335,7 @@ static int upgrade(struct ft_db *db, struct ft_err *err)
 			goto fail;
 		}
 	}
-	if (set_pragma(db, "application_id", FT_DB_APPLICATION_ID, err) ||
+	if (prepare_cached(db, err) || set_pragma(db, "application_id", FT_DB_APPLICATION_ID, err) ||
 	    set_pragma(db, "user_version", latest, err) || ft_dbi_commit(db, err))
 		goto fail;
 	return 0;
@@ -401,6 +405,15 @@ static const char sql_latest_trial[] =
 	"SELECT " TRIAL_COLS " FROM trials WHERE search_key = ? AND config = ?"
 	" ORDER BY id DESC LIMIT 1";
 
+/* The statements every search runs (they fail to prepare on a file whose
+ * tables do not match its schema version). */
+static int prepare_cached(struct ft_db *db, struct ft_err *err)
+{
+	return ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
+	       ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
+			   "preparing the trial lookup", err);
+}
+
 int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err)
 {
 	struct ft_db *db;
@@ -451,9 +464,7 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 		goto fail;
 	/* the statements first: a file whose tables do not match its schema
 	 * version (edited by hand) is refused before WAL mode is written into it */
-	if (ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
-	    ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
-		 "preparing the trial lookup", err))
+	if (!db->put_trial && prepare_cached(db, err))
 		goto fail;
 	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
 		goto fail;
