@@ -8,25 +8,8 @@
 MNT="$T/mnt"
 cleanup() { mountpoint -q "$MNT" 2>/dev/null && umount "$MNT"; rm -rf "$T"; }
 trap cleanup EXIT
-# two candidates of the static-smem kernel, each a real NVRTC compile (~1-2 s)
-cp "$FATUNE_SOURCE_DIR/tests/kernels/static_smem.cu" "$T/"
-cat >"$T/two.yaml" <<'YAML'
-fatune_space: 1
-name: two
-template:
-  file: static_smem.cu
-  kernel: fatune_static_smem_fwd
-  shared_memory: static
-parameters:
-  NUM_WARPS_PER_BLOCK: [4]
-  TILE_M: [16, 32]
-  KEYS_PER_WARP: [8]
-smem_bytes: DTYPE_BYTES * D * (TILE_M + 2 * KEYS_PER_WARP * NUM_WARPS_PER_BLOCK) + 4 * TILE_M * KEYS_PER_WARP * NUM_WARPS_PER_BLOCK
-launch:
-  threads: NUM_WARPS_PER_BLOCK * 32
-  grid: [ceil_div(S, TILE_M), H, B]
-YAML
-S="--arch sm_89 --shape 1x8x512x64 --space $T/two.yaml --jobs 1 --quiet"
+# two candidates, each a real NVRTC compile (~1-2 s)
+S="--arch sm_89 --shape 1x8x512x64 --space $TESTSPACES/static_smem_two.yaml --jobs 1 --quiet"
 can_mount() { [ "$(id -u)" -eq 0 ] && mkdir -p "$MNT" && mount -t tmpfs -o size=64k tmpfs "$MNT" 2>/dev/null && umount "$MNT"; }
 
 # bad_cache WHAT: the search with FATUNE_CACHE_DIR as set fails with the one line, stores no verdict

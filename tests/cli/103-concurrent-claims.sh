@@ -24,46 +24,30 @@ launch:
   threads: 128
   grid: [ceil_div(S, 16), H, B]
 YAML
-# 2 real compiles (stored 'compiled' without a GPU)
-cat >"$T/real.yaml" <<'YAML'
-fatune_space: 1
-name: real
-template:
-  file: static_smem.cu
-  kernel: fatune_static_smem_fwd
-  shared_memory: static
-parameters:
-  NUM_WARPS_PER_BLOCK: [4]
-  TILE_M: [16, 32]
-  KEYS_PER_WARP: [8]
-smem_bytes: DTYPE_BYTES * D * (TILE_M + 2 * KEYS_PER_WARP * NUM_WARPS_PER_BLOCK) + 4 * TILE_M * KEYS_PER_WARP * NUM_WARPS_PER_BLOCK
-launch:
-  threads: NUM_WARPS_PER_BLOCK * 32
-  grid: [ceil_div(S, TILE_M), H, B]
-YAML
 nvrtc_runs() { sed -n 's/^  compile: \([0-9]*\) NVRTC runs.*/\1/p' "$1"; }
 no_duplicates() {
 	[ "$(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials")" -eq 0 ] ||
 		fail "$1: $(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials") duplicate trials"
 }
-# together SPACE N: two searches of SPACE at once; N distinct trials, none twice, N compiles in all
+# together FILE N C: two searches of space FILE at once; N distinct trials, none twice, C compiles in all
 together() {
-	local S="--arch sm_89 --shape 1x8x512x64 --space $T/$1.yaml --jobs 1"
+	local S="--arch sm_89 --shape 1x8x512x64 --space $1 --jobs 1" name
+	name=$(basename "$1" .yaml)
 	"$FATUNE" search $S >"$T/a.out" 2>"$T/a.err" &
 	local a=$!
 	"$FATUNE" search $S >"$T/b.out" 2>"$T/b.err" || { cat "$T/b.err"; fail "$1: the second search failed"; }
 	wait $a || { cat "$T/a.err"; fail "$1: the first search failed"; }
 	no_duplicates "$1"
-	[ "$(sql "$FATUNE_DB" "SELECT count(DISTINCT config) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.space_name = '$1'")" -eq "$2" ] ||
+	[ "$(sql "$FATUNE_DB" "SELECT count(DISTINCT config) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.space_name = '$name'")" -eq "$2" ] ||
 		fail "$1: not all $2 candidates stored"
 	local na nb
 	na=$(nvrtc_runs "$T/a.out") nb=$(nvrtc_runs "$T/b.out")
-	echo "$1: NVRTC runs $na + $nb"
-	[ $((na + nb)) -eq "$3" ] || fail "$1: $((na + nb)) compiles for $3 candidates: some were compiled twice"
+	echo "$name: NVRTC runs $na + $nb"
+	[ $((na + nb)) -eq "$3" ] || fail "$name: $((na + nb)) compiles for $3 candidates: some were compiled twice"
 	[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM claims")" -eq 0 ] || fail "$1: claims left after both runs ended"
 }
-together fast 110 100
-together real 2 2
+together "$T/fast.yaml" 110 100
+together "$TESTSPACES/static_smem_two.yaml" 2 2
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'compiled'")" -eq 2 ] || fail "real: 2 compiled rows expected"
 
 # a killed search's claims are taken over
