@@ -142,6 +142,37 @@ static void test_table_empty(void **state)
 	free(c.buf);
 }
 
+/* A long table streams: rows are written before the printer is finished (its
+ * memory does not grow with the row count), sized by the first rows; a later
+ * wider cell pushes its line right instead of breaking it. */
+static void test_table_streams(void **state)
+{
+	const char *cols[] = { "config", "n" };
+	const int kinds[] = { 3, 1 };
+	char cfg[64], num[32];
+	const char *values[] = { cfg, num };
+	struct cap c;
+	long long rows = 200000;
+	size_t before;
+
+	(void)state;
+	cap_open(&c, FT_FMT_TABLE);
+	for (long long i = 0; i < rows; i++) {
+		snprintf(cfg, sizeof(cfg), i == rows - 1 ? "A_MUCH_LONGER_CONFIG=%lld" : "X=%lld", i % 10);
+		snprintf(num, sizeof(num), "%lld", i);
+		row(&c, 2, cols, values, kinds);
+	}
+	assert_int_equal(fflush(c.f), 0);
+	before = c.len;
+	/* all but the rows of one window are out before finish */
+	assert_true(before > (size_t)(rows - 8192) * 10);
+	assert_int_equal(cap_close(&c), rows);
+	assert_non_null(strstr(c.buf, "config  "));
+	assert_non_null(strstr(c.buf, "\nX=0        0\n"));
+	assert_non_null(strstr(c.buf, "\nA_MUCH_LONGER_CONFIG=9  199999\n"));
+	free(c.buf);
+}
+
 static void test_json(void **state)
 {
 	struct cap c;
@@ -218,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_layout),
 		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_streams),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_write_error),

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/interrupt.h"
 #include "compile/cache.h"
 #include "cmd/cmd.h"
 #include "ui/format.h"
@@ -120,8 +121,12 @@ int cmd_check(int argc, char **argv)
 	cfg.budget_evals = -1;
 	cfg.emit = check_row;
 	cfg.ctx = &c;
+	ft_interrupt_install(1);
 	rc = ft_pipeline_run(&cfg, &st, &err);
+	ft_interrupt_install(0);
 	ft_printer_finish(c.pr);
+	if (rc && ft_interrupted())
+		ft_interrupt_error(&err, "check stopped after %lld candidates (nothing is stored)", st.enumerated);
 	if (rc)
 		goto fail;
 	accepted = c.counts[compile ? FT_ST_COMPILED : FT_ST_ACCEPTED];

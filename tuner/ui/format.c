@@ -10,7 +10,10 @@
  *          "err" or "spread" (ratios near 1e-4) with 4 significant digits
  *          ("%.4g"), any other real "%.6g". Widths count UTF-8 characters,
  *          so device names with non-ASCII letters still line up. No rows:
- *          nothing is printed (the caller may say so on stderr).
+ *          nothing is printed (the caller may say so on stderr). Memory is
+ *          bounded: the first TABLE_WINDOW rows size the columns and are
+ *          printed once that many have come; later rows stream at those
+ *          widths (a wider cell pushes the rest of its line right).
  *   json   "[", one object per line, "]"; integers and finite reals
  *          unquoted (reals re-printed "%.15g", all the digits SQLite keeps),
  *          NULL, NaN and infinities as null; strings escaped per RFC 8259
@@ -26,6 +29,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Rows buffered to size the table's columns (at most this many cells of ~100
+ * bytes each are held: a few MB whatever the row count). 4096 is more than
+ * any query or check of a real space prints, so those tables are sized by all
+ * their rows; `check` over a huge space streams. */
+#define TABLE_WINDOW 4096
 
 struct row {
 	int n;
@@ -43,6 +52,8 @@ struct ft_printer {
 	int *numeric;		/* 1 while every non-NULL value of the column is a number */
 	struct row *buf;
 	size_t nbuf, cap;
+	size_t *w;		/* column widths once the header is printed, else NULL */
+	int nw;			/* columns w covers */
 };
 
 int ft_format_parse(const char *text, enum ft_format *out, struct ft_err *err)
@@ -213,52 +224,76 @@ static void table_line(struct ft_printer *p, char *const *cells, int n, const si
 
 		if (i)
 			fputs("  ", p->out);
-		if (p->numeric[i])
+		/* a streamed cell wider than its column pushes the rest right */
+		if (p->numeric[i] && cw < w[i])
 			pad(p->out, w[i] - cw);
 		fputs(c, p->out);
-		if (!p->numeric[i] && i < last)
+		if (!p->numeric[i] && i < last && cw < w[i])
 			pad(p->out, w[i] - cw);
 	}
 	fputc('\n', p->out);
 }
 
+static void free_rows(struct ft_printer *p)
+{
+	for (size_t r = 0; r < p->nbuf; r++) {
+		for (int i = 0; i < p->buf[r].n; i++)
+			free(p->buf[r].cells[i]);
+		free(p->buf[r].cells);
+	}
+	p->nbuf = 0;
+}
+
+/* Sizes the columns (first call: from the names and the rows buffered, then
+ * prints the header and its rule) and prints the buffered rows, which are
+ * freed. A column that first appears later is sized by its name. */
 static void table_flush(struct ft_printer *p)
 {
-	size_t *w;
-	char **rule;
+	char **rule = NULL;
 
-	if (!p->nbuf)
+	if (!p->nbuf && !p->w)
 		return;
-	w = calloc((size_t)p->ncols, sizeof(*w));
-	rule = calloc((size_t)p->ncols, sizeof(*rule));
-	if (!w || !rule) {
-		p->failed = 1;
-		goto out;
-	}
-	for (int i = 0; i < p->ncols; i++)
-		w[i] = width(p->names[i]);
-	for (size_t r = 0; r < p->nbuf; r++)
-		for (int i = 0; i < p->buf[r].n; i++)
-			if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
-				w[i] = width(p->buf[r].cells[i]);
-	for (int i = 0; i < p->ncols; i++) {
-		if (!(rule[i] = malloc(w[i] + 1))) {
+	if (p->nw < p->ncols) {
+		size_t *w = realloc(p->w, (size_t)p->ncols * sizeof(*w));
+		int first = !p->w;
+
+		if (!w) {
 			p->failed = 1;
 			goto out;
 		}
-		memset(rule[i], '-', w[i]);
-		rule[i][w[i]] = '\0';
+		for (int i = p->nw; i < p->ncols; i++)
+			w[i] = width(p->names[i]);
+		p->w = w;
+		p->nw = p->ncols;
+		if (first) {
+			for (size_t r = 0; r < p->nbuf; r++)
+				for (int i = 0; i < p->buf[r].n; i++)
+					if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
+						w[i] = width(p->buf[r].cells[i]);
+			if (!(rule = calloc((size_t)p->ncols, sizeof(*rule)))) {
+				p->failed = 1;
+				goto out;
+			}
+			for (int i = 0; i < p->ncols; i++) {
+				if (!(rule[i] = malloc(w[i] + 1))) {
+					p->failed = 1;
+					goto out;
+				}
+				memset(rule[i], '-', w[i]);
+				rule[i][w[i]] = '\0';
+			}
+			table_line(p, p->names, p->ncols, w);
+			table_line(p, rule, p->ncols, w);
+		}
 	}
-	table_line(p, p->names, p->ncols, w);
-	table_line(p, rule, p->ncols, w);
 	for (size_t r = 0; r < p->nbuf; r++)
-		table_line(p, p->buf[r].cells, p->buf[r].n, w);
+		table_line(p, p->buf[r].cells, p->buf[r].n, p->w);
 out:
 	if (rule)
 		for (int i = 0; i < p->ncols; i++)
 			free(rule[i]);
 	free(rule);
-	free(w);
+	free_rows(p);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -411,6 +446,9 @@ int ft_printer_row(void *printer, int ncols, const char *const *names,
 			p->failed = 1;
 			return 1;
 		}
+		/* the window is full (or the widths are known): print what is held */
+		if (p->nbuf >= TABLE_WINDOW || p->w)
+			table_flush(p);
 	} else if (p->fmt == FT_FMT_JSON) {
 		json_row(p, ncols, names, values, types);
 	} else {
@@ -433,11 +471,8 @@ long long ft_printer_finish(struct ft_printer *p)
 	else if (p->fmt == FT_FMT_JSON)
 		fputs(p->rows ? "\n]\n" : "[]\n", p->out);
 	n = p->failed || fflush(p->out) || ferror(p->out) ? -1 : p->rows;
-	for (size_t r = 0; r < p->nbuf; r++) {
-		for (int i = 0; i < p->buf[r].n; i++)
-			free(p->buf[r].cells[i]);
-		free(p->buf[r].cells);
-	}
+	free_rows(p);
+	free(p->w);
 	for (int i = 0; i < p->ncols; i++)
 		free(p->names[i]);
 	free(p->names);

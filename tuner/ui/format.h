@@ -1,7 +1,8 @@
 /* format.h - printing rows as an aligned table, JSON or CSV.
  *
  * Rows arrive one at a time (an ft_row_fn, see db.h); the table format buffers
- * them to size its columns, JSON and CSV stream. JSON is an array of objects
+ * the first few thousand to size its columns and streams the rest at those
+ * widths, JSON and CSV stream: memory stays bounded for any row count. JSON is an array of objects
  * with numbers unquoted and NULL as null; CSV follows RFC 4180 quoting.
  */
 #ifndef FT_FORMAT_H
