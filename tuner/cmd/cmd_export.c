@@ -53,6 +53,42 @@ static int write_output(const char *output, const char *db_path, const struct jo
 	return ft_outfile_commit(&f, err);
 }
 
+/* The space the table's rows were tuned in: --space, else the file their
+ * run recorded, else the default space of that name; into *out (malloc'd). */
+static int dispatch_space(const struct ft_target_opts *o, const struct ft_dispatch *d, struct ft_space **out,
+			  struct ft_err *err)
+{
+	struct ft_target_opts t = *o;
+	char path[FT_PATH_MAX];
+
+	if (o->space)
+		return ft_target_space(o, out, err);
+	t.space = d->rows[0].space_path;
+	if (t.space[0] && !ft_target_space(&t, out, err)) {
+		if (!strcmp((*out)->name, d->rows[0].space))
+			return 0;
+		free(*out);
+		*out = NULL;
+	}
+	for (int i = 0; i < ft_family_count(); i++) {
+		const struct ft_family *f = ft_family_at(i);
+
+		if (!f->default_space)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", ft_data_dir(), f->default_space);
+		t.space = path;
+		if (!ft_target_space(&t, out, err)) {
+			if (!strcmp((*out)->name, d->rows[0].space))
+				return 0;
+			free(*out);
+			*out = NULL;
+		}
+	}
+	return ft_error(err, FT_EINPUT,
+			"the table's configs come from space '%s', whose file ('%s') cannot be loaded from here: pass --space FILE",
+			d->rows[0].space, d->rows[0].space_path);
+}
+
 /* --dispatch: every tuned shape of the arch (device, space) in one file. */
 static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
 			   const struct ft_space *sp, const char *output, int allow_replayed, struct job *j,
@@ -60,6 +96,7 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 {
 	struct ft_dispatch d;
 	struct ft_db *db = NULL;
+	struct ft_space *own = NULL;
 	int rc, replayed = 0;
 
 	if (o->shape || o->kv_len || o->kv_heads || o->layout || o->dtype || o->causal)
@@ -80,6 +117,11 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 		ft_dispatch_release(&d);
 		return -1;
 	}
+	if (dispatch_space(o, &d, &own, err) || ft_dispatch_prepare(&d, own, arch, err)) {
+		free(own);
+		ft_dispatch_release(&d);
+		return -1;
+	}
 	if (o->space)
 		snprintf(d.space_path, sizeof(d.space_path), "%s", o->space);
 	j->table = &d;
@@ -88,6 +130,7 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 		fprintf(stderr, "fatune: wrote %s (%d shape%s of %s on %s, space %s)\n", output, d.n, d.n == 1 ? "" : "s",
 			arch->name, d.rows[0].device, d.rows[0].space);
 	ft_dispatch_release(&d);
+	free(own);
 	return rc;
 }
 
@@ -163,9 +206,9 @@ int cmd_export(int argc, char **argv)
 		"the shape instead, with no database and no GPU; a config the space's constraints\n"
 		"refuse for the shape is refused naming the constraint.\n"
 		"--dispatch writes every tuned shape of the arch instead (no --shape): a constant table\n"
-		"of configs and a selection function (same D, dtype and causal flag, then the nearest\n"
-		"tuned S and KV length, then the nearest B*H; the rule is written in the file), as a\n"
-		"C++ or C header, or as JSON with --format json.\n"
+		"of configs and a selection function (only entries the space accepts for the shape, as\n"
+		"`fatune check` would; then the nearest tuned S and KV length, then the nearest B*H; the\n"
+		"rule is written in the file), as a C++ or C header, or as JSON with --format json.\n"
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
