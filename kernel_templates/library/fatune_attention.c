@@ -289,8 +289,8 @@ static int choose(const struct fatune_attention_args *a, struct choice *c)
 	c->index = (int)(c->e - fatune_dispatch_table);
 	if (!fatune_dispatch_eval(c->e, a->b, a->h, a->h_kv, a->s_q, a->s_kv, c->bshd, c->g))
 		return FATUNE_E_NO_CONFIG;	/* cannot happen: the pick checked it */
-	if (c->e->num_splits > 1) {
-		size_t rows = (size_t)c->e->num_splits * a->b * a->h * a->s_q;
+	if (fatune_lib_num_splits[c->index] > 1) {
+		size_t rows = (size_t)fatune_lib_num_splits[c->index] * a->b * a->h * a->s_q;
 
 		c->partial_lse = align256(rows * a->d * 4);
 		c->scratch = c->partial_lse + align256(rows * 4);
@@ -321,10 +321,10 @@ int fatune_attention_plan(const struct fatune_attention_args *a, struct fatune_a
 		return rc;
 	out->entry = c.index;
 	out->tuned = c.tuned;
-	out->num_splits = c.e->num_splits;
+	out->num_splits = fatune_lib_num_splits[c.index];
 	out->smem_bytes = (unsigned)c.g[0];
 	out->threads = (unsigned)c.g[1];
-	out->combine_threads = c.e->num_splits > 1 ? (unsigned)c.g[5] : 0;
+	out->combine_threads = fatune_lib_num_splits[c.index] > 1 ? (unsigned)c.g[5] : 0;
 	for (int i = 0; i < 3; i++) {
 		out->grid[i] = (unsigned)c.g[2 + i];
 		out->combine_grid[i] = out->combine_threads ? (unsigned)c.g[6 + i] : 0;
@@ -391,7 +391,7 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
 	p.k = a->k;
 	p.v = a->v;
 	p.o = a->o;
-	if (c.e->num_splits > 1) {
+	if (fatune_lib_num_splits[c.index] > 1) {
 		p.o_partial = (float *)(void *)(ws + c.partial_o);
 		p.lse_partial = (float *)(void *)(ws + c.partial_lse);
 	}
@@ -417,7 +417,7 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
 	p.s_q = a->s_q;
 	p.s_kv = a->s_kv;
 	p.d = a->d;
-	p.num_splits = c.e->num_splits;
+	p.num_splits = fatune_lib_num_splits[c.index];
 	p.causal_offset = a->s_kv - a->s_q;
 	p.scale = (float)(1.0 / sqrt((double)a->d));
 	p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)a->d));	/* log2(e)/sqrt(D) */
@@ -433,7 +433,7 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
 	if (cu.launch_kernel(main_fn, (unsigned)c.g[2], (unsigned)c.g[3], (unsigned)c.g[4], (unsigned)c.g[1], 1, 1,
 			     FATUNE_LIB_SMEM_DYNAMIC ? (unsigned)c.g[0] : 0, stream, args, NULL))
 		return FATUNE_E_CUDA;
-	if (c.e->num_splits > 1 && c.g[5] > 0 &&
+	if (fatune_lib_num_splits[c.index] > 1 && c.g[5] > 0 &&
 	    (!combine_fn || cu.launch_kernel(combine_fn, (unsigned)c.g[6], (unsigned)c.g[7], (unsigned)c.g[8],
 					     (unsigned)c.g[5], 1, 1, 0, stream, args, NULL)))
 		return FATUNE_E_CUDA;

@@ -418,6 +418,7 @@ static struct ft_best row(int s, int causal, const char *config, double us)
  * generated check could translate: exact shapes only */
 static struct ft_space two_params;
 static struct ft_candidate cands[2];
+static struct ft_launch launches[2];
 
 static void table(struct ft_dispatch *d, struct ft_best *rows, int n)
 {
@@ -430,10 +431,11 @@ static void table(struct ft_dispatch *d, struct ft_best *rows, int n)
 	strcpy(two_params.params[1].name, "NUM_SPLITS");
 	two_params.abi = 2;
 	for (int i = 0; i < 2; i++)
-		cands[i] = (struct ft_candidate){ .smem_bytes = 1000 + i, .threads = 128, .grid = { 4, 8, 2 } };
+		launches[i] = (struct ft_launch){ .smem_bytes = 1000 + i, .threads = 128, .grid = { 4, 8, 2 } };
 	d->sp = &two_params;
 	d->arch = ft_arch_find("sm_90", &err);
 	d->cand = n ? cands : NULL;
+	d->launch = n ? launches : NULL;
 	strcpy(d->untranslated, "a test table");
 	d->rows = rows;
 	d->n = n;

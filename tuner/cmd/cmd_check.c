@@ -13,6 +13,7 @@
 
 #include "compile/cache.h"
 #include "compile/feasibility.h"
+#include "space/candidate.h"
 #include "cmd/cmd.h"
 #include "ui/format.h"
 #include "search/pipeline.h"
@@ -64,27 +65,28 @@ static int check_one(const struct ft_space *sp, const struct ft_arch *a, const s
 {
 	long long values[FT_MAX_PARAMS];
 	struct ft_candidate c;
-	struct ft_enum *e = NULL;
 	struct ft_trial *t;
-	int got, ok;
+	int ok;
 
 	if (ft_space_unfit(sp, a, sh, reason, size))
 		return 0;
-	if (ft_config_parse(sp, config, values, err) || ft_enum_open(&e, sp, sh, a, values, err))
+	if (ft_config_parse(sp, config, values, err) || ft_candidate_eval(sp, sh, a, values, &c, err))
 		return -1;
-	got = ft_enum_next(e, &c, err);
-	ft_enum_close(e);
-	if (got != 1)
-		return got ? -1 : ft_error(err, FT_EFAIL, "no candidate for '%s': this is a fatune bug", config);
 	if (!(t = calloc(1, sizeof(*t))))
 		return ft_error(err, FT_EFAIL, "out of memory");
 	ok = ft_feasible_model(sp, a, &c, t);
-	if (ok)	/* the launch the search would make: smem, threads, grid, combine, workspace */
-		snprintf(reason, size, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", t->smem_model, t->threads,
-			 t->grid[0], t->grid[1], t->grid[2], t->combine_threads, t->combine_grid[0],
-			 t->combine_grid[1], t->combine_grid[2], t->workspace_bytes);
-	else
-		snprintf(reason, size, "%s", t->reason);
+	snprintf(reason, size, "%s", t->reason);
+	if (ok) {	/* the launch the worker would make (candidate.h) */
+		struct ft_launch l;
+
+		if (ft_candidate_launch(sp, sh, &c, &l, err)) {
+			free(t);
+			return -1;
+		}
+		snprintf(reason, size, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", l.smem_bytes, l.threads,
+			 l.grid[0], l.grid[1], l.grid[2], l.combine_threads, l.combine_grid[0], l.combine_grid[1],
+			 l.combine_grid[2], l.workspace_bytes);
+	}
 	free(t);
 	return ok;
 }

@@ -20,7 +20,9 @@
 #include <string.h>
 
 #include "compile/feasibility.h"
+#include "space/candidate.h"
 #include "export/expr_c.h"
+#include "export/gen.h"
 #include "space/expr.h"
 
 /* feasibility.c's limits, restated for the generated code */
@@ -43,29 +45,23 @@ static int eval_row(struct ft_dispatch *d, int r, struct ft_err *err)
 	const struct ft_best *b = &d->rows[r];
 	struct ft_candidate *c = &d->cand[r];
 	long long values[FT_MAX_PARAMS];
-	struct ft_enum *e = NULL;
 	struct ft_trial t;
 	char shape[FT_SHAPE_TEXT_MAX], why[512];
-	int got;
 
 	ft_shape_format(&b->shape, shape, sizeof(shape));
 	if (ft_space_unfit(d->sp, d->arch, &b->shape, why, sizeof(why)))
 		return ft_error(err, FT_EINPUT, "space '%s' (%s) cannot run the tuned shape %s: %s", d->sp->name,
 				d->sp->path, shape, why);
 	if (ft_config_parse(d->sp, b->config, values, err) ||
-	    ft_enum_open(&e, d->sp, &b->shape, d->arch, values, err))
+	    ft_candidate_eval(d->sp, &b->shape, d->arch, values, c, err))
 		return ft_error(err, FT_EINPUT, "the best config of %s (%s) does not fit space %s: %s: pass the --space FILE it was tuned with",
 				shape, b->config, d->sp->path, err->msg);
-	got = ft_enum_next(e, c, err);
-	ft_enum_close(e);
-	if (got != 1)
-		return got < 0 ? -1 : ft_error(err, FT_EFAIL, "space %s gave no candidate for %s: this is a fatune bug", d->sp->path, b->config);
 	memset(&t, 0, sizeof(t));
 	if (!ft_feasible_model(d->sp, d->arch, c, &t))
 		return ft_error(err, FT_EINPUT,
 				"the best config of %s (%s) is rejected by space %s at that very shape (%s): the space changed since; re-tune, or pass the --space FILE it was tuned with",
 				shape, b->config, d->sp->path, t.reason);
-	return 0;
+	return ft_candidate_launch(d->sp, &b->shape, c, &d->launch[r], err);
 }
 
 /* printf at the end of the malloc'd *code (length *len); -1 when out of memory. */
@@ -119,8 +115,10 @@ static int translate(struct ft_dispatch *d, struct ft_err *err)
 	for (int i = 0; i < sp->nconstraints; i++) {
 		if (ft_expr_to_c(sp->constraints[i].expr.text, names, n, "fd_", c_text, sizeof(c_text), &why))
 			goto untranslated;
+		char name[FT_GEN_SIZE(FT_NAME_MAX)];
+
 		if (append(&code, &len, "\t/* constraint '%s' */\n\tif (!(%s) || bad_)\n\t\treturn 0;\n",
-			   sp->constraints[i].name, c_text))
+			   ft_gen_comment(sp->constraints[i].name, name, sizeof(name)), c_text))
 			goto oom;
 	}
 	for (int i = 0; i < FT_DISPATCH_GEOM; i++) {
@@ -134,6 +132,8 @@ static int translate(struct ft_dispatch *d, struct ft_err *err)
 	for (int i = 0; i < sp->ndefines; i++) {
 		if (ft_expr_to_c(sp->defines[i].text, names, n, "fd_", c_text, sizeof(c_text), &why))
 			goto untranslated;
+		if (ft_gen_ident(sp->define_names[i], "compile.defines name", err))
+			goto fail;
 		if (append(&code, &len,
 			   "\t/* compile.defines %s: compiled into the CUBIN */\n\tif ((%s) != e->defines[%d] || bad_)\n\t\treturn 0;\n",
 			   sp->define_names[i], c_text, i))
@@ -146,8 +146,10 @@ untranslated:
 	snprintf(d->untranslated, sizeof(d->untranslated), "%s", why.msg);
 	return 0;
 oom:
+	ft_error(err, FT_EFAIL, "out of memory generating the dispatch check");
+fail:
 	free(code);
-	return ft_error(err, FT_EFAIL, "out of memory generating the dispatch check");
+	return -1;
 }
 
 int ft_dispatch_prepare(struct ft_dispatch *d, const struct ft_space *sp, const struct ft_arch *a,
@@ -156,7 +158,9 @@ int ft_dispatch_prepare(struct ft_dispatch *d, const struct ft_space *sp, const 
 	d->sp = sp;
 	d->arch = a;
 	free(d->cand);
-	if (!(d->cand = calloc((size_t)d->n, sizeof(*d->cand))))
+	free(d->launch);
+	d->launch = calloc((size_t)d->n, sizeof(*d->launch));
+	if (!(d->cand = calloc((size_t)d->n, sizeof(*d->cand))) || !d->launch)
 		return ft_error(err, FT_EFAIL, "out of memory checking %d dispatch entries", d->n);
 	if (strcmp(sp->name, d->rows[0].space))
 		return ft_error(err, FT_EINPUT, "space file %s is space '%s', the table's configs come from space '%s': pass its --space FILE",
@@ -170,16 +174,18 @@ int ft_dispatch_prepare(struct ft_dispatch *d, const struct ft_space *sp, const 
 	return translate(d, err);
 }
 
-void ft_dispatch_geom(const struct ft_candidate *c, long long g[FT_DISPATCH_GEOM])
+void ft_dispatch_geom(const struct ft_dispatch *d, int r, long long g[FT_DISPATCH_GEOM])
 {
-	g[0] = c->smem_bytes;
-	g[1] = c->threads;
+	const struct ft_launch *l = &d->launch[r];
+
+	g[0] = l->smem_bytes;
+	g[1] = l->threads;
 	for (int i = 0; i < 3; i++) {
-		g[2 + i] = c->grid[i];
-		g[6 + i] = c->combine_threads ? c->combine_grid[i] : 0;
+		g[2 + i] = l->grid[i];
+		g[6 + i] = l->combine_grid[i];
 	}
-	g[5] = c->combine_threads;
-	g[9] = c->workspace_bytes;
+	g[5] = l->combine_threads;
+	g[9] = l->workspace_bytes;
 }
 
 void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *storage, const char *fn,
@@ -217,12 +223,14 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 		fputs("\t/* an ABI v1 template runs self-attention in [B,H,S,D] only */\n"
 		      "\tif (kv_heads != heads || kv_len != seq_len || bshd)\n\t\treturn 0;\n", out);
 	if (!d->code) {
+		char why[FT_GEN_SIZE(sizeof(d->untranslated))];
+
 		fprintf(out,
 			"\t/* exact shapes only: %s */\n"
 			"\tif (batch != e->batch || heads != e->heads || kv_heads != e->kv_heads || seq_len != e->seq_len ||\n"
 			"\t    kv_len != e->kv_len || bshd != e->bshd)\n\t\treturn 0;\n"
 			"\tfor (int i = 0; i < %d; i++)\n\t\tg[i] = e->geom[i];\n\treturn 1;\n}\n",
-			d->untranslated, FT_DISPATCH_GEOM);
+			ft_gen_comment(d->untranslated, why, sizeof(why)), FT_DISPATCH_GEOM);
 		return;
 	}
 	for (int i = 0; i < FT_CONTEXT_COUNT; i++) {

@@ -232,9 +232,11 @@ void ft_dispatch_release(struct ft_dispatch *d)
 {
 	free(d->rows);
 	free(d->cand);
+	free(d->launch);
 	free(d->code);
 	d->rows = NULL;
 	d->cand = NULL;
+	d->launch = NULL;
 	d->code = NULL;
 	d->n = 0;
 }
@@ -319,7 +321,7 @@ static void entry_values(FILE *out, const struct ft_dispatch *d, int r)
 		isfinite(b->t_median_us) ? b->t_median_us : -1.0);
 	for (int i = 0; i < n; i++)
 		fprintf(out, ", %d", e[i].value);
-	ft_dispatch_geom(&d->cand[r], g);
+	ft_dispatch_geom(d, r, g);
 	for (int i = 0; i < FT_DISPATCH_GEOM; i++)
 		fprintf(out, "%s%lld", i ? ", " : ",\n\t  { ", g[i]);
 	fputs(" }, {", out);
@@ -481,7 +483,7 @@ static void write_json(FILE *out, const struct ft_dispatch *d)
 		{
 			long long g[FT_DISPATCH_GEOM];
 
-			ft_dispatch_geom(&d->cand[r], g);
+			ft_dispatch_geom(d, r, g);
 			fputs(", \"geom\": [", out);
 			for (int i = 0; i < FT_DISPATCH_GEOM; i++)
 				fprintf(out, "%s%lld", i ? ", " : "", g[i]);

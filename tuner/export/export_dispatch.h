@@ -27,6 +27,7 @@
 #include "db/db.h"
 #include "base/err.h"
 #include "export/export.h"
+#include "space/candidate.h"
 #include "space/space.h"
 
 /* The launch formulas an entry carries and the generated check returns:
@@ -41,6 +42,7 @@ struct ft_dispatch {
 	const struct ft_space *sp;	/* the rows' space (ft_dispatch_prepare), not owned */
 	const struct ft_arch *arch;
 	struct ft_candidate *cand;	/* malloc'd, per row: its config at its own shape */
+	struct ft_launch *launch;	/* malloc'd, per row: its launch there (candidate.h) */
 	char *code;			/* malloc'd body of the generated check; NULL: exact shapes only */
 	char untranslated[600];		/* why code is NULL */
 	int nparams;			/* parameters of every config (the first row's) */
@@ -68,8 +70,8 @@ void ft_dispatch_release(struct ft_dispatch *d);
 int ft_dispatch_prepare(struct ft_dispatch *d, const struct ft_space *sp, const struct ft_arch *a,
 			struct ft_err *err);
 
-/* The geometry of candidate c in FT_DISPATCH_GEOM order. */
-void ft_dispatch_geom(const struct ft_candidate *c, long long g[FT_DISPATCH_GEOM]);
+/* The launch of row r at its own shape in FT_DISPATCH_GEOM order. */
+void ft_dispatch_geom(const struct ft_dispatch *d, int r, long long g[FT_DISPATCH_GEOM]);
 
 /* Writes the helpers and the check function STORAGE int FNeval(const ENTRY *e,
  * batch, heads, kv_heads, seq_len, kv_len, bshd, long long *g) (see the
