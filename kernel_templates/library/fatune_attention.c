@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,7 @@ static pthread_once_t record_env = PTHREAD_ONCE_INIT;
 static char record_path[4096];
 static struct recorded recorded[MAX_RECORDED];
 static int nrecorded;
+static atomic_int record_generation;	/* bumped when recording is switched: cached choices are redone */
 
 static void record_from_env(void)
 {
@@ -176,6 +178,7 @@ int fatune_attention_record_untuned(const char *path)
 	}
 	snprintf(record_path, sizeof(record_path), "%s", path ? path : "");
 	nrecorded = 0;
+	atomic_fetch_add(&record_generation, 1);
 	pthread_mutex_unlock(&record_lock);
 	return FATUNE_OK;
 }
@@ -253,13 +256,66 @@ static size_t align256(size_t x)
 	return (x + 255) & ~(size_t)255;
 }
 
+/* What a choice depends on: the arguments but for pointers and workspace. */
+struct choice_key {
+	long long strides[12];
+	int sizes[6], dtype, causal;
+	unsigned flags;
+};
+
+static void key_of(const struct fatune_attention_args *a, struct choice_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->strides, a->q_stride, sizeof(a->q_stride));
+	memcpy(k->strides + 3, a->k_stride, sizeof(a->k_stride));
+	memcpy(k->strides + 6, a->v_stride, sizeof(a->v_stride));
+	memcpy(k->strides + 9, a->o_stride, sizeof(a->o_stride));
+	k->sizes[0] = a->b;
+	k->sizes[1] = a->h;
+	k->sizes[2] = a->h_kv;
+	k->sizes[3] = a->s_q;
+	k->sizes[4] = a->s_kv;
+	k->sizes[5] = a->d;
+	k->dtype = a->dtype;
+	k->causal = a->causal;
+	k->flags = a->flags;
+}
+
+static int choose_uncached(const struct fatune_attention_args *a, struct choice *c);
+
+/* The choice for a's shape: the last successful one of this thread when the
+ * shape is the same (a serving loop calls with few shapes; the pick
+ * evaluates every candidate entry's constraints), else computed. */
 static int choose(const struct fatune_attention_args *a, struct choice *c)
+{
+	static __thread struct choice_key last_key;
+	static __thread struct choice last;
+	static __thread int have_last, last_generation;
+	int generation = atomic_load(&record_generation);
+	struct choice_key k;
+	int rc;
+
+	if (!a)
+		return FATUNE_E_ARGS;
+	key_of(a, &k);
+	if (have_last && last_generation == generation && !memcmp(&k, &last_key, sizeof(k))) {
+		*c = last;
+		return FATUNE_OK;
+	}
+	if ((rc = choose_uncached(a, c)) == FATUNE_OK) {
+		last_key = k;
+		last = *c;
+		last_generation = generation;
+		have_last = 1;
+	}
+	return rc;
+}
+
+static int choose_uncached(const struct fatune_attention_args *a, struct choice *c)
 {
 	int any_d = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (!a)
-		return FATUNE_E_ARGS;
 	if (a->dtype != FATUNE_FP16 && a->dtype != FATUNE_BF16)
 		return FATUNE_E_DTYPE;
 	if (a->b < 1 || a->h < 1 || a->h_kv < 1 || a->s_q < 1 || a->s_kv < 1 || a->d < 1 || a->h % a->h_kv ||
