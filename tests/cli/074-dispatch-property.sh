@@ -40,7 +40,10 @@ serving 1x32x512x128,kv_heads=8,kv_len=4096,layout=bshd fp16 1
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM best WHERE space_name = 'attention' AND config LIKE '%PACK_GQA=1%'")" -ge 6 ] ||
 	fail "the serving rows are not grouped-query configs"
 
-run export --dispatch --arch sm_90 --space "$SPACES/attention.yaml" --style c -o "$T/dispatch_c.h"; expect_rc 0
+run export --dispatch --arch sm_90 --space "$SPACES/attention.yaml" --style c -o "$T/dispatch_c.h"
+expect_bad_input "from a replay.*pass --allow-replayed"
+run export --dispatch --arch sm_90 --space "$SPACES/attention.yaml" --style c -o "$T/dispatch_c.h" --allow-replayed; expect_rc 0
+grep -q "us replayed, not measured" "$T/dispatch_c.h" || fail "replayed entries are not marked"
 cat >"$T/prop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,10 @@ sql "$FATUNE_DB" "DELETE FROM best WHERE NOT ((b = 1 AND s = 512 AND causal = 0)
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM best")" -eq 3 ] || fail "the kept rows are not three"
 
 L="$T/lib"
-run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml"; expect_rc 0
+run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml"
+expect_bad_input "from a replay.*pass --allow-replayed"
+[ ! -e "$L" ] || fail "a refused library export left a directory"
+run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml" --allow-replayed; expect_rc 0
 expect_err "wrote library .* \(3 shapes of sm_90 on .*, space attention, 3 CUBINs\)"
 for f in .fatune-library CMakeLists.txt fatune_abi.h fatune_attention.c fatune_attention.h fatune_cubins.c \
 	fatune_library.h fatune_table.h pyproject.toml setup.py fatune_attention/__init__.py; do
@@ -37,10 +40,10 @@ table = open(f"{d}/fatune_table.h").read()
 assert "#define FATUNE_DISPATCH_COUNT 3" in table and "fatune_dispatch_eval(" in table
 PY
 # a second export into the same directory overwrites it; a directory of other files is refused
-run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml"; expect_rc 0
+run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml" --allow-replayed; expect_rc 0
 mkdir "$T/other" && echo x >"$T/other/notes.txt"
-run export --library "$T/other" --arch sm_90; expect_bad_input "is not a library fatune wrote"
-run export --library "$L" --arch sm_90 --dispatch; expect_bad_input "drop --dispatch"
+run export --library "$T/other" --arch sm_90 --allow-replayed; expect_bad_input "is not a library fatune wrote"
+run export --library "$L" --arch sm_90 --dispatch --allow-replayed; expect_bad_input "drop --dispatch"
 
 cmake -S "$L" -B "$L/build" >"$T/cmake.log" 2>&1 && cmake --build "$L/build" >>"$T/cmake.log" 2>&1 ||
 	{ tail -20 "$T/cmake.log" >&2; fail "the library does not build with cmake"; }
