@@ -95,7 +95,7 @@ if has campaign24; then
 	echo "campaign24 search rc $?"
 	for sp in attention attention_sm90; do
 		$F export --dispatch --db $db --space search_spaces/$sp.yaml --style c -o "$OUT/dispatch_$sp.h" &&
-			printf '#include "dispatch_%s.h"\nint main(void) { return !fatune_dispatch_pick(64, 0, 0, 1, 8, 512, 512); }\n' \
+			printf '#include "dispatch_%s.h"\nint main(void) { return !fatune_dispatch_pick(64, 0, 0, 1, 8, 512, 512, 8, 0); }\n' \
 				$sp >/tmp/pick_$sp.c &&
 			cc -std=c11 -Wall -Wextra -Werror -I"$OUT" /tmp/pick_$sp.c -o /tmp/pick_$sp && /tmp/pick_$sp &&
 			echo "dispatch_$sp.h: compiled, picks 1x8x512x64"

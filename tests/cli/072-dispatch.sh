@@ -1,26 +1,28 @@
 # 072-dispatch: `fatune export --dispatch` writes every tuned shape of a target as one table with a
 # selection function: C++, C and JSON match their golden files, and a program that includes the
-# header (compiled with cc, and c++ where there is one) gets the picks the documented rule gives.
+# header (compiled with cc, and c++ where there is one) gets the picks the documented rule gives
+# (tests/cli/074 checks every pick of random shapes against fatune check).
 . "$FT_TEST_LIB"
 G="$FATUNE_SOURCE_DIR/tests/golden"
 run search --arch sm_89 --shape 1x2x64x64 --space "$TESTSPACES/fault.yaml" --quiet; expect_rc 0
-# best rows as GPU searches would leave them: D 64 fp16 at S 512/2048/8192 (B*H 8) and 2048 (B*H 64),
-# D 64 fp16 causal at 512, D 128 bf16 at 1024, and a decode shape (S 1, KV 4096, 2 KV heads)
-add() { # B H S D S_KV H_KV DTYPE CAUSAL TILE_N SPLITS US
+# best rows as GPU searches would leave them (configs of the shipped space, each accepted at its
+# shape): D 64 fp16 at S 512/2048/8192 (B*H 8) and 2048 (B*H 64), D 64 fp16 causal at 512, D 128
+# bf16 at 1024, and a decode shape (S 1, KV 4096, 2 KV heads: one warp, packed)
+add() { # B H S D S_KV H_KV DTYPE CAUSAL TILE_N SPLITS US [WARPS PACK]
 	sql "$FATUNE_DB" "INSERT INTO best (arch, device, space_name, template_name, family, b, h, s, d,
 	  s_kv, h_kv, layout, dtype, causal, config, compile_key, template_hash, fatune_version, t_median_us,
 	  t_min_us, t_p90_us, rel_err, updated_at) VALUES ('sm_90', 'NVIDIA H200', 'attention', 'attention',
 	  'mma', $1, $2, $3, $4, $5, $6, 'bhsd', '$7', $8,
-	  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=$9,KV_STAGES=2,NUM_SPLITS=${10}', '0123456789abcdef',
+	  'NUM_WARPS_PER_BLOCK=${12:-4},TILE_M=$((16 * ${12:-4})),TILE_N=$9,KV_STAGES=2,PACK_GQA=${13:-0},DENSE_KV=1,NUM_SPLITS=${10},COMBINE_IN_KERNEL=0', '0123456789abcdef',
 	  'fedcba9876543210', '0.1.0', ${11}, ${11}, ${11}, 0.0003, '2026-11-22T02:00:00Z')"
 }
 add 1 8 512 64 512 8 fp16 0 64 1 6.34
 add 1 8 2048 64 2048 8 fp16 0 128 2 20.5
-add 1 8 8192 64 8192 8 fp16 0 128 4 180.25
+add 1 8 8192 64 8192 8 fp16 0 128 1 180.25
 add 4 16 2048 64 2048 16 fp16 0 64 1 95.0
 add 1 8 512 64 512 8 fp16 1 32 1 6.67
-add 2 8 1024 128 1024 8 bf16 0 64 8 30.0
-add 4 8 1 64 4096 2 fp16 0 64 16 12.0
+add 2 8 1024 128 1024 8 bf16 0 64 2 30.0
+add 4 8 1 64 4096 2 fp16 0 64 16 12.0 1 1
 run export --dispatch --arch sm_90 -o "$T/dispatch.h"; expect_rc 0
 expect_err "wrote .*dispatch.h \(7 shapes of sm_90 on NVIDIA H200, space attention\)"
 diff -u "$G/dispatch.h" "$T/dispatch.h" || fail "the C++ dispatch header differs from the golden file"
@@ -37,31 +39,35 @@ cat >"$T/pick.c" <<'C'
 #include <stdio.h>
 #include "dispatch_c.h"
 static int bad;
-static void want(int d, int bf16, int causal, int b, int h, int s, int kv, int ws, int wbh, int wtile)
+static void want(int d, int bf16, int causal, int b, int h, int s, int kv, int hkv, int ws, int wbh, int wtile)
 {
-	const struct fatune_dispatch_entry *e = fatune_dispatch_pick(d, bf16, causal, b, h, s, kv);
+	const struct fatune_dispatch_entry *e = fatune_dispatch_pick(d, bf16, causal, b, h, s, kv, hkv, 0);
 	int gs = e ? e->seq_len : -1, gbh = e ? e->batch * e->heads : -1, gt = e ? e->tile_n : -1;
 	if (gs != ws || gbh != wbh || gt != wtile) {
-		printf("pick(D=%d bf16=%d causal=%d %dx%d S=%d KV=%d): got S=%d BH=%d TILE_N=%d, want S=%d BH=%d TILE_N=%d\n",
-		       d, bf16, causal, b, h, s, kv, gs, gbh, gt, ws, wbh, wtile);
+		printf("pick(D=%d bf16=%d causal=%d %dx%d S=%d KV=%d KV heads=%d): got S=%d BH=%d TILE_N=%d, want S=%d BH=%d TILE_N=%d\n",
+		       d, bf16, causal, b, h, s, kv, hkv, gs, gbh, gt, ws, wbh, wtile);
 		bad = 1;
 	}
 }
 int main(void)
 {
-	want(64, 0, 0, 1, 8, 512, 0, 512, 8, 64);	/* exact */
-	want(64, 0, 0, 1, 8, 600, 0, 512, 8, 64);	/* nearest S */
-	want(64, 0, 0, 1, 8, 1500, 0, 2048, 8, 128);	/* 1500: 2048 is nearer than 512 in log2 */
-	want(64, 0, 0, 1, 8, 3000, 0, 2048, 8, 128);	/* the rule's own example */
-	want(64, 0, 0, 8, 8, 2048, 0, 2048, 64, 64);	/* same S: the nearest B*H (64) */
-	want(64, 0, 0, 1, 4, 2048, 0, 2048, 8, 128);	/* same S: the nearest B*H (8) */
-	want(64, 0, 0, 1, 8, 100000, 0, 8192, 8, 128);	/* beyond the largest */
-	want(64, 0, 1, 1, 8, 8192, 0, 512, 8, 32);	/* causal: the only causal entry */
-	want(64, 0, 0, 4, 8, 1, 4096, 1, 32, 64);	/* decode: S 1, KV 4096 */
-	want(64, 0, 0, 4, 8, 1, 8192, 1, 32, 64);	/* decode, longer cache */
-	want(128, 1, 0, 1, 1, 1, 0, 1024, 16, 64);	/* D 128 bf16 */
-	want(128, 0, 0, 2, 8, 1024, 0, -1, -1, -1);	/* D 128 fp16: none */
-	want(96, 0, 0, 1, 8, 512, 0, -1, -1, -1);	/* D 96: none */
+	want(64, 0, 0, 1, 8, 512, 0, 0, 512, 8, 64);	/* exact */
+	want(64, 0, 0, 1, 8, 600, 0, 0, 512, 8, 64);	/* nearest S */
+	want(64, 0, 0, 1, 8, 1500, 0, 0, 2048, 8, 128);	/* 1500: 2048 is nearer than 512 in log2 */
+	want(64, 0, 0, 1, 8, 3000, 0, 0, 2048, 8, 128);	/* the rule's own example */
+	want(64, 0, 0, 8, 8, 2048, 0, 0, 2048, 64, 64);	/* same S: the nearest B*H (64) */
+	want(64, 0, 0, 1, 4, 2048, 0, 0, 2048, 8, 128);	/* same S: the nearest B*H (8) */
+	want(64, 0, 0, 1, 8, 100000, 0, 0, 8192, 8, 128);	/* beyond the largest */
+	want(64, 0, 0, 2, 8, 2048, 0, 0, 2048, 8, 128);	/* B*H 16: the B*H 8 entry, its two splits fit */
+	want(64, 0, 0, 2, 8, 2304, 0, 0, 2048, 64, 64);	/* ... not at S 2304 (576 blocks): the next */
+	want(64, 0, 1, 1, 8, 8192, 0, 0, 512, 8, 32);	/* causal: the only causal entry */
+	want(64, 0, 0, 4, 8, 1, 4096, 2, 1, 32, 64);	/* decode: S 1, KV 4096, 2 KV heads */
+	want(64, 0, 0, 4, 8, 1, 8192, 2, 1, 32, 64);	/* decode, longer cache */
+	want(64, 0, 0, 4, 8, 1, 4096, 0, -1, -1, -1);	/* decode without GQA: none (the entry packs) */
+	want(64, 0, 0, 4, 8, 512, 4096, 2, -1, -1, -1);	/* GQA prefill: none (only MHA prefill entries) */
+	want(128, 1, 0, 1, 1, 512, 0, 0, 1024, 16, 64);	/* D 128 bf16 */
+	want(128, 0, 0, 2, 8, 1024, 0, 0, -1, -1, -1);	/* D 128 fp16: none */
+	want(96, 0, 0, 1, 8, 512, 0, 0, -1, -1, -1);	/* D 96: none */
 	if (FATUNE_DISPATCH_COUNT != 7)
 		bad = 1;
 	return bad;

@@ -240,15 +240,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ref_rows[r] = rows[r];
 			strings(&ref_rows[r], NULL);
 		}
+		static struct ft_space table_sp;	/* the table's space: the fuzzed config's names */
+		static struct ft_candidate cands[2];
+		static struct ft_launch launches[2];
+
+		memset(&table_sp, 0, sizeof(table_sp));
+		table_sp.nparams = n;
+		table_sp.abi = 2;
+		for (int i = 0; i < n; i++)
+			snprintf(table_sp.params[i].name, sizeof(table_sp.params[i].name), "%s", e[i].name);
 		d.rows = rows;
 		d.n = 2;
 		d.nparams = n;
+		d.sp = &table_sp;
+		d.arch = ft_arch_find("sm_90", NULL);
+		d.cand = cands;
+		d.launch = launches;
+		/* no translated check: each entry for its own shape, the reason (fuzzed) in a comment */
+		snprintf(d.untranslated, sizeof(d.untranslated), "%s", f[8]);
 		for (int i = 0; i < n; i++)
 			snprintf(d.params[i], sizeof(d.params[i]), "%s", e[i].name);
 		snprintf(d.space_path, sizeof(d.space_path), "%s", f[9]);
 		dref = d;
 		dref.rows = ref_rows;
 		snprintf(dref.space_path, sizeof(dref.space_path), "x");
+		snprintf(dref.untranslated, sizeof(dref.untranslated), "x");
 		for (int fmt = FT_DISPATCH_CXX; fmt <= FT_DISPATCH_C; fmt++) {
 			char *h = render(NULL, &d, (enum ft_dispatch_format)fmt, &rc);
 			char *r = render(NULL, &dref, (enum ft_dispatch_format)fmt, &rc2);

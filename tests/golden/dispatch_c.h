@@ -9,14 +9,18 @@
  * cache key, the latency, the date and the fatune that measured it.
  *
  * Selection rule (fatune_dispatch_pick):
- *   1. only entries of the same head dim, dtype and causal flag match (none: no pick,
- *      keep the default config);
+ *   1. an entry matches only a problem of its head dim, dtype, causal flag and
+ *      layout, of its kind (grouped-query or not, decode S = 1 or not), that its
+ *      space accepts it for: every constraint true, the launch within the arch's
+ *      limits, the values compiled into its CUBIN unchanged (the eval function,
+ *      generated from the space's own expressions); none: no pick, keep the
+ *      default config;
  *   2. among those, the nearest tuned sequence lengths: the smallest
  *      max(S,S')/min(S,S') * max(KV,KV')/min(KV,KV'), KV being the KV length (S when
  *      not given): the nearest in log2 space, so 3000 picks 2048 over 8192;
- *   3. then the nearest B*H, measured the same way;
+ *   3. then the nearest B*H times the nearest GQA group (H/KV heads), measured the
+ *      same way;
  *   4. then the first in table order (D, dtype, causal, S, KV length, B*H, layout).
- *   Layout and KV heads are recorded per entry, not matched.
  *
  * Regenerate with:
  *   fatune export --dispatch --arch sm_90 --device 'NVIDIA H200' --style c
@@ -38,26 +42,268 @@ struct fatune_dispatch_entry {
 	int tile_m;	/* TILE_M */
 	int tile_n;	/* TILE_N */
 	int kv_stages;	/* KV_STAGES */
+	int pack_gqa;	/* PACK_GQA */
+	int dense_kv;	/* DENSE_KV */
 	int num_splits;	/* NUM_SPLITS */
+	int combine_in_kernel;	/* COMBINE_IN_KERNEL */
+	long long geom[10];	/* at the tuned shape: smem, threads, grid x/y/z, combine
+				 * threads, combine grid x/y/z, workspace bytes */
+	long long defines[1];	/* the space's compile.defines at the tuned shape */
 };
 
 static const struct fatune_dispatch_entry fatune_dispatch_table[] = {
 	/* 4x8x1x64,kv_heads=2,kv_len=4096 fp16: 12.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 1, 4096, 4, 8, 2, 0, 12.00, 4, 64, 64, 2, 16 },
+	{ 64, 0, 0, 1, 4096, 4, 8, 2, 0, 12.00, 1, 16, 64, 2, 1, 1, 16, 0,
+	  { 34816, 32, 16, 2, 4, 128, 1, 8, 4, 0 }, { 0 } },
 	/* 1x8x512x64 fp16: 6.34 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 512, 512, 1, 8, 8, 0, 6.34, 4, 64, 64, 2, 1 },
+	{ 64, 0, 0, 512, 512, 1, 8, 8, 0, 6.34, 4, 64, 64, 2, 0, 1, 1, 0,
+	  { 40960, 128, 8, 8, 1, 128, 64, 8, 1, 0 }, { 0 } },
 	/* 1x8x2048x64 fp16: 20.50 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 2048, 2048, 1, 8, 8, 0, 20.50, 4, 64, 128, 2, 2 },
+	{ 64, 0, 0, 2048, 2048, 1, 8, 8, 0, 20.50, 4, 64, 128, 2, 0, 1, 2, 0,
+	  { 73728, 128, 64, 8, 1, 128, 256, 8, 1, 0 }, { 0 } },
 	/* 4x16x2048x64 fp16: 95.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 2048, 2048, 4, 16, 16, 0, 95.00, 4, 64, 64, 2, 1 },
+	{ 64, 0, 0, 2048, 2048, 4, 16, 16, 0, 95.00, 4, 64, 64, 2, 0, 1, 1, 0,
+	  { 40960, 128, 32, 16, 4, 128, 256, 16, 4, 0 }, { 0 } },
 	/* 1x8x8192x64 fp16: 180.25 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 8192, 8192, 1, 8, 8, 0, 180.25, 4, 64, 128, 2, 4 },
+	{ 64, 0, 0, 8192, 8192, 1, 8, 8, 0, 180.25, 4, 64, 128, 2, 0, 1, 1, 0,
+	  { 73728, 128, 128, 8, 1, 128, 1024, 8, 1, 0 }, { 0 } },
 	/* 1x8x512x64 fp16 causal: 6.67 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 1, 512, 512, 1, 8, 8, 0, 6.67, 4, 64, 32, 2, 1 },
+	{ 64, 0, 1, 512, 512, 1, 8, 8, 0, 6.67, 4, 64, 32, 2, 0, 1, 1, 0,
+	  { 24576, 128, 8, 8, 1, 128, 64, 8, 1, 0 }, { 0 } },
 	/* 2x8x1024x128 bf16: 30.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 128, 1, 0, 1024, 1024, 2, 8, 8, 0, 30.00, 4, 64, 64, 2, 8 },
+	{ 128, 1, 0, 1024, 1024, 2, 8, 8, 0, 30.00, 4, 64, 64, 2, 0, 1, 2, 0,
+	  { 81920, 128, 32, 8, 2, 128, 256, 8, 2, 0 }, { 0 } },
 };
 #define FATUNE_DISPATCH_COUNT 7
+
+/* Checked 64-bit arithmetic with SQLite's verdicts: where SQLite gives NULL
+ * (x / 0, x % 0) or a real (overflow), fatune stops, so *bad is set. */
+static inline long long fd_add_(int *bad, long long a, long long b)
+{
+	if ((b > 0 && a > 0x7fffffffffffffffLL - b) || (b < 0 && a < -0x7fffffffffffffffLL - 1 - b)) {
+		*bad = 1;
+		return 0;
+	}
+	return a + b;
+}
+
+static inline long long fd_sub_(int *bad, long long a, long long b)
+{
+	if ((b < 0 && a > 0x7fffffffffffffffLL + b) || (b > 0 && a < -0x7fffffffffffffffLL - 1 + b)) {
+		*bad = 1;
+		return 0;
+	}
+	return a - b;
+}
+
+static inline long long fd_neg_(int *bad, long long a)
+{
+	return fd_sub_(bad, 0, a);
+}
+
+static inline long long fd_mul_(int *bad, long long a, long long b)
+{
+	const long long mx = 0x7fffffffffffffffLL, mn = -0x7fffffffffffffffLL - 1;
+
+	if (a > 0 ? (b > 0 ? a > mx / b : b < mn / a) : (b > 0 ? a < mn / b : (a != 0 && b < mx / a))) {
+		*bad = 1;
+		return 0;
+	}
+	return a * b;
+}
+
+static inline long long fd_div_(int *bad, long long a, long long b)
+{
+	if (b == 0 || (b == -1 && a == -0x7fffffffffffffffLL - 1)) {
+		*bad = 1;
+		return 0;
+	}
+	return a / b;
+}
+
+static inline long long fd_mod_(int *bad, long long a, long long b)
+{
+	if (b == 0) {
+		*bad = 1;
+		return 0;
+	}
+	return b == -1 ? 0 : a % b;
+}
+
+/* ceil_div(a, b): the smallest integer >= a / b */
+static inline long long fd_ceil_div_(int *bad, long long a, long long b)
+{
+	long long q = fd_div_(bad, a, b);
+
+	if (!*bad && a % b != 0 && ((a < 0) == (b < 0)))
+		q++;
+	return q;
+}
+
+static inline long long fd_abs_(int *bad, long long a)
+{
+	return a < 0 ? fd_neg_(bad, a) : a;
+}
+
+static inline long long fd_min_(long long a, long long b)
+{
+	return a < b ? a : b;
+}
+
+static inline long long fd_max_(long long a, long long b)
+{
+	return a > b ? a : b;
+}
+
+static inline long long fd_is_pow2_(long long a)
+{
+	return a > 0 && (a & (a - 1)) == 0;
+}
+
+/* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a
+ * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:
+ * every constraint true; threads, grid, shared memory and workspace within
+ * the limits of sm_90; the values compiled into the entry's CUBIN unchanged.
+ * 1 with g[] = smem bytes, threads, grid x/y/z, combine threads (0: no
+ * combine launch), combine grid x/y/z, workspace bytes; 0 otherwise. */
+static inline int
+fatune_dispatch_eval(const struct fatune_dispatch_entry *e, int batch, int heads, int kv_heads, int seq_len, int kv_len,
+		int bshd, long long *g)
+{
+	int bad_ = 0, *bad = &bad_;
+	const long long dims[6] = { batch, heads, kv_heads, seq_len, kv_len, e->head_dim };
+
+	(void)bad;
+	for (int i = 0; i < 6; i++)
+		if (dims[i] < 1 || dims[i] > 1000000LL)
+			return 0;
+	if (heads % kv_heads || (bshd != 0 && bshd != 1) ||
+	    (long long)batch * heads * seq_len * e->head_dim > 2147483647LL ||
+	    (long long)batch * kv_heads * kv_len * e->head_dim > 2147483647LL)
+		return 0;
+	const long long fd_B = batch;
+	const long long fd_H = heads;
+	const long long fd_S = seq_len;
+	const long long fd_D = e->head_dim;
+	const long long fd_CAUSAL = e->causal;
+	const long long fd_DTYPE_BYTES = 2;
+	const long long fd_S_KV = kv_len;
+	const long long fd_H_KV = kv_heads;
+	const long long fd_LAYOUT = bshd;
+	const long long fd_DTYPE = e->bf16;
+	const long long fd_SMEM_STATIC = 49152LL;
+	const long long fd_SMEM_OPTIN = 232448LL;
+	const long long fd_SMEM_PER_SM = 233472LL;
+	const long long fd_SMEM_RESERVED = 1024LL;
+	const long long fd_REGS_PER_SM = 65536LL;
+	const long long fd_THREADS_PER_BLOCK = 1024LL;
+	const long long fd_THREADS_PER_SM = 2048LL;
+	const long long fd_CC = 90LL;
+	const long long fd_NUM_WARPS_PER_BLOCK = e->num_warps_per_block;
+	const long long fd_TILE_M = e->tile_m;
+	const long long fd_TILE_N = e->tile_n;
+	const long long fd_KV_STAGES = e->kv_stages;
+	const long long fd_PACK_GQA = e->pack_gqa;
+	const long long fd_DENSE_KV = e->dense_kv;
+	const long long fd_NUM_SPLITS = e->num_splits;
+	const long long fd_COMBINE_IN_KERNEL = e->combine_in_kernel;
+	(void)fd_B;
+	(void)fd_H;
+	(void)fd_S;
+	(void)fd_D;
+	(void)fd_CAUSAL;
+	(void)fd_DTYPE_BYTES;
+	(void)fd_S_KV;
+	(void)fd_H_KV;
+	(void)fd_LAYOUT;
+	(void)fd_DTYPE;
+	(void)fd_SMEM_STATIC;
+	(void)fd_SMEM_OPTIN;
+	(void)fd_SMEM_PER_SM;
+	(void)fd_SMEM_RESERVED;
+	(void)fd_REGS_PER_SM;
+	(void)fd_THREADS_PER_BLOCK;
+	(void)fd_THREADS_PER_SM;
+	(void)fd_CC;
+	(void)fd_NUM_WARPS_PER_BLOCK;
+	(void)fd_TILE_M;
+	(void)fd_TILE_N;
+	(void)fd_KV_STAGES;
+	(void)fd_PACK_GQA;
+	(void)fd_DENSE_KV;
+	(void)fd_NUM_SPLITS;
+	(void)fd_COMBINE_IN_KERNEL;
+
+	/* constraint 'warps_own_16_or_32_rows' */
+	if (!((long long)(((long long)((fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)))) || ((long long)((fd_TILE_M) == (fd_mul_(bad, 32LL, fd_NUM_WARPS_PER_BLOCK)))))) || bad_)
+		return 0;
+	/* constraint 'pack_iff_gqa' */
+	if (!((long long)((fd_PACK_GQA) == ((((long long)((fd_H_KV) < (fd_H))) ? (1LL) : (0LL))))) || bad_)
+		return 0;
+	/* constraint 'dense_iff_rows_dense' */
+	if (!((long long)((fd_DENSE_KV) == ((((long long)(((long long)((fd_LAYOUT) == (0LL))) || ((long long)((fd_H_KV) == (1LL))))) ? (1LL) : (0LL))))) || bad_)
+		return 0;
+	/* constraint 'registers_fit' */
+	if (!((long long)(((long long)(((long long)((fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)))) && ((long long)(!((long long)(((long long)(((long long)(((long long)((fd_D) == (128LL))) && ((long long)((fd_TILE_N) == (128LL))))) && ((long long)((fd_KV_STAGES) == (1LL))))) && ((long long)(((long long)((fd_CAUSAL) == (1LL))) || ((long long)(((long long)(((long long)((fd_PACK_GQA) == (1LL))) && ((long long)((fd_DENSE_KV) == (1LL))))) && ((long long)((fd_NUM_WARPS_PER_BLOCK) == (4LL))))))))))))) || ((long long)(((long long)((fd_TILE_M) == (fd_mul_(bad, 32LL, fd_NUM_WARPS_PER_BLOCK)))) && ((long long)(((long long)(((long long)((fd_mul_(bad, fd_D, fd_TILE_N)) <= (2048LL))) || ((long long)(((long long)(((long long)(((long long)(((long long)(((long long)((fd_CAUSAL) == (0LL))) && ((long long)((fd_NUM_WARPS_PER_BLOCK) == (4LL))))) && ((long long)((fd_KV_STAGES) == (2LL))))) && ((long long)((fd_mul_(bad, fd_D, fd_TILE_N)) == (8192LL))))) && ((long long)((fd_PACK_GQA) == (0LL))))) && ((long long)((fd_DENSE_KV) == (1LL))))))) || ((long long)(((long long)(((long long)(((long long)(((long long)(((long long)((fd_CC) == (90LL))) && ((long long)((fd_NUM_WARPS_PER_BLOCK) == (4LL))))) && ((long long)((fd_KV_STAGES) == (3LL))))) && ((long long)((fd_D) == (64LL))))) && ((long long)((fd_TILE_N) == (64LL))))) && ((long long)((fd_DENSE_KV) == (1LL))))))))))) || bad_)
+		return 0;
+	/* constraint 'rows_for_every_warp' */
+	if (!((long long)((fd_sub_(bad, fd_TILE_M, 16LL)) < (fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL)))))) || bad_)
+		return 0;
+	/* constraint 'kv_tile_within_sequence' */
+	if (!((long long)(((long long)((fd_TILE_N) == (32LL))) || ((long long)((fd_sub_(bad, fd_TILE_N, 32LL)) < (fd_S_KV))))) || bad_)
+		return 0;
+	/* constraint 'stages_have_tiles' */
+	if (!((long long)(((long long)((fd_KV_STAGES) == (1LL))) || ((long long)((fd_ceil_div_(bad, fd_ceil_div_(bad, fd_S_KV, fd_TILE_N), fd_NUM_SPLITS)) >= (fd_KV_STAGES))))) || bad_)
+		return 0;
+	/* constraint 'combine_in_kernel_splits' */
+	if (!((long long)(((long long)((fd_COMBINE_IN_KERNEL) == (0LL))) || ((long long)((fd_NUM_SPLITS) > (1LL))))) || bad_)
+		return 0;
+	/* constraint 'combine_in_kernel_fits' */
+	if (!((long long)(((long long)(((long long)((fd_COMBINE_IN_KERNEL) == (0LL))) || ((long long)((fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)))))) || ((long long)((fd_mul_(bad, fd_D, fd_TILE_N)) <= (2048LL))))) || bad_)
+		return 0;
+	/* constraint 'splits_have_work' */
+	if (!((long long)(((long long)((fd_NUM_SPLITS) == (1LL))) || ((long long)((fd_ceil_div_(bad, fd_S_KV, fd_TILE_N)) >= (fd_NUM_SPLITS))))) || bad_)
+		return 0;
+	/* constraint 'many_splits_only_decode' */
+	if (!((long long)(((long long)((0 || (fd_NUM_SPLITS) == (1LL) || (fd_NUM_SPLITS) == (2LL) || (fd_NUM_SPLITS) == (4LL)))) || ((long long)((fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M)) == (1LL))))) || bad_)
+		return 0;
+	/* constraint 'splits_only_small_grids' */
+	if (!((long long)(((long long)((fd_NUM_SPLITS) == (1LL))) || ((long long)(((long long)((fd_mul_(bad, fd_mul_(bad, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M), fd_B), (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H)))) <= (512LL))) && ((long long)((fd_mul_(bad, fd_mul_(bad, fd_mul_(bad, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M), fd_B), (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H))), fd_NUM_SPLITS)) <= (1024LL))))))) || bad_)
+		return 0;
+	/* smem_bytes */
+	g[0] = fd_mul_(bad, fd_mul_(bad, fd_DTYPE_BYTES, fd_D), fd_add_(bad, fd_TILE_M, fd_mul_(bad, fd_mul_(bad, 2LL, fd_TILE_N), fd_KV_STAGES)));
+	/* threads */
+	g[1] = fd_mul_(bad, fd_NUM_WARPS_PER_BLOCK, 32LL);
+	/* grid x */
+	g[2] = fd_mul_(bad, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M), fd_NUM_SPLITS);
+	/* grid y */
+	g[3] = (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H));
+	/* grid z */
+	g[4] = fd_B;
+	/* combine_threads */
+	g[5] = (((long long)((fd_COMBINE_IN_KERNEL) == (1LL))) ? (0LL) : (128LL));
+	/* combine_grid x */
+	g[6] = fd_ceil_div_(bad, fd_S, fd_div_(bad, fd_div_(bad, 512LL, fd_D), fd_min_(fd_div_(bad, 512LL, fd_D), (((long long)((fd_NUM_SPLITS) <= (4LL))) ? (1LL) : ((((long long)((fd_NUM_SPLITS) <= (16LL))) ? (4LL) : (8LL)))))));
+	/* combine_grid y */
+	g[7] = fd_H;
+	/* combine_grid z */
+	g[8] = fd_B;
+	/* workspace.bytes */
+	g[9] = (((long long)((fd_COMBINE_IN_KERNEL) == (1LL))) ? (fd_mul_(bad, fd_mul_(bad, fd_mul_(bad, 4LL, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M)), (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H))), fd_B)) : (0LL));
+	if (bad_)
+		return 0;
+	/* the model check of fatune's feasibility step */
+	if (g[1] < 1 || g[1] > 1024 || g[5] < 0 || g[5] > 1024)
+		return 0;
+	if (g[2] < 1 || g[2] > 2147483647LL || g[3] < 1 || g[3] > 65535LL || g[4] < 1 || g[4] > 65535LL)
+		return 0;
+	if (g[0] < 0 || g[0] > 232448 || g[9] < 0 || g[9] > 4294967296LL)
+		return 0;
+	if (g[5] == 0)
+		g[6] = g[7] = g[8] = 0;
+	/* FATUNE_SMEM_BYTES is compiled into the CUBIN */
+	return g[0] == e->geom[0];
+}
 
 /* max(a,b)/min(a,b) for sizes (values below 1 count as 1): 1 when equal */
 static inline double fatune_dispatch_ratio_(long long a, long long b)
@@ -69,25 +315,34 @@ static inline double fatune_dispatch_ratio_(long long a, long long b)
 	return a > b ? (double)a / (double)b : (double)b / (double)a;
 }
 
-/* The entry for a problem by the rule above; NULL when no entry has its head
- * dim, dtype and causal flag. kv_len <= 0 means kv_len = seq_len. */
+/* The entry for a problem by the rule above; NULL when none matches.
+ * kv_len <= 0 means kv_len = seq_len, kv_heads <= 0 means kv_heads = heads,
+ * bshd 1 means [B,S,H,D] tensors, 0 [B,H,S,D]. */
 static inline const struct fatune_dispatch_entry *
 fatune_dispatch_pick(int head_dim, int bf16, int causal, int batch, int heads, int seq_len,
-		int kv_len)
+		int kv_len, int kv_heads, int bshd)
 {
 	const struct fatune_dispatch_entry *best = 0;
 	double best_s = 0, best_bh = 0;
+	long long g[10];
 
 	if (kv_len <= 0)
 		kv_len = seq_len;
+	if (kv_heads <= 0)
+		kv_heads = heads;
 	for (int i = 0; i < FATUNE_DISPATCH_COUNT; i++) {
 		const struct fatune_dispatch_entry *e = &fatune_dispatch_table[i];
 		double ds, dbh;
 
-		if (e->head_dim != head_dim || e->bf16 != (bf16 != 0) || e->causal != (causal != 0))
+		if (e->head_dim != head_dim || e->bf16 != (bf16 != 0) || e->causal != (causal != 0) ||
+		    e->bshd != (bshd != 0) || (e->kv_heads < e->heads) != (kv_heads < heads) ||
+		    (e->seq_len == 1) != (seq_len == 1))
+			continue;
+		if (!fatune_dispatch_eval(e, batch, heads, kv_heads, seq_len, kv_len, bshd != 0, g))
 			continue;
 		ds = fatune_dispatch_ratio_(seq_len, e->seq_len) * fatune_dispatch_ratio_(kv_len, e->kv_len);
-		dbh = fatune_dispatch_ratio_((long long)batch * heads, (long long)e->batch * e->heads);
+		dbh = fatune_dispatch_ratio_((long long)batch * heads, (long long)e->batch * e->heads) *
+		      fatune_dispatch_ratio_(heads / kv_heads, e->heads / e->kv_heads);
 		if (!best || ds < best_s || (ds == best_s && dbh < best_bh)) {
 			best = e;
 			best_s = ds;

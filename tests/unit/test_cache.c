@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #include <unistd.h>
 
 #include "compile/cache.h"
@@ -577,6 +580,58 @@ static void test_damaged_entry_is_a_miss(void **state)
 	ft_compile_out_release(&o);
 }
 
+/* Rewrites an entry's .res file with the first kernel's line replaced by line0
+ * and the hash line by tail (NULL: kept). */
+static void rewrite_res(const char *path, const char *line0, const char *tail)
+{
+	char lines[3][256];
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	for (int k = 0; k < 3; k++)
+		assert_non_null(fgets(lines[k], sizeof(lines[k]), f));
+	fclose(f);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s%s%s", line0, lines[1], tail ? tail : lines[2]);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The hash covers the resource numbers: a .res whose registers or spills were
+ * edited (numbers still well formed) is a miss, so no verdict (spills, too
+ * many registers) is drawn from numbers ptxas never reported; so is an older
+ * fatune's entry, whose hash covered the CUBIN only. */
+static void test_edited_resources_are_a_miss(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_compile_out o;
+	struct ft_resources res[2];
+	struct ft_err err;
+	char resp[4200], old[128];
+
+	ft_err_clear(&err);
+	fake_out(&o, 3000, 7);	/* res[0] = { 103, 16384, 0, 0, 0 } */
+	snprintf(resp, sizeof(resp), "%s/cubin/6666666666666666.res", fx->dir);
+	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 1);
+	assert_int_equal(res[0].spill_stores, 0);
+	rewrite_res(resp, "103 16384 0 64 64\n", NULL);	/* spills for a clean kernel */
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
+	rewrite_res(resp, "255 16384 0 0 0\n", NULL);		/* registers */
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	/* an older fatune's entry: "xxh64 <hash of the CUBIN alone> <size>" */
+	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
+	snprintf(old, sizeof(old), "xxh64 %016llx %zu\n", (unsigned long long)XXH64(o.cubin, o.cubin_size, 0),
+		 o.cubin_size);
+	rewrite_res(resp, "103 16384 0 0 0\n", old);
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	/* stored again: a hit */
+	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 1);
+	ft_compile_out_release(&o);
+}
+
 static void test_stats_and_clear(void **state)
 {
 	struct fx *fx = *state;
@@ -729,6 +784,7 @@ int main(void)
 		T(test_store_lookup_roundtrip),
 		T(test_lookup_miss),
 		T(test_damaged_entry_is_a_miss),
+		T(test_edited_resources_are_a_miss),
 		T(test_stats_and_clear),
 		T(test_real_compile_roundtrip),
 		T(test_cache_dir),

@@ -414,9 +414,29 @@ static struct ft_best row(int s, int causal, const char *config, double us)
 	return b;
 }
 
+/* a space of the two parameters the rows use, with no expression the
+ * generated check could translate: exact shapes only */
+static struct ft_space two_params;
+static struct ft_candidate cands[2];
+static struct ft_launch launches[2];
+
 static void table(struct ft_dispatch *d, struct ft_best *rows, int n)
 {
+	struct ft_err err = { 0 };
+
 	memset(d, 0, sizeof(*d));
+	memset(&two_params, 0, sizeof(two_params));
+	two_params.nparams = 2;
+	strcpy(two_params.params[0].name, "TILE_N");
+	strcpy(two_params.params[1].name, "NUM_SPLITS");
+	two_params.abi = 2;
+	for (int i = 0; i < 2; i++)
+		launches[i] = (struct ft_launch){ .smem_bytes = 1000 + i, .threads = 128, .grid = { 4, 8, 2 } };
+	d->sp = &two_params;
+	d->arch = ft_arch_find("sm_90", &err);
+	d->cand = n ? cands : NULL;
+	d->launch = n ? launches : NULL;
+	strcpy(d->untranslated, "a test table");
 	d->rows = rows;
 	d->n = n;
 	d->nparams = 2;
@@ -440,8 +460,11 @@ static void test_c_and_cxx(void **state)
 	assert_non_null(strstr(c, "#define FATUNE_DISPATCH_COUNT 2\n"));
 	assert_non_null(strstr(c, "\tint tile_n;\t/* TILE_N */\n\tint num_splits;\t/* NUM_SPLITS */\n"));
 	/* rows in the given order, values in field order; an untimed row says -1 */
-	assert_non_null(strstr(c, "{ 64, 0, 0, 512, 512, 2, 8, 8, 0, 6.50, 64, 1 },\n"));
-	assert_non_null(strstr(c, "{ 64, 0, 1, 4096, 4096, 2, 8, 8, 0, -1.00, 128, -2 },\n"));
+	assert_non_null(strstr(c, "{ 64, 0, 0, 512, 512, 2, 8, 8, 0, 6.50, 64, 1,\n\t  { 1000, 128, 4, 8, 2, 0, 0, 0, 0, 0 }, { 0 } },\n"));
+	assert_non_null(strstr(c, "{ 64, 0, 1, 4096, 4096, 2, 8, 8, 0, -1.00, 128, -2,\n\t  { 1001, 128, 4, 8, 2, 0, 0, 0, 0, 0 }, { 0 } },\n"));
+	/* no translated space: each entry only for its own shape, with the reason */
+	assert_non_null(strstr(c, "/* exact shapes only: a test table */"));
+	assert_non_null(strstr(c, "static inline int\nfatune_dispatch_eval(const struct fatune_dispatch_entry *e"));
 	assert_true(strstr(c, "6.50") < strstr(c, "-1.00"));
 	assert_non_null(strstr(c, "4096x64 fp16 causal: not timed, template 00112233aabbccdd"));
 	/* the device name cannot close the comment early */
@@ -455,7 +478,7 @@ static void test_c_and_cxx(void **state)
 	assert_non_null(strstr(cxx, "constexpr DispatchEntry kDispatchTable[] = {"));
 	assert_non_null(strstr(cxx, "constexpr int kDispatchCount = 2;"));
 	assert_non_null(strstr(cxx, "dispatch_pick(int head_dim, bool bf16, bool causal"));
-	assert_non_null(strstr(cxx, "int kv_len = 0)"));
+	assert_non_null(strstr(cxx, "int kv_len = 0, int kv_heads = 0, bool bshd = false)"));
 	assert_null(strstr(cxx, "--style c"));
 	free(c);
 	free(cxx);
@@ -477,7 +500,7 @@ static void test_json(void **state)
 	assert_non_null(strstr(j, "\"params\": [\"TILE_N\", \"NUM_SPLITS\"]"));
 	assert_non_null(strstr(j, "\"config\": {\"TILE_N\": 64, \"NUM_SPLITS\": 1}"));
 	assert_non_null(strstr(j, "\"t_median_us\": 6.500, \"t_min_us\": 6.500, \"rel_err\": null"));
-	assert_non_null(strstr(j, "\"rule\": \"1. only entries"));
+	assert_non_null(strstr(j, "\"rule\": \"1. an entry matches only"));
 	free(j);
 }
 

@@ -142,6 +142,37 @@ static void test_table_empty(void **state)
 	free(c.buf);
 }
 
+/* A long table streams: rows are written before the printer is finished (its
+ * memory does not grow with the row count), sized by the first rows; a later
+ * wider cell pushes its line right instead of breaking it. */
+static void test_table_streams(void **state)
+{
+	const char *cols[] = { "config", "n" };
+	const int kinds[] = { 3, 1 };
+	char cfg[64], num[32];
+	const char *values[] = { cfg, num };
+	struct cap c;
+	long long rows = 200000;
+	size_t before;
+
+	(void)state;
+	cap_open(&c, FT_FMT_TABLE);
+	for (long long i = 0; i < rows; i++) {
+		snprintf(cfg, sizeof(cfg), i == rows - 1 ? "A_MUCH_LONGER_CONFIG=%lld" : "X=%lld", i % 10);
+		snprintf(num, sizeof(num), "%lld", i);
+		row(&c, 2, cols, values, kinds);
+	}
+	assert_int_equal(fflush(c.f), 0);
+	before = c.len;
+	/* all but the rows of one window are out before finish */
+	assert_true(before > (size_t)(rows - 8192) * 10);
+	assert_int_equal(cap_close(&c), rows);
+	assert_non_null(strstr(c.buf, "config  "));
+	assert_non_null(strstr(c.buf, "\nX=0        0\n"));
+	assert_non_null(strstr(c.buf, "\nA_MUCH_LONGER_CONFIG=9  199999\n"));
+	free(c.buf);
+}
+
 static void test_json(void **state)
 {
 	struct cap c;
@@ -277,6 +308,38 @@ static void test_table_narrow(void **state)
 	free(c.buf);
 }
 
+/* A narrowed table streams too: the first window decides the columns, the
+ * values-only configs and the cuts, and the rows after it follow them. */
+static void test_table_narrow_streams(void **state)
+{
+	static const char *const keep[] = { "config", "reason", NULL };
+	const char *cols[] = { "config", "reason", "extra" };
+	const int kinds[] = { 3, 3, 3 };
+	char cfg[64], reason[300];
+	const char *values[] = { cfg, reason, "hidden-value" };
+	struct cap c;
+	long long rows = 10000;
+
+	(void)state;
+	cap_open(&c, FT_FMT_TABLE);
+	ft_printer_narrow(c.p, keep, 60, NULL);
+	for (long long i = 0; i < rows; i++) {
+		snprintf(cfg, sizeof(cfg), "A=%lld,B=%lld", i, i % 7);
+		/* the last row's reason is far wider than any of the first window */
+		size_t n = i == rows - 1 ? 250 : 40;
+		memset(reason, i == rows - 1 ? 'z' : 'r', n);
+		reason[n] = '\0';
+		row(&c, 3, cols, values, kinds);
+	}
+	assert_int_equal(cap_close(&c), rows);
+	assert_true(widest_line(c.buf) <= 60);		/* the late, longer reason cut too */
+	assert_null(strstr(c.buf, "hidden-value"));
+	assert_null(strstr(c.buf, "A="));			/* late rows values only as well */
+	assert_non_null(strstr(c.buf, "\n9999,3 "));
+	assert_non_null(strstr(c.buf, "zz..\n"));
+	free(c.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +348,8 @@ int main(void)
 		cmocka_unit_test(test_table_layout),
 		cmocka_unit_test(test_table_empty),
 		cmocka_unit_test(test_table_narrow),
+		cmocka_unit_test(test_table_streams),
+		cmocka_unit_test(test_table_narrow_streams),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_write_error),

@@ -6,11 +6,15 @@
  * cache) and applies the compiled check (real smem, registers, spills).
  * Nothing is written to the tuning database.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/interrupt.h"
 #include "compile/cache.h"
+#include "compile/feasibility.h"
+#include "space/candidate.h"
 #include "cmd/cmd.h"
 #include "ui/format.h"
 #include "search/pipeline.h"
@@ -63,6 +67,87 @@ static int check_row(void *ctx, struct ft_trial *t)
 	return 0;
 }
 
+/* One config at one shape, as the search would judge it before compiling:
+ * 1 accepted (its launch in reason), 0 rejected (why in reason), -1 error. */
+static int check_one(const struct ft_space *sp, const struct ft_arch *a, const struct ft_shape *sh,
+		     const char *config, char *reason, size_t size, struct ft_err *err)
+{
+	long long values[FT_MAX_PARAMS];
+	struct ft_candidate c;
+	struct ft_trial *t;
+	int ok;
+
+	if (ft_space_unfit(sp, a, sh, reason, size))
+		return 0;
+	if (ft_config_parse(sp, config, values, err) || ft_candidate_eval(sp, sh, a, values, &c, err))
+		return -1;
+	if (!(t = calloc(1, sizeof(*t))))
+		return ft_error(err, FT_EFAIL, "out of memory");
+	ok = ft_feasible_model(sp, a, &c, t);
+	snprintf(reason, size, "%s", t->reason);
+	if (ok) {	/* the launch the worker would make (candidate.h) */
+		struct ft_launch l;
+
+		if (ft_candidate_launch(sp, sh, &c, &l, err)) {
+			free(t);
+			return -1;
+		}
+		snprintf(reason, size, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", l.smem_bytes, l.threads,
+			 l.grid[0], l.grid[1], l.grid[2], l.combine_threads, l.combine_grid[0], l.combine_grid[1],
+			 l.combine_grid[2], l.workspace_bytes);
+	}
+	free(t);
+	return ok;
+}
+
+/* --pairs FILE: one "SHAPE DTYPE CAUSAL CONFIG" per line (blank lines and
+ * lines starting with # skipped); prints "LINE accepted SMEM THREADS GX GY GZ
+ * COMBINE_THREADS CGX CGY CGZ WORKSPACE" (the launch) or "LINE rejected:
+ * REASON" for each. 0 when every pair is accepted, 1 when one is not, 2 on a
+ * malformed line (naming FILE:LINE). */
+static int check_pairs(const char *path, const struct ft_space *sp, const struct ft_arch *a, struct ft_err *err)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], shape_txt[256], dtype[16], config[FT_CONFIG_MAX], reason[512];
+	long long lineno = 0, accepted = 0, rejected = 0;
+	int causal;
+
+	if (!f)
+		return ft_error(err, FT_EINPUT, "fatune check: cannot read --pairs '%s': %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		struct ft_shape sh = { 0 };
+		int ok;
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		if (sscanf(line, "%255s %15s %d %511s", shape_txt, dtype, &causal, config) != 4 ||
+		    (causal != 0 && causal != 1)) {
+			fclose(f);
+			return ft_error(err, FT_EINPUT, "%s:%lld: want 'SHAPE DTYPE CAUSAL CONFIG', e.g. '1x8x512x64 fp16 0 NAME=V,...'",
+					path, lineno);
+		}
+		if (ft_shape_parse(shape_txt, &sh, err) || ft_dtype_parse(dtype, &sh.dtype, err)) {
+			fclose(f);
+			return ft_error(err, FT_EINPUT, "%s:%lld: %s", path, lineno, err->msg);
+		}
+		sh.causal = causal;
+		if ((ok = check_one(sp, a, &sh, config, reason, sizeof(reason), err)) < 0) {
+			fclose(f);
+			return ft_error(err, err->status, "%s:%lld: %s", path, lineno, err->msg);
+		}
+		if (ok)
+			printf("%lld accepted %s\n", lineno, reason);
+		else
+			printf("%lld rejected: %s\n", lineno, reason);
+		ok ? accepted++ : rejected++;
+	}
+	fclose(f);
+	fprintf(stderr, "check: %s: %lld pairs, %lld accepted, %lld rejected\n", path, accepted + rejected, accepted,
+		rejected);
+	return rejected ? FT_EFAIL : FT_OK;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
@@ -76,10 +161,13 @@ int cmd_check(int argc, char **argv)
 		"--log then prints every compile log in full after the table (the reason column\n"
 		"holds its first error line). The table shows the main columns within 120 characters\n"
 		"(--wide: every column in full).\n"
-		"Exit code 0 when at least one candidate is accepted, 1 when none is."
+		"--pairs FILE checks given configs instead, one 'SHAPE DTYPE CAUSAL CONFIG' per line\n"
+		"(no --shape): each line gets 'N accepted' and the launch, or 'N rejected: REASON'.\n"
+		"Exit code 0 when at least one candidate is accepted (with --pairs: every pair),\n"
+		"1 when none is (with --pairs: one is not)."
 	};
 	struct ft_target_opts o = { 0 };
-	const char *format = "table";
+	const char *format = "table", *pairs = NULL;
 	long long jobs = 0;
 	int compile = 0, wide = 0, logs = 0, npos;
 	char *log_text = NULL;
@@ -91,6 +179,7 @@ int cmd_check(int argc, char **argv)
 		FT_OPT_STR_("format", 0, &format, "FMT", "table, json or csv (default table)"),
 		FT_OPT_FLAG_("wide", 0, &wide, "tables: every column, in full (default: the main ones in 120 characters)"),
 		FT_OPT_FLAG_("log", 0, &logs, "with --compile: print each compile log in full after the table"),
+		FT_OPT_STR_("pairs", 0, &pairs, "FILE", "check the configs of FILE at their shapes instead"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
@@ -110,6 +199,17 @@ int cmd_check(int argc, char **argv)
 	if (!o.arch) {
 		ft_error(&err, FT_EINPUT, "fatune check: --arch is required (check never asks the GPU), e.g. --arch sm_89");
 		return ft_report(&err);
+	}
+	if (pairs) {
+		if (o.shape || compile) {
+			ft_error(&err, FT_EINPUT, "fatune check: --pairs takes its shapes from the file: drop --shape and --compile");
+			return ft_report(&err);
+		}
+		if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_space(&o, &sp, &err))
+			goto fail;
+		rc = check_pairs(pairs, sp, arch, &err);
+		free(sp);
+		return rc == FT_OK || rc == FT_EFAIL ? rc : ft_report(&err);
 	}
 	if (!(arch = ft_arch_find(o.arch, &err)) || ft_target_shape("check", &o, &shape, &err) ||
 	    ft_format_parse(format, &fmt, &err) || ft_target_space(&o, &sp, &err) ||
@@ -145,7 +245,9 @@ int cmd_check(int argc, char **argv)
 	cfg.budget_evals = -1;
 	cfg.emit = check_row;
 	cfg.ctx = &c;
+	ft_interrupt_install(1);
 	rc = ft_pipeline_run(&cfg, &st, &err);
+	ft_interrupt_install(0);
 	ft_printer_finish(c.pr);
 	if (c.logs) {
 		fclose(c.logs);
@@ -158,6 +260,8 @@ int cmd_check(int argc, char **argv)
 			fprintf(to, "\nno compile logs (every compile was clean or came from the cache, "
 				"whose entries keep no log: 'fatune cache clear' and run again)\n");
 	}
+	if (rc && ft_interrupted())
+		ft_interrupt_error(&err, "check stopped after %lld candidates (nothing is stored)", st.enumerated);
 	if (rc)
 		goto fail;
 	accepted = c.counts[compile ? FT_ST_COMPILED : FT_ST_ACCEPTED];

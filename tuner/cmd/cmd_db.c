@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/interrupt.h"
 #include "cmd/cmd.h"
 #include "db/db.h"
 
@@ -53,7 +54,10 @@ static int db_merge(int argc, char **argv)
 			return ft_report(&err);
 	if (ft_db_open(&db, argv[1], 1, &err))
 		return ft_report(&err);
+	/* Ctrl-C: the transaction is rolled back, OUT.db keeps what it held */
+	ft_interrupt_install(1);
 	rc = ft_db_merge(db, (const char *const *)argv + 2, npos - 1, &st, &err);
+	ft_interrupt_install(0);
 	ft_db_close(db);
 	if (rc)
 		return ft_report(&err);

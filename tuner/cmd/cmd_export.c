@@ -20,6 +20,7 @@
 #include "cmd/target.h"
 #include "compile/feasibility.h"
 #include "space/candidate.h"
+#include "export/export_library.h"
 
 /* What to write: one shape's header, or the dispatch table of every shape. */
 struct job {
@@ -53,44 +54,6 @@ static int write_output(const char *output, const char *db_path, const struct jo
 	return ft_outfile_commit(&f, err);
 }
 
-/* --dispatch: every tuned shape of the arch (device, space) in one file. */
-static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
-			   const struct ft_space *sp, const char *output, int allow_replayed, struct job *j,
-			   struct ft_err *err)
-{
-	struct ft_dispatch d;
-	struct ft_db *db = NULL;
-	int rc, replayed = 0;
-
-	if (o->shape || o->kv_len || o->kv_heads || o->layout || o->dtype || o->causal)
-		return ft_error(err, FT_EINPUT,
-				"fatune export: --dispatch writes every tuned shape: drop --shape, --kv-len, --kv-heads, --layout, --dtype and --causal");
-	if (ft_db_open(&db, ft_db_path(o), 0, err))
-		return -1;
-	rc = ft_dispatch_collect(db, arch->name, device, sp ? sp->name : NULL, &d, err);
-	ft_db_close(db);
-	if (rc)
-		return -1;
-	for (int i = 0; i < d.n; i++)
-		replayed += d.rows[i].replayed;
-	if (replayed && !allow_replayed) {
-		ft_error(err, FT_EINPUT,
-			 "%d of the %d tuned shapes of %s in '%s' come from a replay ('search --replay'): their times were copied from a recording, not measured: search on a GPU, or pass --allow-replayed",
-			 replayed, d.n, arch->name, ft_db_path(o));
-		ft_dispatch_release(&d);
-		return -1;
-	}
-	if (o->space)
-		snprintf(d.space_path, sizeof(d.space_path), "%s", o->space);
-	j->table = &d;
-	rc = write_output(output, ft_db_path(o), j, err);
-	if (!rc && output && strcmp(output, "-"))
-		fprintf(stderr, "fatune: wrote %s (%d shape%s of %s on %s, space %s)\n", output, d.n, d.n == 1 ? "" : "s",
-			arch->name, d.rows[0].device, d.rows[0].space);
-	ft_dispatch_release(&d);
-	return rc;
-}
-
 /* The space a stored row was tuned with: --space when given, else the file
  * its run recorded (when it still holds that space), else the shipped space
  * of that name. The recorded path comes from the database, which is not
@@ -122,6 +85,74 @@ static int row_space(const struct ft_best *b, struct ft_space *given, struct ft_
 			b->space, b->space_path[0] ? b->space_path : "unrecorded");
 }
 
+/* The table of every tuned shape of the arch (device, space), checked
+ * against its space (*own: malloc'd when not sp). A replayed best is
+ * refused unless allow_replayed. */
+static int load_table(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
+		      struct ft_space *sp, const char *what, int allow_replayed, struct ft_dispatch *d,
+		      struct ft_space **own, struct ft_err *err)
+{
+	struct ft_db *db = NULL;
+	struct ft_space *got = NULL;
+	int rc, replayed = 0;
+
+	*own = NULL;
+	if (o->shape || o->kv_len || o->kv_heads || o->layout || o->dtype || o->causal)
+		return ft_error(err, FT_EINPUT,
+				"fatune export: %s writes every tuned shape: drop --shape, --kv-len, --kv-heads, --layout, --dtype and --causal",
+				what);
+	if (ft_db_open(&db, ft_db_path(o), 0, err))
+		return -1;
+	rc = ft_dispatch_collect(db, arch->name, device, sp ? sp->name : NULL, d, err);
+	ft_db_close(db);
+	if (rc)
+		return -1;
+	for (int i = 0; i < d->n; i++)
+		replayed += d->rows[i].replayed;
+	if (replayed && !allow_replayed) {
+		ft_error(err, FT_EINPUT,
+			 "%d of the %d tuned shapes of %s in '%s' come from a replay ('search --replay'): their times were copied from a recording, not measured: search on a GPU, or pass --allow-replayed",
+			 replayed, d->n, arch->name, ft_db_path(o));
+		ft_dispatch_release(d);
+		return -1;
+	}
+	if (row_space(&d->rows[0], sp, &got, err)) {
+		ft_dispatch_release(d);
+		return -1;
+	}
+	*own = got != sp ? got : NULL;
+	if (ft_dispatch_prepare(d, got, arch, err)) {
+		free(*own);
+		*own = NULL;
+		ft_dispatch_release(d);
+		return -1;
+	}
+	if (o->space)
+		snprintf(d->space_path, sizeof(d->space_path), "%s", o->space);
+	return 0;
+}
+
+/* --dispatch: every tuned shape of the arch (device, space) in one file. */
+static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
+			   struct ft_space *sp, const char *output, int allow_replayed, struct job *j,
+			   struct ft_err *err)
+{
+	struct ft_dispatch d;
+	struct ft_space *own;
+	int rc;
+
+	if (load_table(o, arch, device, sp, "--dispatch", allow_replayed, &d, &own, err))
+		return -1;
+	j->table = &d;
+	rc = write_output(output, ft_db_path(o), j, err);
+	if (!rc && output && strcmp(output, "-"))
+		fprintf(stderr, "fatune: wrote %s (%d shape%s of %s on %s, space %s)\n", output, d.n, d.n == 1 ? "" : "s",
+			arch->name, d.rows[0].device, d.rows[0].space);
+	ft_dispatch_release(&d);
+	free(own);
+	return rc;
+}
+
 /* The one candidate of values for the shape, checked like a search would: the
  * space's constraints, the launch limits and shared memory on the arch. */
 static int candidate(const struct ft_space *sp, const struct ft_arch *arch, const struct ft_shape *shape,
@@ -147,6 +178,27 @@ static int candidate(const struct ft_space *sp, const struct ft_arch *arch, cons
 	return ft_candidate_build(sp, shape, &c, build, err);
 }
 
+/* --library DIR: the table, its CUBINs and the launch API as a C library. */
+static int export_library(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
+			  struct ft_space *sp, const char *dir, int allow_replayed, struct ft_err *err)
+{
+	struct ft_dispatch d;
+	struct ft_space *own;
+	int rc, ncubins;
+
+	if (load_table(o, arch, device, sp, "--library", allow_replayed, &d, &own, err))
+		return -1;
+	rc = ft_library_write(dir, &d, &ncubins, err);
+	if (!rc)
+		fprintf(stderr,
+			"fatune: wrote library %s (%d shape%s of %s on %s, space %s, %d CUBIN%s): build it with cmake -S %s -B %s/build, or pip install %s\n",
+			dir, d.n, d.n == 1 ? "" : "s", arch->name, d.rows[0].device, d.rows[0].space, ncubins,
+			ncubins == 1 ? "" : "s", dir, dir, dir);
+	ft_dispatch_release(&d);
+	free(own);
+	return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
@@ -163,13 +215,16 @@ int cmd_export(int argc, char **argv)
 		"the shape instead, with no database and no GPU; a config the space's constraints\n"
 		"refuse for the shape is refused naming the constraint.\n"
 		"--dispatch writes every tuned shape of the arch instead (no --shape): a constant table\n"
-		"of configs and a selection function (same D, dtype and causal flag, then the nearest\n"
-		"tuned S and KV length, then the nearest B*H; the rule is written in the file), as a\n"
-		"C++ or C header, or as JSON with --format json.\n"
+		"of configs and a selection function (only entries the space accepts for the shape, as\n"
+		"`fatune check` would; then the nearest tuned S and KV length, then the nearest B*H; the\n"
+		"rule is written in the file), as a C++ or C header, or as JSON with --format json.\n"
+		"--library DIR writes that table with the CUBIN of every entry (compiled now with NVRTC,\n"
+		"or taken from the CUBIN cache; no GPU needed), the launch API fatune_attention_forward\n"
+		"and a Python package: build it with cmake, or pip install DIR.\n"
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
-	const char *output = NULL, *style = "cxx", *device = NULL, *format = "header", *config = NULL;
+	const char *output = NULL, *style = "cxx", *device = NULL, *format = "header", *config = NULL, *library = NULL;
 	int npos, rc, dispatch = 0, allow_replayed = 0;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(&o),
@@ -184,6 +239,8 @@ int cmd_export(int argc, char **argv)
 		FT_OPT_FLAG_("allow-replayed", 0, &allow_replayed,
 			     "export a best config from 'search --replay' (copied, not measured); the header says so"),
 		FT_OPT_STR_("format", 0, &format, "header|json", "with --dispatch: a header (default) or JSON"),
+		FT_OPT_STR_("library", 0, &library, "DIR",
+			    "every tuned shape as a C library with its CUBINs, a launch API and a Python package"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
@@ -227,6 +284,16 @@ int cmd_export(int argc, char **argv)
 		ft_error(&err, FT_EINPUT, "fatune export: --config writes the config given: drop %s",
 			 dispatch ? "--dispatch" : device ? "--device" : "--db");
 		return ft_report(&err);
+	}
+	if (library) {
+		if (dispatch || output || j.json) {
+			ft_error(&err, FT_EINPUT, "fatune export: --library writes a directory: drop --dispatch, --output and --format");
+			return ft_report(&err);
+		}
+		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?
+			     export_library(&o, arch, device, given, library, allow_replayed, &err) : -1;
+		free(given);
+		return rc ? ft_report(&err) : FT_OK;
 	}
 	if (dispatch) {
 		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?

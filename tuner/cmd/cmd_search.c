@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/interrupt.h"
 #include "search/campaign_run.h"
 #include "cmd/cmd.h"
 #include "ui/format.h"
@@ -474,9 +475,9 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 
 	ft_progress_init(&c->prog, c->quiet ? FT_PROGRESS_QUIET
 					   : ft_stderr_is_tty() ? FT_PROGRESS_TTY : FT_PROGRESS_LINES, 0);
-	ft_search_signals(1);
+	ft_interrupt_install(1);
 	rc = ft_campaign_run(db, &ro, &r, &err);
-	ft_search_signals(0);
+	ft_interrupt_install(0);
 	if (rc && !r.interrupted) {
 		status = ft_report(&err);
 		goto out;
@@ -491,7 +492,7 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 	if (c->camp.nunits > 1)
 		report_campaign(c, &r);
 	if (r.interrupted) {
-		ft_error(&err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+		ft_interrupt_error(&err, "finished trials are stored; run the same command to resume");
 		status = ft_report(&err);
 		goto out;
 	}

@@ -53,8 +53,33 @@ int ft_cache_dir(char *buf, size_t size, struct ft_err *err)
 	else
 		return ft_error(err, FT_EFAIL, "no cache directory: set FATUNE_CACHE_DIR or HOME");
 	if (mkdir_p(buf))
-		return ft_error(err, FT_EFAIL, "cannot create cache directory '%s': %s (set FATUNE_CACHE_DIR)",
+		return ft_error(err, FT_EFAIL, "cannot create cache directory '%s': %s: set FATUNE_CACHE_DIR to a writable directory",
 				buf, strerror(errno));
+	return 0;
+}
+
+int ft_cache_check(struct ft_err *err)
+{
+	char dir[FT_PATH_MAX], probe[FT_PATH_MAX + 32];
+	int fd, e = 0;
+
+	if (ft_cache_dir(dir, sizeof(dir), err))
+		return -1;
+	snprintf(probe, sizeof(probe), "%s/probe.XXXXXX.tmp", dir);
+	fd = mkstemps(probe, 4);
+	if (fd < 0)
+		e = errno;
+	else if (write(fd, "x", 1) != 1 || fsync(fd))
+		e = errno ? errno : EIO;
+	if (fd >= 0) {
+		if (close(fd) && !e)
+			e = errno;
+		unlink(probe);
+	}
+	if (e)
+		return ft_error(err, FT_EFAIL,
+				"CUBIN cache '%s' cannot take an entry: %s: free space there or set FATUNE_CACHE_DIR to a writable directory",
+				dir, strerror(e));
 	return 0;
 }
 
@@ -221,6 +246,30 @@ static int slurp(const char *path, unsigned char **data, size_t *size)
 	return 0;
 }
 
+/* The resource lines of an entry's .res file, as stored. */
+static int res_text(const struct ft_resources res[2], char *buf, size_t size)
+{
+	int n = 0;
+
+	for (int k = 0; k < 2; k++)
+		n += snprintf(buf + n, size - (size_t)n, "%d %d %d %d %d\n", res[k].regs, res[k].smem_static,
+			      res[k].stack_bytes, res[k].spill_stores, res[k].spill_loads);
+	return n;
+}
+
+/* An entry's content hash: xxh64 of its resource lines and then its CUBIN,
+ * so an edited resource number is caught like an altered CUBIN byte. */
+static unsigned long long entry_hash(const struct ft_resources res[2], const void *cubin, size_t size)
+{
+	char text[256];
+	XXH64_state_t st;
+
+	XXH64_reset(&st, 0);
+	XXH64_update(&st, text, (size_t)res_text(res, text, sizeof(text)));
+	XXH64_update(&st, cubin, size);
+	return (unsigned long long)XXH64_digest(&st);
+}
+
 /* Reads the entry whose CUBIN is cubin_path: its resources from the .res file
  * beside it and the CUBIN, checked against the size and xxh64 the .res file
  * holds. 0 with *image (malloc'd; NULL if image is NULL) and res filled, or -1
@@ -247,16 +296,16 @@ static int read_entry(const char *cubin_path, struct ft_resources res[2], unsign
 	for (int k = 0; k < 2; k++)
 		n += fscanf(f, "%d %d %d %d %d", &res[k].regs, &res[k].smem_static, &res[k].stack_bytes,
 			    &res[k].spill_stores, &res[k].spill_loads);
-	n += fscanf(f, " xxh64 %16llx %lld", &want_hash, &want_size);
+	n += fscanf(f, " xxh64r %16llx %lld", &want_hash, &want_size);
 	fclose(f);
 	if (n != 12)
-		return ft_error(err, FT_EFAIL, "'%s' is cut short or from an older fatune (no content hash): the CUBIN is recompiled", path);
+		return ft_error(err, FT_EFAIL, "'%s' is cut short or from an older fatune (no hash of its resources and CUBIN): the CUBIN is recompiled", path);
 	if (slurp(cubin_path, &data, &size))
 		return ft_error(err, FT_EFAIL, "cannot read cached CUBIN '%s': it is recompiled", cubin_path);
-	if ((long long)size != want_size || XXH64(data, size, 0) != want_hash) {
+	if ((long long)size != want_size || entry_hash(res, data, size) != want_hash) {
 		free(data);
 		return ft_error(err, FT_EFAIL,
-				"cached CUBIN '%s' is not what was stored (%zu bytes, %lld and xxh64 %016llx expected): it was cut short or altered; it is recompiled",
+				"cached CUBIN '%s' or its resources are not what was stored (%zu bytes, %lld and xxh64 %016llx expected): cut short or altered; it is recompiled",
 				cubin_path, size, want_size, want_hash);
 	}
 	if (image) {
@@ -305,17 +354,15 @@ static int write_atomic(const char *path, const void *data, size_t size, struct 
 int ft_cache_store(const char *key, const struct ft_compile_out *out, struct ft_err *err)
 {
 	char dir[FT_PATH_MAX], path[FT_PATH_MAX], res[256];
-	int n = 0;
+	int n;
 
 	if (ft_cache_dir(dir, sizeof(dir), err))
 		return -1;
-	for (int k = 0; k < 2; k++)
-		n += snprintf(res + n, sizeof(res) - n, "%d %d %d %d %d\n", out->res[k].regs,
-			      out->res[k].smem_static, out->res[k].stack_bytes, out->res[k].spill_stores,
-			      out->res[k].spill_loads);
-	/* the CUBIN's size and content hash, checked by every lookup and load */
-	n += snprintf(res + n, sizeof(res) - n, "xxh64 %016llx %zu\n",
-		      (unsigned long long)XXH64(out->cubin, out->cubin_size, 0), out->cubin_size);
+	n = res_text(out->res, res, sizeof(res));
+	/* the CUBIN's size and the hash of the resources and the CUBIN, checked
+	 * by every lookup and load */
+	n += snprintf(res + n, sizeof(res) - (size_t)n, "xxh64r %016llx %zu\n",
+		      entry_hash(out->res, out->cubin, out->cubin_size), out->cubin_size);
 	/* the CUBIN last: lookup needs both, and a .res without its .cubin is a miss */
 	snprintf(path, sizeof(path), "%s/%s.res", dir, key);
 	if (write_atomic(path, res, (size_t)n, err))

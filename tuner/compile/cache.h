@@ -9,10 +9,12 @@
  * handed back.
  *
  * Layout: <dir>/cubin/<key>.cubin and <key>.res (text: the ptxas resources
- * of both kernels, one line each, then "xxh64 <16 hex> <size>" of the CUBIN).
- * A CUBIN whose size or xxh64 does not match (cut short by a full disk,
- * altered by hand), or whose .res lacks the hash (an older fatune's), is a
- * miss: it is compiled again and replaced, never loaded.
+ * of both kernels, one line each, then "xxh64r <16 hex> <size>": the xxh64 of
+ * those resource lines followed by the CUBIN, and the CUBIN's size). An entry
+ * whose size or hash does not match (a CUBIN cut short by a full disk, a
+ * CUBIN byte or a resource number altered by hand), or whose .res lacks the
+ * hash (an older fatune's), is a miss: it is compiled again and replaced,
+ * never loaded, and no verdict is drawn from its numbers.
  * <dir> = $FATUNE_CACHE_DIR, else $XDG_CACHE_HOME/fatune, else ~/.cache/fatune.
  * Entries are written to a temporary name and renamed, so concurrent searches
  * never read half a file.
@@ -47,6 +49,14 @@ void ft_hash_hex(const void *data, size_t size, char hex[17]);
 /* The cache key of a compile request, given its template's hash. */
 void ft_compile_key(const struct ft_compile_req *req, const char *template_hash, char key[17]);
 
+/* Checks that the cache can take an entry: its directory exists or is
+ * created, and a file can be created, written and removed in it. -1 with a
+ * one-line err naming the directory, the system's reason and FATUNE_CACHE_DIR
+ * when it cannot (a path through a regular file or /proc, a read-only
+ * directory or mount, a full disk): an environment failure, which ends a run
+ * before any candidate is judged. */
+int ft_cache_check(struct ft_err *err);
+
 /* Path of the CUBIN for key (whether or not it exists). */
 int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err);
 
@@ -60,7 +70,8 @@ int ft_cache_lookup(const char *key, struct ft_resources res[2]);
  * unreadable or not the bytes stored. */
 int ft_cache_read(const char *cubin_path, void **image, size_t *size, struct ft_err *err);
 
-/* Stores a compiled CUBIN and its resources under key. */
+/* Stores a compiled CUBIN and its resources under key. -1 with err when the
+ * cache cannot take it (an environment failure, not the candidate's). */
 int ft_cache_store(const char *key, const struct ft_compile_out *out, struct ft_err *err);
 
 struct ft_cache_stats {

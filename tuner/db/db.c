@@ -310,8 +310,12 @@ static int set_pragma(struct ft_db *db, const char *name, long long v, struct ft
 	return ft_dbi_exec(db, sql, sql, err);
 }
 
+static int prepare_cached(struct ft_db *db, struct ft_err *err);
+
 /* Brings a new file or an older version of ours to the latest schema. Runs in
- * one transaction: a failing step leaves the file exactly as it was. */
+ * one transaction: a failing step leaves the file exactly as it was, and so
+ * does a file whose tables do not match its version (edited by hand): the
+ * cached statements are prepared before the commit. */
 static int upgrade(struct ft_db *db, struct ft_err *err)
 {
 	struct db_state s;
@@ -343,7 +347,7 @@ static int upgrade(struct ft_db *db, struct ft_err *err)
 			goto fail;
 		}
 	}
-	if (set_pragma(db, "application_id", FT_DB_APPLICATION_ID, err) ||
+	if (prepare_cached(db, err) || set_pragma(db, "application_id", FT_DB_APPLICATION_ID, err) ||
 	    set_pragma(db, "user_version", latest, err) || ft_dbi_commit(db, err))
 		goto fail;
 	return 0;
@@ -413,6 +417,15 @@ static const char sql_latest_trial[] =
 	"SELECT " TRIAL_COLS " FROM trials WHERE search_key = ? AND config = ?"
 	" ORDER BY id DESC LIMIT 1";
 
+/* The statements every search runs (they fail to prepare on a file whose
+ * tables do not match its schema version). */
+static int prepare_cached(struct ft_db *db, struct ft_err *err)
+{
+	return ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
+	       ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
+			   "preparing the trial lookup", err);
+}
+
 int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err)
 {
 	struct ft_db *db;
@@ -457,9 +470,7 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 		goto fail;
 	/* the statements first: a file whose tables do not match its schema
 	 * version (edited by hand) is refused before WAL mode is written into it */
-	if (ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
-	    ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
-		 "preparing the trial lookup", err))
+	if (!db->put_trial && prepare_cached(db, err))
 		goto fail;
 	if (use_wal(db, err) || ft_dbi_exec(db, "PRAGMA synchronous = NORMAL", "PRAGMA synchronous", err))
 		goto fail;
@@ -624,8 +635,11 @@ static void bind_trial(struct binder *b, long long run_id, const char *search_ke
 	ft_dbi_b_text(b, ft_stage_name(t->stage > FT_STAGE_MODEL ? t->stage : FT_STAGE_MODEL));
 }
 
-int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
-		     const struct ft_trial *t, int n, struct ft_err *err)
+/* Stores trials in one transaction; with only_new, one whose (search_key,
+ * config) already has a row is left out (the check and the insert are one
+ * transaction, so concurrent writers cannot both add it). */
+static int put_trials(struct ft_db *db, long long run_id, const char *search_key,
+		      const struct ft_trial *t, int n, int only_new, struct ft_err *err)
 {
 	sqlite3_stmt *st = db->put_trial;
 	int rc;
@@ -641,6 +655,14 @@ int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 	for (int i = 0; i < n; i++) {
 		struct binder b = { st, 0, SQLITE_OK };
 
+		if (only_new) {
+			int got = ft_db_trial_latest(db, search_key, t[i].config, NULL, err);
+
+			if (got < 0)
+				goto fail;
+			if (got)
+				continue;
+		}
 		bind_trial(&b, run_id, search_key, &t[i]);
 		if (ft_dbi_b_done(db, &b, "storing a trial", err))
 			goto fail;
@@ -659,6 +681,18 @@ fail:
 	sqlite3_clear_bindings(st);
 	ft_dbi_rollback(db);
 	return -1;
+}
+
+int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
+		     const struct ft_trial *t, int n, struct ft_err *err)
+{
+	return put_trials(db, run_id, search_key, t, n, 0, err);
+}
+
+int ft_db_trials_put_new(struct ft_db *db, long long run_id, const char *search_key,
+			 const struct ft_trial *t, int n, struct ft_err *err)
+{
+	return put_trials(db, run_id, search_key, t, n, 1, err);
 }
 
 /* Fills *t from a row of TRIAL_COLS. */
@@ -723,7 +757,7 @@ int ft_db_trial_latest(struct ft_db *db, const char *search_key, const char *con
 		goto out;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		ret = read_trial(db, st, out, err) ? -1 : 1;
+		ret = out && read_trial(db, st, out, err) ? -1 : 1;
 	else if (rc == SQLITE_DONE)
 		ret = 0;
 	else

@@ -103,8 +103,28 @@ int ft_db_run_finish(struct ft_db *db, long long run_id, const char *outcome, do
 int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 		     const struct ft_trial *t, int n, struct ft_err *err);
 
+/* ft_db_trials_put for trials that may already be stored by a concurrent
+ * search of the same key (rejections by model, committed in batches): in the
+ * one transaction, a trial whose (search_key, config) has a row is left out. */
+int ft_db_trials_put_new(struct ft_db *db, long long run_id, const char *search_key,
+			 const struct ft_trial *t, int n, struct ft_err *err);
+
+/* Claims candidate (search_key, config) for run_id before it is compiled, so
+ * that concurrent searches of one key never evaluate it twice (db_claim.c,
+ * db/README.md). In one transaction: 1 when another run has stored a trial of
+ * it (with fresh: since run_id began; *done, if not NULL, receives the latest
+ * one), 2 when another run that is still alive holds the claim (ask again
+ * later), 0 when the claim is now run_id's (new, or taken over from an owner
+ * that died or ended); -1 with err. */
+int ft_db_claim(struct ft_db *db, long long run_id, const char *search_key, const char *config,
+		int fresh, struct ft_trial *done, struct ft_err *err);
+
+/* Deletes run_id's claims (when it ends, however it ends). */
+int ft_db_claims_release(struct ft_db *db, long long run_id, struct ft_err *err);
+
 /* The latest stored trial of (search_key, config): 1 found (into *out, log not
- * loaded: out->log = NULL), 0 none, -1 error. */
+ * loaded: out->log = NULL; out may be NULL to ask only whether there is one),
+ * 0 none, -1 error. */
 int ft_db_trial_latest(struct ft_db *db, const char *search_key, const char *config,
 		       struct ft_trial *out, struct ft_err *err);
 

@@ -40,6 +40,7 @@
 
 #include <sqlite3.h>
 
+#include "base/interrupt.h"
 #include "db/db_internal.h"
 
 /* Column lists of a table: "\"a\", \"b\"" and "?, ?"; the widest table
@@ -527,6 +528,8 @@ static int merge_trials(struct merge *m, long long in_id, long long out_id, cons
 	if ((rc = sqlite3_bind_int64(m->s_trials, 1, in_id)) != SQLITE_OK)
 		return ft_dbi_fail(m->in, rc, err, "reading trials");
 	while ((rc = sqlite3_step(m->s_trials)) == SQLITE_ROW) {
+		if (ft_interrupted())
+			return ft_interrupt_error(err, "nothing was merged (the merge is one transaction)");
 		/* s_trials: config, status, created_at, t_median_us, search_key, <tc> */
 		if (sqlite3_bind_int64(m->o_find_trial, 1, out_id) != SQLITE_OK ||
 		    copy_values(m, m->o_find_trial, 2, m->s_trials, 5, tc->n, err) ||
@@ -570,6 +573,8 @@ static int merge_input(struct merge *m, const struct cols *rc_, const struct col
 	while ((rc = sqlite3_step(m->s_runs)) == SQLITE_ROW) {
 		long long in_id = sqlite3_column_int64(m->s_runs, 0);
 
+		if (ft_interrupted())
+			return ft_interrupt_error(err, "nothing was merged (the merge is one transaction)");
 		if (copy_values(m, m->o_find_run, 1, m->s_runs, 1, 6, err) ||
 		    step_out(m, m->o_find_run, &found, &out_id, "looking up a run", err))
 			return -1;

@@ -21,18 +21,23 @@
 /* Fields of a table entry besides the parameters: a parameter whose
  * lower-case name is one of these cannot be a field. */
 static const char *const fixed_fields[] = { "head_dim", "bf16", "causal", "seq_len", "kv_len",
-					    "batch", "heads", "kv_heads", "bshd", "t_median_us" };
+					    "batch", "heads", "kv_heads", "bshd", "t_median_us",
+					    "geom", "defines" };
 
 /* The rule, as the generated files state it. */
 static const char rule_text[] =
-	"1. only entries of the same head dim, dtype and causal flag match (none: no pick,\n"
-	"   keep the default config);\n"
+	"1. an entry matches only a problem of its head dim, dtype, causal flag and\n"
+	"   layout, of its kind (grouped-query or not, decode S = 1 or not), that its\n"
+	"   space accepts it for: every constraint true, the launch within the arch's\n"
+	"   limits, the values compiled into its CUBIN unchanged (the eval function,\n"
+	"   generated from the space's own expressions); none: no pick, keep the\n"
+	"   default config;\n"
 	"2. among those, the nearest tuned sequence lengths: the smallest\n"
 	"   max(S,S')/min(S,S') * max(KV,KV')/min(KV,KV'), KV being the KV length (S when\n"
 	"   not given): the nearest in log2 space, so 3000 picks 2048 over 8192;\n"
-	"3. then the nearest B*H, measured the same way;\n"
-	"4. then the first in table order (D, dtype, causal, S, KV length, B*H, layout).\n"
-	"Layout and KV heads are recorded per entry, not matched.";
+	"3. then the nearest B*H times the nearest GQA group (H/KV heads), measured the\n"
+	"   same way;\n"
+	"4. then the first in table order (D, dtype, causal, S, KV length, B*H, layout).";
 
 struct shapes {
 	struct ft_shape *v;
@@ -226,7 +231,13 @@ out:
 void ft_dispatch_release(struct ft_dispatch *d)
 {
 	free(d->rows);
+	free(d->cand);
+	free(d->launch);
+	free(d->code);
 	d->rows = NULL;
+	d->cand = NULL;
+	d->launch = NULL;
+	d->code = NULL;
 	d->n = 0;
 }
 
@@ -295,8 +306,10 @@ static void entry_comment(FILE *out, const struct ft_best *b)
 		b->updated_at[0] ? ft_gen_comment(b->updated_at, s4, sizeof(s4)) : "undated", ft_gen_comment(b->fatune_version, s3, sizeof(s3)));
 }
 
-static void entry_values(FILE *out, const struct ft_best *b)
+static void entry_values(FILE *out, const struct ft_dispatch *d, int r)
 {
+	const struct ft_best *b = &d->rows[r];
+	long long g[FT_DISPATCH_GEOM];
 	struct ft_export_entry e[FT_EXPORT_MAX_ENTRIES];
 	struct ft_err ignored;
 	int n = 0;
@@ -308,7 +321,13 @@ static void entry_values(FILE *out, const struct ft_best *b)
 		isfinite(b->t_median_us) ? b->t_median_us : -1.0);
 	for (int i = 0; i < n; i++)
 		fprintf(out, ", %d", e[i].value);
-	fputs(" },\n", out);
+	ft_dispatch_geom(d, r, g);
+	for (int i = 0; i < FT_DISPATCH_GEOM; i++)
+		fprintf(out, "%s%lld", i ? ", " : ",\n\t  { ", g[i]);
+	fputs(" }, {", out);
+	for (int i = 0; i < d->sp->ndefines; i++)
+		fprintf(out, "%s%lld", i ? ", " : " ", d->cand[r].define_values[i]);
+	fputs(d->sp->ndefines ? " } },\n" : " 0 } },\n", out);
 }
 
 static void struct_fields(FILE *out, const struct ft_dispatch *d)
@@ -329,6 +348,10 @@ static void struct_fields(FILE *out, const struct ft_dispatch *d)
 		lower(d->params[i], lo, sizeof(lo));
 		fprintf(out, "\tint %s;\t/* %s */\n", lo, d->params[i]);
 	}
+	fprintf(out, "\tlong long geom[%d];\t/* at the tuned shape: smem, threads, grid x/y/z, combine\n"
+		     "\t\t\t\t * threads, combine grid x/y/z, workspace bytes */\n"
+		     "\tlong long defines[%d];\t/* the space's compile.defines at the tuned shape */\n",
+		FT_DISPATCH_GEOM, d->sp->ndefines ? d->sp->ndefines : 1);
 }
 
 /* The names one language gives the table's parts. */
@@ -351,26 +374,34 @@ static void pick_function(FILE *out, const struct lang *l)
 		"%sdouble %sratio_(long long a, long long b)\n{\n"
 		"\tif (a < 1)\n\t\ta = 1;\n\tif (b < 1)\n\t\tb = 1;\n"
 		"\treturn a > b ? (double)a / (double)b : (double)b / (double)a;\n}\n\n"
-		"/* The entry for a problem by the rule above; %s when no entry has its head\n"
-		" * dim, dtype and causal flag. kv_len <= 0 means kv_len = seq_len. */\n"
+		"/* The entry for a problem by the rule above; %s when none matches.\n"
+		" * kv_len <= 0 means kv_len = seq_len, kv_heads <= 0 means kv_heads = heads,\n"
+		" * bshd 1 means [B,S,H,D] tensors, 0 [B,H,S,D]. */\n"
 		"%sconst %s *\n%spick(int head_dim, %s bf16, %s causal, int batch, int heads, int seq_len,\n"
-		"\t\tint kv_len%s)\n{\n"
+		"\t\tint kv_len%s, int kv_heads%s, %s bshd%s)\n{\n"
 		"\tconst %s *best = %s;\n"
-		"\tdouble best_s = 0, best_bh = 0;\n\n"
+		"\tdouble best_s = 0, best_bh = 0;\n"
+		"\tlong long g[%d];\n\n"
 		"\tif (kv_len <= 0)\n\t\tkv_len = seq_len;\n"
+		"\tif (kv_heads <= 0)\n\t\tkv_heads = heads;\n"
 		"\tfor (int i = 0; i < %s; i++) {\n"
 		"\t\tconst %s *e = &%s[i];\n"
 		"\t\tdouble ds, dbh;\n\n"
-		"\t\tif (e->head_dim != head_dim || e->bf16 != (bf16 != 0) || e->causal != (causal != 0))\n"
+		"\t\tif (e->head_dim != head_dim || e->bf16 != (bf16 != 0) || e->causal != (causal != 0) ||\n"
+		"\t\t    e->bshd != (bshd != 0) || (e->kv_heads < e->heads) != (kv_heads < heads) ||\n"
+		"\t\t    (e->seq_len == 1) != (seq_len == 1))\n"
+		"\t\t\tcontinue;\n"
+		"\t\tif (!%seval(e, batch, heads, kv_heads, seq_len, kv_len, bshd != 0, g))\n"
 		"\t\t\tcontinue;\n"
 		"\t\tds = %sratio_(seq_len, e->seq_len) * %sratio_(kv_len, e->kv_len);\n"
-		"\t\tdbh = %sratio_((long long)batch * heads, (long long)e->batch * e->heads);\n"
+		"\t\tdbh = %sratio_((long long)batch * heads, (long long)e->batch * e->heads) *\n"
+		"\t\t      %sratio_(heads / kv_heads, e->heads / e->kv_heads);\n"
 		"\t\tif (!best || ds < best_s || (ds == best_s && dbh < best_bh)) {\n"
 		"\t\t\tbest = e;\n\t\t\tbest_s = ds;\n\t\t\tbest_bh = dbh;\n\t\t}\n\t}\n"
 		"\treturn best;\n}\n",
 		l->c ? "static inline " : "inline ", l->fn, l->null, l->c ? "static inline " : "inline ", l->entry,
-		l->fn, l->flag, l->flag, l->kv_default, l->entry, l->c ? "0" : "nullptr", l->count, l->entry, l->table,
-		l->fn, l->fn, l->fn);
+		l->fn, l->flag, l->flag, l->kv_default, l->kv_default, l->flag, l->c ? "" : " = false", l->entry,
+		l->c ? "0" : "nullptr", FT_DISPATCH_GEOM, l->count, l->entry, l->table, l->fn, l->fn, l->fn, l->fn, l->fn);
 }
 
 static void write_code(FILE *out, const struct ft_dispatch *d, const struct lang *l)
@@ -383,9 +414,11 @@ static void write_code(FILE *out, const struct ft_dispatch *d, const struct lang
 	fprintf(out, "};\n\n%s %s %s[] = {\n", l->c ? "static const" : "constexpr", l->entry, l->table);
 	for (int i = 0; i < d->n; i++) {
 		entry_comment(out, &d->rows[i]);
-		entry_values(out, &d->rows[i]);
+		entry_values(out, d, i);
 	}
 	fprintf(out, l->c ? "};\n#define %s %d\n\n" : "};\nconstexpr int %s = %d;\n\n", l->count, d->n);
+	ft_dispatch_write_eval(out, d, l->c ? "static inline " : "inline ", l->fn, l->entry);
+	fputc('\n', out);
 	pick_function(out, l);
 	fprintf(out, "%s\n#endif /* FATUNE_DISPATCH_H */\n", l->c ? "" : "\n} /* namespace fatune */\n");
 }
@@ -447,6 +480,15 @@ static void write_json(FILE *out, const struct ft_dispatch *d)
 		json_num(out, "%.3f", b->t_min_us);
 		fputs(", \"rel_err\": ", out);
 		json_num(out, "%.3e", b->rel_err);
+		{
+			long long g[FT_DISPATCH_GEOM];
+
+			ft_dispatch_geom(d, r, g);
+			fputs(", \"geom\": [", out);
+			for (int i = 0; i < FT_DISPATCH_GEOM; i++)
+				fprintf(out, "%s%lld", i ? ", " : "", g[i]);
+			fputs("]", out);
+		}
 		json_text(out, ", ", "template_hash", b->template_hash);
 		json_text(out, ", ", "compile_key", b->compile_key);
 		json_text(out, ", ", "fatune_version", b->fatune_version);
@@ -486,8 +528,8 @@ static int gate(const struct ft_dispatch *d, struct ft_err *err)
 int ft_dispatch_write(FILE *out, const struct ft_dispatch *d, enum ft_dispatch_format fmt,
 		      struct ft_err *err)
 {
-	if (!d->n)
-		return ft_error(err, FT_EFAIL, "empty dispatch table: this is a fatune bug");
+	if (!d->n || !d->cand)
+		return ft_error(err, FT_EFAIL, "empty or unchecked dispatch table: this is a fatune bug");
 	static const struct lang c = { 1, "struct fatune_dispatch_entry", "fatune_dispatch_entry", "fatune_dispatch_table",
 				       "FATUNE_DISPATCH_COUNT", "fatune_dispatch_", "NULL", "int", "" };
 	static const struct lang cxx = { 0, "DispatchEntry", "DispatchEntry", "kDispatchTable", "kDispatchCount", "dispatch_",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/interrupt.h"
 #include "search/replay.h"
 
 int ft_campaign_winner(const struct ft_campaign_outcome *out, int n)
@@ -70,6 +71,11 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 		struct ft_campaign_outcome *oc = &r->out[r->nout];
 		int rc;
 
+		if (ft_interrupted()) {
+			/* between two searches: none is started */
+			r->interrupted = 1;
+			break;
+		}
 		if (ft_space_unfit(o->sps[i], so.arch, shape, why, why_size)) {
 			if (o->on_skip)
 				o->on_skip(o->ctx, u, o->sps[i], why);
@@ -110,6 +116,7 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 	    ft_replay_open(&replay, o->replay_db, o->targets[0].arch->name, &c->units[u],
 			   o->sps[0]->name, err))
 		return -1;
+	r->interrupted = r->interrupted || ft_interrupted();
 	for (int g = 0; g < o->ntargets && !r->interrupted && !rc; g++)
 		rc = run_target(db, o, u, &o->targets[g], replay, label, &part, parts, r, why,
 				sizeof(why), err);

@@ -9,7 +9,7 @@
  * whole campaign. Each unit's outcomes go to on_unit as soon as its searches
  * end, so a long campaign reports as it goes.
  *
- * Interrupts (SIGINT/SIGTERM, see ft_search_signals) stop the search in
+ * Interrupts (SIGINT/SIGTERM, see base/interrupt.h) stop the search in
  * flight: its finished trials are stored, the campaign stops, and running it
  * again skips every finished trial, so it resumes at the first unit not yet
  * tuned. kill -9 loses at most the candidates in flight (search.h).

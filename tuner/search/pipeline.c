@@ -9,7 +9,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/interrupt.h"
 #include "compile/hint.h"
 #include "compile/cache.h"
 #include "fatune_abi.h"
@@ -26,6 +26,17 @@
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "space/candidate.h"
+
+/* Items in flight at most (sent to compile, not yet back on the main thread):
+ * enough to keep 64 compile threads and the GPUs busy, small enough that a
+ * space of 10^9 feasible candidates streams in a few MB (an item is ~3 KB). */
+#define QUEUE_BOUND 512
+
+/* Candidates held by a concurrent search (cfg->claim) waiting at most, and how
+ * often they are asked about again: a claim lasts one compile and timing
+ * (seconds), and each question is one small write transaction. */
+#define DEFER_BOUND 4096
+#define DEFER_POLL_MS 100
 
 struct item {
 	struct ft_trial t;
@@ -66,6 +77,8 @@ struct run {
 	long long sent, received;	/* items queued to compile, items back from done_q */
 	struct item **held;		/* ordered strategies: feasible items until all are known */
 	long long nheld, capheld;
+	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
+	long long ndeferred, elsewhere;	/* ... how many; finished by one */
 	pthread_t compilers[64], evaluators[FT_MAX_WORKERS];
 	struct eval_arg {
 		struct run *r;
@@ -73,13 +86,6 @@ struct run {
 	} eargs[FT_MAX_WORKERS];
 	int ncompilers, nevaluators;
 };
-
-static volatile sig_atomic_t interrupted;
-
-void ft_pipeline_interrupt(void)
-{
-	interrupted = 1;
-}
 
 static double now_ms(void)
 {
@@ -144,7 +150,7 @@ static struct item *q_pop(struct queue *q, int wait)
 
 static int should_drop(struct run *r)
 {
-	return atomic_load(&r->stop) || interrupted || (r->deadline > 0 && now_ms() > r->deadline);
+	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline);
 }
 
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
@@ -205,13 +211,27 @@ static void compile_problem(const struct ft_pipeline_cfg *cfg, const struct ft_c
 	snprintf(reason, size, "%s", out->problem);
 }
 
-static void compile_one(struct run *r, struct item *it)
+/* Records the run's first fatal error and stops it. */
+static void set_fatal(struct run *r, const struct ft_err *err)
+{
+	pthread_mutex_lock(&r->stat_m);
+	if (!r->fatal.status)
+		r->fatal = *err;
+	pthread_mutex_unlock(&r->stat_m);
+	atomic_store(&r->stop, 1);
+}
+
+/* Compiles one candidate (or finds it in the cache) and sets its status.
+ * Returns -1 with err when the environment failed, not the candidate: NVRTC
+ * could not run, or the cache could not store the CUBIN (a full disk, a
+ * read-only or vanished directory). The candidate then has no verdict; the
+ * caller stops the run and stores nothing for it. */
+static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_compile_req req;
 	struct ft_compile_out out;
 	struct ft_resources res[2];
-	struct ft_err err = { 0 };
 
 	ft_pipeline_compile_req(cfg->sp, cfg->arch, cfg->shape, &it->t, &req);
 	ft_compile_key(&req, cfg->template_hash, it->t.compile_key);
@@ -224,11 +244,9 @@ static void compile_one(struct run *r, struct item *it)
 			r->first_compile_ms = now_ms() - r->t0;
 		pthread_mutex_unlock(&r->stat_m);
 		it->t.stage = FT_STAGE_COMPILED;
-		if (ft_compile(&req, &out, &err)) {
-			it->t.status = FT_ST_COMPILE_FAILED;
-			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+		if (ft_compile(&req, &out, err)) {
 			ft_compile_out_release(&out);
-			return;
+			return -1;
 		}
 		atomic_fetch_add(&r->compiled, 1);
 		it->t.compile_ms = out.ms;
@@ -247,19 +265,19 @@ static void compile_one(struct run *r, struct item *it)
 			out.log = NULL;
 			it->t.compile_key[0] = '\0';
 			ft_compile_out_release(&out);
-			return;
+			return 0;
 		}
-		if (ft_cache_store(it->t.compile_key, &out, &err)) {
-			it->t.status = FT_ST_COMPILE_FAILED;
-			snprintf(it->t.reason, sizeof(it->t.reason), "%s", err.msg);
+		if (ft_cache_store(it->t.compile_key, &out, err)) {
+			ft_err_prefix(err, "the CUBIN cache failed, not the candidate (fix it or set FATUNE_CACHE_DIR, then run again)");
 			ft_compile_out_release(&out);
-			return;
+			return -1;
 		}
 		res[0] = out.res[0];
 		res[1] = out.res[1];
 		ft_compile_out_release(&out);
 	}
 	ft_feasible_compiled(cfg->sp, cfg->arch, res, &it->t); /* sets stage and verdict */
+	return 0;
 }
 
 /* Sends an item on by its stage (trial.h): one still pending (compiled) goes
@@ -270,20 +288,6 @@ static void route(struct run *r, struct item *it)
 		q_push(&r->eval_q, it);
 	else
 		q_push(&r->done_q, it);
-}
-
-/* Hands a selected candidate to the compile threads, on the main thread. A
- * replay gives it the recording's verdict here, in the order the strategy
- * sends (deterministic for a seed, unlike the threads' order): a record of
- * fewer parameters goes to the first of its twins sent (replay.h). The item
- * is then no longer pending and comes straight back. */
-static void send(struct run *r, struct item *it)
-{
-	if (r->cfg->replay) {
-		ft_replay_lookup(r->cfg->replay, &it->t);
-		atomic_fetch_add(&r->evaluated, 1);
-	}
-	q_push(&r->compile_q, it);
 }
 
 /* Claims the item's compile key: returns 1 when this thread must compile it, 0 when
@@ -339,6 +343,7 @@ static void *compile_thread(void *arg)
 	struct item *it, *parked, *next;
 	struct inflight *mine;
 	char reason[sizeof(it->t.reason)];
+	struct ft_err err = { 0 };
 	int failed;
 
 	while ((it = q_pop(&r->compile_q, 1))) {
@@ -355,7 +360,19 @@ static void *compile_thread(void *arg)
 		mine = NULL;
 		if (!claim(r, it, &mine))
 			continue;
-		compile_one(r, it);
+		if (compile_one(r, it, &err)) {
+			/* the environment failed: this item and those parked behind it
+			 * are dropped, never stored, and the run stops */
+			set_fatal(r, &err);
+			it->dropped = 1;
+			q_push(&r->done_q, it);
+			for (parked = release(r, mine); parked; parked = next) {
+				next = parked->next;
+				parked->dropped = 1;
+				q_push(&r->done_q, parked);
+			}
+			continue;
+		}
 		/* copied before routing: once queued, the item belongs to another thread */
 		failed = it->t.status == FT_ST_COMPILE_FAILED;
 		memcpy(reason, it->t.reason, sizeof(reason));
@@ -368,8 +385,9 @@ static void *compile_thread(void *arg)
 				parked->t.status = FT_ST_COMPILE_FAILED;
 				memcpy(parked->t.reason, reason, sizeof(reason));
 				parked->t.compile_key[0] = '\0';
-			} else {
-				compile_one(r, parked); /* a cache hit now */
+			} else if (compile_one(r, parked, &err)) { /* a cache hit now */
+				set_fatal(r, &err);
+				parked->dropped = 1;
 			}
 			route(r, parked);
 		}
@@ -456,11 +474,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	pthread_mutex_unlock(&r->stat_m);
 	return;
 fatal:
-	pthread_mutex_lock(&r->stat_m);
-	if (!r->fatal.status)
-		r->fatal = err;
-	pthread_mutex_unlock(&r->stat_m);
-	atomic_store(&r->stop, 1);
+	set_fatal(r, &err);
 	it->dropped = 1;
 }
 
@@ -507,6 +521,80 @@ static void drain(struct run *r, int wait)
 	}
 }
 
+/* Queues item `it` to be compiled. Backpressure: while QUEUE_BOUND items are
+ * in flight (queued, compiling, waiting for the GPU or for the main thread),
+ * the main thread finishes what comes back before it sends more, so the
+ * enumeration of a huge space never runs ahead of compiling. With
+ * cfg->claim, the candidate is claimed first (see defer_settle). */
+static void send(struct run *r, struct item *it)
+{
+	int c = r->cfg->claim && !should_drop(r) ? r->cfg->claim(r->cfg->ctx, &it->t) : 0;
+
+	if (c == 2 && !should_drop(r)) {
+		/* a concurrent search has it: asked again later */
+		it->next = r->deferred;
+		r->deferred = it;
+		r->ndeferred++;
+		return;
+	}
+	if (c) {
+		if (c < 0) {
+			struct ft_err e;
+
+			ft_error(&e, FT_EFAIL, "stopped: claiming a candidate failed");
+			set_fatal(r, &e);
+		}
+		r->elsewhere += c == 1;	/* finished by a concurrent search */
+		free(it);
+		return;
+	}
+	/* a claimed candidate waits here for no one: claim only what the
+	 * threads are about to take, so concurrent searches share the work */
+	while (r->sent - r->received >= (r->cfg->claim ? 2 * (r->ncompilers + r->nevaluators) : QUEUE_BOUND))
+		drain(r, 1);
+	/* A replay gives the candidate the recording's verdict here, in the order
+	 * the strategy sends (deterministic for a seed, unlike the threads'
+	 * order): a record of fewer parameters goes to the first of its twins
+	 * sent (replay.h). The item is then no longer pending and comes straight
+	 * back. */
+	if (r->cfg->replay) {
+		ft_replay_lookup(r->cfg->replay, &it->t);
+		atomic_fetch_add(&r->evaluated, 1);
+	}
+	q_push(&r->compile_q, it);
+	r->sent++;
+}
+
+/* Candidates a concurrent search holds: asked again every DEFER_POLL_MS (our
+ * own results drained meanwhile) until each is stored by its owner (counted
+ * by cfg->claim), or is ours because the owner died; then none is left. The
+ * stop conditions (interrupt, budget, fatal) free the rest. */
+static void defer_settle(struct run *r)
+{
+	struct item *list, *next;
+
+	while (r->deferred && !should_drop(r)) {
+		list = r->deferred;
+		r->deferred = NULL;
+		r->ndeferred = 0;
+		for (; list; list = next) {
+			next = list->next;
+			send(r, list);
+		}
+		if (r->deferred) {
+			drain(r, 0);
+			nanosleep(&(struct timespec){ 0, DEFER_POLL_MS * 1000000L }, NULL);
+			drain(r, 0);
+		}
+	}
+	for (list = r->deferred; list; list = next) {
+		next = list->next;
+		free(list);
+	}
+	r->deferred = NULL;
+	r->ndeferred = 0;
+}
+
 /* The guided strategies' feedback loop: keep `window` candidates in flight
  * (enough to overlap compiling with the GPU) and choose each next one from
  * the results so far. ts[i] is held item i's trial in the guide's order;
@@ -523,12 +611,11 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 	}
 	for (long long i = 0; i < r->nheld; i++)
 		by_rank[i] = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-	while (r->sent < take && pick >= 0 && !interrupted) {
+	while (r->sent < take && pick >= 0 && !ft_interrupted()) {
 		while (r->sent - r->received < window && r->sent < take &&
 		       (pick = ft_guide_next(r->guide)) >= 0) {
 			send(r, by_rank[pick]);
 			by_rank[pick] = NULL;
-			r->sent++;
 		}
 		if (r->sent > r->received)
 			drain(r, 1);
@@ -571,9 +658,8 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 		/* ts[i] points into held items; map back by container */
 		for (long long i = 0; i < n; i++) {
 			struct item *it = (struct item *)((char *)ts[i] - offsetof(struct item, t));
-			if (i < take) {
+			if (i < take && !ft_interrupted()) {
 				send(r, it);
-				r->sent++;
 			} else {
 				free(it);
 			}
@@ -642,9 +728,12 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_candidate c;
-	int rc;
+	int rc = 0;
 
-	while ((rc = ft_enum_next(e, &c, err)) == 1) {
+	/* an interrupt, a fatal error and the time budget are polled before
+	 * every candidate: a space whose every candidate is rejected by the
+	 * model would never reach the end of the loop */
+	while (!should_drop(r) && (rc = ft_enum_next(e, &c, err)) == 1) {
 		struct item *it = calloc(1, sizeof(*it));
 		if (!it)
 			return ft_error(err, FT_EFAIL, "out of memory");
@@ -672,13 +761,12 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 			free(it);
 		} else {
 			send(r, it);
-			r->sent++;
+			if (r->ndeferred >= DEFER_BOUND)
+				defer_settle(r);
 		}
 		drain(r, 0);
-		if (interrupted)
-			break;
 	}
-	return rc;
+	return should_drop(r) ? 0 : rc;
 }
 
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
@@ -694,7 +782,6 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	r.t0 = now_ms();
 	r.first_compile_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
-	interrupted = 0;
 	q_init(&r.compile_q);
 	q_init(&r.eval_q);
 	q_init(&r.done_q);
@@ -703,12 +790,15 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
 		goto out_nothreads;
+	/* a cache that cannot take a CUBIN fails the run before any candidate */
+	if (cfg->compile && !cfg->replay && ft_cache_check(err))
+		goto out_nothreads;
 	if (start_threads(&r, cfg->jobs, err)) {
 		join_threads(&r);
 		goto out_nothreads;
 	}
 	rc = enumerate(&r, e, stream, st, err);
-	if (rc == 0 && !stream && !interrupted) {
+	if (rc == 0 && !stream && !ft_interrupted()) {
 		rc = feed_ordered(&r, err);
 	} else if (!stream) {
 		/* stopped while enumerating (error or interrupt): nothing held was sent */
@@ -716,20 +806,22 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 			free(r.held[i]);
 	}
 	r.nheld = 0;
+	defer_settle(&r);
 	q_close(&r.compile_q);
 	while (r.received < r.sent)
 		drain(&r, 1);
 	join_threads(&r);
 	drain(&r, 0);
 	st->selected = r.sent;
+	st->skipped += r.elsewhere;
 	if (rc < 0)
 		goto out;
 	if (r.fatal.status) {
 		*err = r.fatal;
 		goto out;
 	}
-	if (interrupted) {
-		ft_error(err, FT_EINTR, "interrupted: finished trials are stored; run the same command to resume");
+	if (ft_interrupted()) {
+		ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
 		goto out;
 	}
 	ret = 0;

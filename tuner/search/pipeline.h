@@ -51,6 +51,13 @@ struct ft_pipeline_cfg {
 	/* Resume: return 1 to skip a feasible candidate already finished
 	 * (called on the main thread before it is compiled). May be NULL. */
 	int (*skip)(void *ctx, const struct ft_trial *t);
+	/* Concurrent searches: called on the main thread just before a feasible
+	 * candidate is queued to compile. 0: go (it is claimed); 1: skip it, a
+	 * concurrent search finished it (the callback counts it); 2: a concurrent
+	 * search holds it, ask again later (the pipeline asks every 100 ms once
+	 * it has sent everything else); -1: stop the run (the callback keeps the
+	 * error). May be NULL. */
+	int (*claim)(void *ctx, const struct ft_trial *t);
 	/* Every finished trial, on the main thread; non-zero stops the run. */
 	int (*emit)(void *ctx, struct ft_trial *t);
 	void *ctx;
@@ -59,7 +66,7 @@ struct ft_pipeline_cfg {
 struct ft_pipeline_stats {
 	long long enumerated;		/* candidates produced by the space */
 	long long feasible;		/* passed the model check */
-	long long skipped;		/* already finished (resume) */
+	long long skipped;		/* already finished (resume, or by a concurrent search) */
 	long long selected;		/* handed to compile by the strategy */
 	long long compiled;		/* NVRTC runs (cache misses) */
 	long long cache_hits;
@@ -72,13 +79,13 @@ struct ft_pipeline_stats {
 
 /* Runs the pipeline. Returns 0 when every candidate was handled (individual
  * failures are trial statuses), -1 with err when something beyond a candidate
- * failed (bad expression, worker cannot start, emit stopped the run). */
+ * failed (bad expression, worker cannot start, emit stopped the run) or on an
+ * interrupt (base/interrupt.h: polled before every candidate, rejected ones
+ * included; the candidates in flight are finished, the rest never started).
+ * At most a fixed number of candidates are in flight at once: enumeration
+ * waits for the compile threads (memory stays bounded on any space). */
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *stats,
 		    struct ft_err *err);
-
-/* Async-signal-safe: makes a running pipeline stop taking candidates, finish
- * the ones in flight and return -1 with err->status FT_EINTR. For SIGINT/SIGTERM. */
-void ft_pipeline_interrupt(void);
 
 /* Fills a compile request for candidate values (defines: the macro list of
  * ft_candidate_macros, space/candidate.h). */

@@ -2,11 +2,11 @@
 #include "search/search.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/interrupt.h"
 #include "compile/cache.h"
 #include "config.h"
 #include "run/evaluate.h"
@@ -53,8 +53,10 @@ static int flush(struct ctx *s)
 {
 	int rc = 0;
 
+	/* a concurrent search of this key may have stored the same rejections */
 	if (s->nbatch)
-		rc = ft_db_trials_put(s->db, s->run_id, s->search_key, s->batch, s->nbatch, &s->err);
+		rc = (s->fresh ? ft_db_trials_put : ft_db_trials_put_new)(s->db, s->run_id, s->search_key,
+									   s->batch, s->nbatch, &s->err);
 	s->nbatch = 0;
 	return rc;
 }
@@ -99,16 +101,17 @@ static int on_skip(void *arg, const struct ft_trial *t)
 	return 1;
 }
 
-static void on_signal(int sig)
+/* Before compiling: claims the candidate in the database, so that a
+ * concurrent search of this key never compiles or times it too. */
+static int on_claim(void *arg, const struct ft_trial *t)
 {
-	(void)sig;
-	ft_pipeline_interrupt();
-}
+	struct ctx *s = arg;
+	struct ft_trial prev;
+	int c = ft_db_claim(s->db, s->run_id, s->search_key, t->config, s->fresh, &prev, &s->err);
 
-void ft_search_signals(int on)
-{
-	signal(SIGINT, on ? on_signal : SIG_DFL);
-	signal(SIGTERM, on ? on_signal : SIG_DFL);
+	if (c == 1)
+		count(s, &prev, 1);
+	return c;
 }
 
 /* The search key: a hash of everything a trial's verdict depends on. */
@@ -209,6 +212,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.patience = FT_TRANSFER_PATIENCE;
 	cfg.gain = FT_TRANSFER_GAIN;
 	cfg.skip = on_skip;
+	cfg.claim = on_claim;
 	cfg.emit = on_trial;
 	cfg.ctx = s;
 	rc = ft_pipeline_run(&cfg, &res->st, err);
@@ -221,6 +225,9 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	res->interrupted = rc && err->status == FT_EINTR;
 	bk = (struct ft_best_key){ o->arch->name, o->device ? o->device : "", sp->name, *shape };
 	if (res->timed && ft_db_best_refresh(db, &bk, res->search_key, rc ? NULL : err) < 0 && !rc)
+		rc = -1;
+	/* however the run ended, what it claimed and did not store is free */
+	if (ft_db_claims_release(db, res->run_id, rc ? NULL : err) && !rc)
 		rc = -1;
 	ft_db_run_finish(db, res->run_id,
 			 rc ? (res->interrupted ? "interrupted" : "failed") : "done",

@@ -59,8 +59,4 @@ struct ft_search_result {
 int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_shape *shape,
 		  const struct ft_search_opts *o, struct ft_search_result *res, struct ft_err *err);
 
-/* Installs SIGINT/SIGTERM handlers that interrupt a running search (and
- * restores the defaults with on == 0). */
-void ft_search_signals(int on);
-
 #endif

@@ -10,11 +10,15 @@
  *          "err" or "spread" (ratios near 1e-4) with 4 significant digits
  *          ("%.4g"), any other real "%.6g". Widths count UTF-8 characters,
  *          so device names with non-ASCII letters still line up. No rows:
- *          nothing is printed (the caller may say so on stderr). Narrowed
- *          (ft_printer_narrow): only the chosen columns, a "config" column of
- *          one parameter list as its values only ("4,64,128", the names said
- *          once on the note), and the widest text columns cut (cells ending
- *          "..") until a line fits the width.
+ *          nothing is printed (the caller may say so on stderr). Memory is
+ *          bounded: the first TABLE_WINDOW rows size the columns and are
+ *          printed once that many have come; later rows stream at those
+ *          widths (a wider cell pushes the rest of its line right, except in
+ *          a cut column). Narrowed (ft_printer_narrow): only the chosen
+ *          columns, a "config" column of one parameter list as its values
+ *          only ("4,64,128", the names said once on the note), and the widest
+ *          text columns cut (cells ending "..") until a line fits the width;
+ *          all decided from the first window, later rows follow it.
  *   json   "[", one object per line, "]"; integers and finite reals
  *          unquoted (reals re-printed "%.15g", all the digits SQLite keeps),
  *          NULL, NaN and infinities as null; strings escaped per RFC 8259
@@ -30,6 +34,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Rows buffered to size the table's columns (at most this many cells of ~100
+ * bytes each are held: a few MB whatever the row count). 4096 is more than
+ * any query or check of a real space prints, so those tables are sized by all
+ * their rows; `check` over a huge space streams. */
+#define TABLE_WINDOW 4096
 
 struct row {
 	int n;
@@ -50,6 +60,11 @@ struct ft_printer {
 	const char *const *keep;	/* ft_printer_narrow: the columns shown (NULL: all) */
 	int max_width;			/* 0: no limit */
 	FILE *note;			/* where "hidden or cut" is said */
+	size_t *w;		/* column widths once the header is printed, else NULL */
+	int *show;		/* the columns shown, beside w */
+	int nw;			/* columns w and show cover */
+	int ccol;		/* the config column shown as values only, or -1 */
+	char *cnames;		/* its parameter names ("A,B"), which a later row must match */
 };
 
 int ft_format_parse(const char *text, enum ft_format *out, struct ft_err *err)
@@ -72,6 +87,7 @@ struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt)
 	if (p) {
 		p->out = out;
 		p->fmt = fmt;
+		p->ccol = -1;
 	}
 	return p;
 }
@@ -244,15 +260,17 @@ static void table_line(struct ft_printer *p, char *const *cells, int n, const si
 		if (!first)
 			fputs("  ", p->out);
 		first = 0;
-		if (cw > w[i]) {
+		/* a narrowed text column cuts a cell wider than it; otherwise a
+		 * streamed cell wider than its column pushes the rest right */
+		if (p->max_width > 0 && !p->numeric[i] && cw > w[i] && w[i] > 2) {
 			put_chars(p->out, c, w[i] - 2);
 			fputs("..", p->out);
 			continue;
 		}
-		if (p->numeric[i])
+		if (p->numeric[i] && cw < w[i])
 			pad(p->out, w[i] - cw);
 		fputs(c, p->out);
-		if (!p->numeric[i] && i < last)
+		if (!p->numeric[i] && i < last && cw < w[i])
 			pad(p->out, w[i] - cw);
 	}
 	fputc('\n', p->out);
@@ -284,9 +302,36 @@ static int config_names(const char *cfg, char *names, size_t size)
 	return n > 0;
 }
 
-/* A narrowed table's "config" column, when every row has the same
- * parameters in the same order: each cell keeps only the values ("4,64,128"),
- * and note says which parameters they are. Lossless, and a third as wide. */
+/* Keeps only the values of a config cell "A=1,B=2" ("1,2"), in place. */
+static void config_values(char *c)
+{
+	char *out = c;
+
+	for (const char *q = c; *q;) {
+		q = strchr(q, '=') + 1;
+		while (*q && *q != ',')
+			*out++ = *q++;
+		if (*q)
+			*out++ = *q++;
+	}
+	*out = '\0';
+}
+
+/* A row's config cell as values only when it lists the parameters the
+ * first window's rows did (a row that differs keeps its names). */
+static void compact_row(struct ft_printer *p, struct row *r)
+{
+	char names[1024];
+
+	if (p->ccol >= 0 && p->ccol < r->n && r->cells[p->ccol] &&
+	    config_names(r->cells[p->ccol], names, sizeof(names)) && !strcmp(names, p->cnames))
+		config_values(r->cells[p->ccol]);
+}
+
+/* A narrowed table's "config" column, when every row of the first window has
+ * the same parameters in the same order: each cell keeps only the values
+ * ("4,64,128"), and note says which parameters they are. Lossless, and a
+ * third as wide. */
 static void compact_configs(struct ft_printer *p, const int *show)
 {
 	char first[1024], names[1024];
@@ -302,19 +347,24 @@ static void compact_configs(struct ft_printer *p, const int *show)
 		if (col >= p->buf[r].n || !p->buf[r].cells[col] ||
 		    !config_names(p->buf[r].cells[col], names, sizeof(names)) || strcmp(names, first))
 			return;
-	for (size_t r = 0; r < p->nbuf; r++) {
-		char *c = p->buf[r].cells[col], *out = c;
-		for (const char *q = c; *q;) {
-			q = strchr(q, '=') + 1;
-			while (*q && *q != ',')
-				*out++ = *q++;
-			if (*q)
-				*out++ = *q++;
-		}
-		*out = '\0';
-	}
+	if (!(p->cnames = strdup(first)))
+		return;	/* (not compacted: still right, only wider) */
+	p->ccol = col;
+	for (size_t r = 0; r < p->nbuf; r++)
+		config_values(p->buf[r].cells[col]);
 	if (p->note)
 		fprintf(p->note, "fatune: config lists the values of %s (--wide: NAME=V)\n", first);
+}
+
+/* Whether column i is one ft_printer_narrow keeps. */
+static int kept(const struct ft_printer *p, int i)
+{
+	if (!p->keep)
+		return 1;
+	for (int k = 0; p->keep[k]; k++)
+		if (!strcmp(p->keep[k], p->names[i]))
+			return 1;
+	return 0;
 }
 
 /* Narrowing: hides the columns not kept and cuts the widest text columns
@@ -325,11 +375,7 @@ static void narrow(struct ft_printer *p, size_t *w, int *show)
 	size_t total = 0;
 
 	for (int i = 0; i < p->ncols; i++) {
-		if (p->keep) {
-			show[i] = 0;
-			for (int k = 0; p->keep[k]; k++)
-				show[i] |= !strcmp(p->keep[k], p->names[i]);
-		}
+		show[i] = kept(p, i);
 		hidden += !show[i];
 	}
 	if (p->max_width > 0) {
@@ -379,50 +425,80 @@ static void narrow(struct ft_printer *p, size_t *w, int *show)
 			hidden, hidden == 1 ? "" : "s", cut ? " and the widest cut" : "", p->max_width);
 }
 
+static void free_rows(struct ft_printer *p)
+{
+	for (size_t r = 0; r < p->nbuf; r++) {
+		for (int i = 0; i < p->buf[r].n; i++)
+			free(p->buf[r].cells[i]);
+		free(p->buf[r].cells);
+	}
+	p->nbuf = 0;
+}
+
+/* Sizes the columns (first call: from the names and the rows buffered,
+ * narrowed when asked, then prints the header and its rule) and prints the
+ * buffered rows, which are freed. A column that first appears later is sized
+ * by its name. */
 static void table_flush(struct ft_printer *p)
 {
-	size_t *w;
-	char **rule;
-	int *show;
+	char **rule = NULL;
 
-	if (!p->nbuf)
+	if (!p->nbuf && !p->w)
 		return;
-	w = calloc((size_t)p->ncols, sizeof(*w));
-	rule = calloc((size_t)p->ncols, sizeof(*rule));
-	show = calloc((size_t)p->ncols, sizeof(*show));
-	if (!w || !rule || !show) {
-		p->failed = 1;
-		goto out;
-	}
-	for (int i = 0; i < p->ncols; i++)
-		w[i] = width(p->names[i]);
-	for (size_t r = 0; r < p->nbuf; r++)
-		for (int i = 0; i < p->buf[r].n; i++)
-			if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
-				w[i] = width(p->buf[r].cells[i]);
-	for (int i = 0; i < p->ncols; i++)
-		show[i] = 1;
-	if (p->keep || p->max_width)
-		narrow(p, w, show);
-	for (int i = 0; i < p->ncols; i++) {
-		if (!(rule[i] = malloc(w[i] + 1))) {
+	if (p->nw < p->ncols) {
+		size_t *w = realloc(p->w, (size_t)p->ncols * sizeof(*w));
+		int *show = w ? realloc(p->show, (size_t)p->ncols * sizeof(*show)) : NULL;
+		int first = !p->nw;
+
+		if (w)
+			p->w = w;
+		if (!show) {
 			p->failed = 1;
 			goto out;
 		}
-		memset(rule[i], '-', w[i]);
-		rule[i][w[i]] = '\0';
+		p->show = show;
+		for (int i = p->nw; i < p->ncols; i++) {
+			w[i] = width(p->names[i]);
+			show[i] = kept(p, i);
+		}
+		p->nw = p->ncols;
+		if (first) {
+			for (size_t r = 0; r < p->nbuf; r++)
+				for (int i = 0; i < p->buf[r].n; i++)
+					if (p->buf[r].cells[i] && width(p->buf[r].cells[i]) > w[i])
+						w[i] = width(p->buf[r].cells[i]);
+			if (p->keep || p->max_width)
+				narrow(p, w, show);
+			if (!(rule = calloc((size_t)p->ncols, sizeof(*rule)))) {
+				p->failed = 1;
+				goto out;
+			}
+			for (int i = 0; i < p->ncols; i++) {
+				if (!(rule[i] = malloc(w[i] + 1))) {
+					p->failed = 1;
+					goto out;
+				}
+				memset(rule[i], '-', w[i]);
+				rule[i][w[i]] = '\0';
+			}
+			table_line(p, p->names, p->ncols, w, show);
+			table_line(p, rule, p->ncols, w, show);
+		} else {
+			for (size_t r = 0; r < p->nbuf; r++)
+				compact_row(p, &p->buf[r]);
+		}
+	} else {
+		for (size_t r = 0; r < p->nbuf; r++)
+			compact_row(p, &p->buf[r]);
 	}
-	table_line(p, p->names, p->ncols, w, show);
-	table_line(p, rule, p->ncols, w, show);
 	for (size_t r = 0; r < p->nbuf; r++)
-		table_line(p, p->buf[r].cells, p->buf[r].n, w, show);
+		table_line(p, p->buf[r].cells, p->buf[r].n, p->w, p->show);
 out:
-	free(show);
 	if (rule)
 		for (int i = 0; i < p->ncols; i++)
 			free(rule[i]);
 	free(rule);
-	free(w);
+	free_rows(p);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -575,6 +651,9 @@ int ft_printer_row(void *printer, int ncols, const char *const *names,
 			p->failed = 1;
 			return 1;
 		}
+		/* the window is full (or the widths are known): print what is held */
+		if (p->nbuf >= TABLE_WINDOW || p->w)
+			table_flush(p);
 	} else if (p->fmt == FT_FMT_JSON) {
 		json_row(p, ncols, names, values, types);
 	} else {
@@ -597,11 +676,10 @@ long long ft_printer_finish(struct ft_printer *p)
 	else if (p->fmt == FT_FMT_JSON)
 		fputs(p->rows ? "\n]\n" : "[]\n", p->out);
 	n = p->failed || fflush(p->out) || ferror(p->out) ? -1 : p->rows;
-	for (size_t r = 0; r < p->nbuf; r++) {
-		for (int i = 0; i < p->buf[r].n; i++)
-			free(p->buf[r].cells[i]);
-		free(p->buf[r].cells);
-	}
+	free_rows(p);
+	free(p->w);
+	free(p->show);
+	free(p->cnames);
 	for (int i = 0; i < p->ncols; i++)
 		free(p->names[i]);
 	free(p->names);

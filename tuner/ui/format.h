@@ -1,7 +1,8 @@
 /* format.h - printing rows as an aligned table, JSON or CSV.
  *
  * Rows arrive one at a time (an ft_row_fn, see db.h); the table format buffers
- * them to size its columns, JSON and CSV stream. JSON is an array of objects
+ * the first few thousand to size its columns and streams the rest at those
+ * widths, JSON and CSV stream: memory stays bounded for any row count. JSON is an array of objects
  * with numbers unquoted and NULL as null; CSV follows RFC 4180 quoting.
  */
 #ifndef FT_FORMAT_H
@@ -26,7 +27,9 @@ struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt);
  * once on note), and cut the widest text
  * columns (their cells end "..", never below 16 characters) until a line fits
  * max_width characters. When a column was hidden or cut, one line on note
- * (NULL: none) says so and names --wide. cols must outlive the printer. */
+ * (NULL: none) says so and names --wide. cols must outlive the printer.
+ * Decided from the first rows that size the table (see format.c); later
+ * streamed rows follow them. */
 void ft_printer_narrow(struct ft_printer *p, const char *const *cols, int max_width, FILE *note);
 
 /* The width of a default table: what a terminal of 120 columns shows

@@ -1,0 +1,516 @@
+/* fatune_attention.c - the runtime of a library `fatune export --library DIR` made (copied by the exporter).
+ *
+ * Checks the arguments, picks the config with the generated dispatch table
+ * (fatune_table.h: fatune_dispatch_pick, and fatune_dispatch_eval for the
+ * launch, both generated from the search space's own expressions), loads the
+ * entry's embedded CUBIN once per CUDA context (fatune_library.h,
+ * fatune_cubins.c) and launches it through the driver API, which is opened
+ * with dlopen so the library builds and links without CUDA. The kernel
+ * parameters are fatune's ABI v2 (fatune_abi.h): the same struct, grid,
+ * block, dynamic shared memory, split-KV partials, workspace and combine
+ * launch as fatune's worker used when it timed the config.
+ */
+#include "fatune_attention.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fatune_abi.h"
+#include "fatune_library.h"
+#include "fatune_table.h"
+
+/* ---- the driver, opened once ------------------------------------------- */
+
+typedef int (*cu_init_t)(unsigned);
+typedef int (*cu_ctx_get_current_t)(void **);
+typedef int (*cu_ctx_get_device_t)(int *);
+typedef int (*cu_device_get_attribute_t)(int *, int, int);
+typedef int (*cu_module_load_data_t)(void **, const void *);
+typedef int (*cu_module_get_function_t)(void **, void *, const char *);
+typedef int (*cu_func_set_attribute_t)(void *, int, int);
+typedef int (*cu_launch_kernel_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				  unsigned, void *, void **, void **);
+typedef int (*cu_memset_d8_async_t)(unsigned long long, unsigned char, size_t, void *);
+typedef int (*cu_tensor_map_encode_tiled_t)(void *, int, unsigned, void *, const unsigned long long *,
+					    const unsigned long long *, const unsigned *, const unsigned *, int, int,
+					    int, int);
+
+/* driver enum values (cuda.h), restated so the library needs no CUDA headers */
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define CU_TENSOR_MAP_DATA_TYPE_FLOAT16 6
+#define CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 9
+#define CU_TENSOR_MAP_L2_PROMOTION_L2_128B 2
+
+static struct {
+	pthread_once_t once;
+	int status;		/* FATUNE_OK once opened */
+	cu_init_t init;
+	cu_ctx_get_current_t ctx_get_current;
+	cu_ctx_get_device_t ctx_get_device;
+	cu_device_get_attribute_t device_get_attribute;
+	cu_module_load_data_t module_load_data;
+	cu_module_get_function_t module_get_function;
+	cu_func_set_attribute_t func_set_attribute;
+	cu_launch_kernel_t launch_kernel;
+	cu_memset_d8_async_t memset_d8_async;
+	cu_tensor_map_encode_tiled_t tensor_map_encode_tiled;	/* NULL on drivers before CUDA 12 */
+} cu = { .once = PTHREAD_ONCE_INIT, .status = FATUNE_E_DRIVER };
+
+static void open_driver(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&cu.init = dlsym(h, "cuInit");
+	*(void **)&cu.ctx_get_current = dlsym(h, "cuCtxGetCurrent");
+	*(void **)&cu.ctx_get_device = dlsym(h, "cuCtxGetDevice");
+	*(void **)&cu.device_get_attribute = dlsym(h, "cuDeviceGetAttribute");
+	*(void **)&cu.module_load_data = dlsym(h, "cuModuleLoadData");
+	*(void **)&cu.module_get_function = dlsym(h, "cuModuleGetFunction");
+	*(void **)&cu.func_set_attribute = dlsym(h, "cuFuncSetAttribute");
+	*(void **)&cu.launch_kernel = dlsym(h, "cuLaunchKernel");
+	*(void **)&cu.memset_d8_async = dlsym(h, "cuMemsetD8Async");
+	*(void **)&cu.tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
+	if (cu.init && cu.ctx_get_current && cu.ctx_get_device && cu.device_get_attribute && cu.module_load_data &&
+	    cu.module_get_function && cu.func_set_attribute && cu.launch_kernel && cu.memset_d8_async &&
+	    cu.init(0) == 0)
+		cu.status = FATUNE_OK;
+}
+
+/* ---- modules: one per (context, CUBIN), loaded once ---------------------- */
+
+#define MAX_LOADED 256	/* contexts x CUBINs a process keeps; more is refused, never evicted */
+
+struct loaded {
+	void *ctx;
+	int cubin;
+	void *main_fn, *combine_fn;
+};
+
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct loaded loaded[MAX_LOADED];
+static int nloaded;
+
+/* The functions of CUBIN index c in the current context, loading it the first time. */
+static int functions(int c, void **main_fn, void **combine_fn)
+{
+	void *ctx = NULL, *mod = NULL;
+	int dev, major = 0, minor = 0, rc = FATUNE_OK;
+
+	if (cu.ctx_get_current(&ctx) || !ctx)
+		return FATUNE_E_DRIVER;
+	pthread_mutex_lock(&loaded_lock);
+	for (int i = 0; i < nloaded; i++)
+		if (loaded[i].ctx == ctx && loaded[i].cubin == c) {
+			*main_fn = loaded[i].main_fn;
+			*combine_fn = loaded[i].combine_fn;
+			pthread_mutex_unlock(&loaded_lock);
+			return FATUNE_OK;
+		}
+	if (cu.ctx_get_device(&dev) || cu.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+	    cu.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+		rc = FATUNE_E_CUDA;
+	else if (major * 10 + minor != FATUNE_LIB_CC)
+		rc = FATUNE_E_ARCH;
+	else if (nloaded == MAX_LOADED)
+		rc = FATUNE_E_CUDA;
+	else if (cu.module_load_data(&mod, fatune_lib_cubins[c].data) ||
+		 cu.module_get_function(&loaded[nloaded].main_fn, mod, FATUNE_LIB_KERNEL))
+		rc = FATUNE_E_CUDA;
+	else if (FATUNE_LIB_COMBINE_KERNEL[0] &&
+		 cu.module_get_function(&loaded[nloaded].combine_fn, mod, FATUNE_LIB_COMBINE_KERNEL))
+		rc = FATUNE_E_CUDA;
+	/* the opt-in above the static limit, once per function: every entry of a
+	 * CUBIN has the same shared memory (it is compiled in, FATUNE_SMEM_BYTES) */
+	else if (FATUNE_LIB_SMEM_DYNAMIC && fatune_lib_cubins[c].smem > FATUNE_LIB_SMEM_STATIC_LIMIT &&
+		 cu.func_set_attribute(loaded[nloaded].main_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				       fatune_lib_cubins[c].smem))
+		rc = FATUNE_E_CUDA;
+	if (rc == FATUNE_OK) {
+		loaded[nloaded].ctx = ctx;
+		loaded[nloaded].cubin = c;
+		*main_fn = loaded[nloaded].main_fn;
+		*combine_fn = loaded[nloaded].combine_fn;
+		nloaded++;
+	}
+	pthread_mutex_unlock(&loaded_lock);
+	return rc;
+}
+
+/* ---- recording untuned shapes ------------------------------------------- */
+
+#define MAX_RECORDED 256
+
+struct recorded {
+	int b, h, h_kv, s_q, s_kv, d, bf16, causal, bshd;
+};
+
+static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t record_env = PTHREAD_ONCE_INIT;
+static char record_path[4096];
+static struct recorded recorded[MAX_RECORDED];
+static int nrecorded;
+static atomic_int record_generation;	/* bumped when recording is switched: cached choices are redone */
+
+static void record_from_env(void)
+{
+	const char *p = getenv("FATUNE_RECORD_UNTUNED");
+
+	if (p && *p)
+		fatune_attention_record_untuned(p);
+}
+
+int fatune_attention_record_untuned(const char *path)
+{
+	pthread_mutex_lock(&record_lock);
+	if (path && strlen(path) >= sizeof(record_path)) {
+		pthread_mutex_unlock(&record_lock);
+		return FATUNE_E_RECORD;
+	}
+	snprintf(record_path, sizeof(record_path), "%s", path ? path : "");
+	nrecorded = 0;
+	atomic_fetch_add(&record_generation, 1);
+	pthread_mutex_unlock(&record_lock);
+	return FATUNE_OK;
+}
+
+/* Writes the campaign file through a temporary name (never half a file). */
+static int write_campaign(void)
+{
+	char tmp[4200];
+	FILE *f;
+	int bad;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", record_path);
+	if (!(f = fopen(tmp, "w")))
+		return FATUNE_E_RECORD;
+	fprintf(f, "# shapes called without a tuned entry (fatune_attention_record_untuned): "
+		   "fatune search --arch %s --campaign THIS_FILE\nfatune_campaign: 1\nname: untuned\nshapes:\n",
+		FATUNE_LIB_ARCH);
+	for (int i = 0; i < nrecorded; i++) {
+		const struct recorded *r = &recorded[i];
+
+		fprintf(f, "  - shape: %dx%dx%dx%d\n    kv_heads: %d\n    kv_len: %d\n    layout: %s\n"
+			   "    dtype: [%s]\n    causal: [%d]\n",
+			r->b, r->h, r->s_q, r->d, r->h_kv, r->s_kv, r->bshd ? "bshd" : "bhsd", r->bf16 ? "bf16" : "fp16",
+			r->causal);
+	}
+	bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, record_path)) {
+		remove(tmp);
+		return FATUNE_E_RECORD;
+	}
+	return FATUNE_OK;
+}
+
+static int record(const struct fatune_attention_args *a, int bshd)
+{
+	struct recorded r = { a->b, a->h, a->h_kv, a->s_q, a->s_kv, a->d, a->dtype == FATUNE_BF16, a->causal != 0, bshd };
+	int rc = FATUNE_OK;
+
+	pthread_once(&record_env, record_from_env);
+	pthread_mutex_lock(&record_lock);
+	if (record_path[0] && nrecorded < MAX_RECORDED) {
+		int seen = 0;
+
+		for (int i = 0; i < nrecorded && !seen; i++)
+			seen = !memcmp(&recorded[i], &r, sizeof(r));
+		if (!seen) {
+			recorded[nrecorded++] = r;
+			rc = write_campaign();
+		}
+	}
+	pthread_mutex_unlock(&record_lock);
+	return rc;
+}
+
+/* ---- choosing ------------------------------------------------------------ */
+
+struct choice {
+	const struct fatune_dispatch_entry *e;
+	int index, tuned, bshd;
+	long long g[10];	/* fatune_dispatch_eval's launch */
+	size_t partial_o, partial_lse, scratch, total;	/* workspace offsets and size */
+};
+
+/* 1 when the strides are those of a contiguous [B,H,S,D] (bshd 0) or
+ * [B,S,H,D] (bshd 1) tensor of heads x rows x d. */
+static int contiguous(const long long *st, int heads, int rows, int d, int bshd)
+{
+	if (bshd)
+		return st[1] == d && st[2] == (long long)heads * d && st[0] == (long long)rows * heads * d;
+	return st[2] == d && st[1] == (long long)rows * d && st[0] == (long long)heads * rows * d;
+}
+
+static size_t align256(size_t x)
+{
+	return (x + 255) & ~(size_t)255;
+}
+
+/* What a choice depends on: the arguments but for pointers and workspace. */
+struct choice_key {
+	long long strides[12];
+	int sizes[6], dtype, causal;
+	unsigned flags;
+};
+
+static void key_of(const struct fatune_attention_args *a, struct choice_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->strides, a->q_stride, sizeof(a->q_stride));
+	memcpy(k->strides + 3, a->k_stride, sizeof(a->k_stride));
+	memcpy(k->strides + 6, a->v_stride, sizeof(a->v_stride));
+	memcpy(k->strides + 9, a->o_stride, sizeof(a->o_stride));
+	k->sizes[0] = a->b;
+	k->sizes[1] = a->h;
+	k->sizes[2] = a->h_kv;
+	k->sizes[3] = a->s_q;
+	k->sizes[4] = a->s_kv;
+	k->sizes[5] = a->d;
+	k->dtype = a->dtype;
+	k->causal = a->causal;
+	k->flags = a->flags;
+}
+
+static int choose_uncached(const struct fatune_attention_args *a, struct choice *c);
+
+/* The choice for a's shape: the last successful one of this thread when the
+ * shape is the same (a serving loop calls with few shapes; the pick
+ * evaluates every candidate entry's constraints), else computed. */
+static int choose(const struct fatune_attention_args *a, struct choice *c)
+{
+	static __thread struct choice_key last_key;
+	static __thread struct choice last;
+	static __thread int have_last, last_generation;
+	int generation = atomic_load(&record_generation);
+	struct choice_key k;
+	int rc;
+
+	if (!a)
+		return FATUNE_E_ARGS;
+	key_of(a, &k);
+	if (have_last && last_generation == generation && !memcmp(&k, &last_key, sizeof(k))) {
+		*c = last;
+		return FATUNE_OK;
+	}
+	if ((rc = choose_uncached(a, c)) == FATUNE_OK) {
+		last_key = k;
+		last = *c;
+		last_generation = generation;
+		have_last = 1;
+	}
+	return rc;
+}
+
+static int choose_uncached(const struct fatune_attention_args *a, struct choice *c)
+{
+	int any_d = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (a->dtype != FATUNE_FP16 && a->dtype != FATUNE_BF16)
+		return FATUNE_E_DTYPE;
+	if (a->b < 1 || a->h < 1 || a->h_kv < 1 || a->s_q < 1 || a->s_kv < 1 || a->d < 1 || a->h % a->h_kv ||
+	    (a->causal != 0 && a->causal != 1))
+		return FATUNE_E_ARGS;
+	for (int i = 0; i < FATUNE_DISPATCH_COUNT; i++)
+		any_d |= fatune_dispatch_table[i].head_dim == a->d && fatune_dispatch_table[i].bf16 == a->dtype &&
+			 fatune_dispatch_table[i].causal == a->causal;
+	if (!any_d)
+		return FATUNE_E_HEAD_DIM;
+	for (c->bshd = 0; c->bshd < 2; c->bshd++)
+		if (contiguous(a->q_stride, a->h, a->s_q, a->d, c->bshd) && contiguous(a->o_stride, a->h, a->s_q, a->d, c->bshd) &&
+		    contiguous(a->k_stride, a->h_kv, a->s_kv, a->d, c->bshd) &&
+		    contiguous(a->v_stride, a->h_kv, a->s_kv, a->d, c->bshd))
+			break;
+	if (c->bshd == 2)
+		return FATUNE_E_LAYOUT;
+	c->e = fatune_dispatch_pick(a->d, a->dtype, a->causal, a->b, a->h, a->s_q, a->s_kv, a->h_kv, c->bshd);
+	c->tuned = c->e && c->e->batch == a->b && c->e->heads == a->h && c->e->kv_heads == a->h_kv &&
+		   c->e->seq_len == a->s_q && c->e->kv_len == a->s_kv;
+	if (!c->tuned && record(a, c->bshd))
+		return FATUNE_E_RECORD;
+	if (!c->e)
+		return FATUNE_E_NO_CONFIG;
+	if (!c->tuned && (a->flags & FATUNE_STRICT))
+		return FATUNE_E_UNTUNED;
+	c->index = (int)(c->e - fatune_dispatch_table);
+	if (!fatune_dispatch_eval(c->e, a->b, a->h, a->h_kv, a->s_q, a->s_kv, c->bshd, c->g))
+		return FATUNE_E_NO_CONFIG;	/* cannot happen: the pick checked it */
+	if (fatune_lib_num_splits[c->index] > 1) {
+		size_t rows = (size_t)fatune_lib_num_splits[c->index] * a->b * a->h * a->s_q;
+
+		c->partial_lse = align256(rows * a->d * 4);
+		c->scratch = c->partial_lse + align256(rows * 4);
+	}
+	c->total = c->scratch + (size_t)c->g[9];
+	return FATUNE_OK;
+}
+
+int fatune_attention_workspace_size(const struct fatune_attention_args *a, size_t *bytes)
+{
+	struct choice c;
+	int rc = choose(a, &c);
+
+	if (bytes)
+		*bytes = rc ? 0 : c.total;
+	return bytes ? rc : FATUNE_E_ARGS;
+}
+
+int fatune_attention_plan(const struct fatune_attention_args *a, struct fatune_attention_plan *out)
+{
+	struct choice c;
+	int rc;
+
+	if (!out)
+		return FATUNE_E_ARGS;
+	memset(out, 0, sizeof(*out));
+	if ((rc = choose(a, &c)))
+		return rc;
+	out->entry = c.index;
+	out->tuned = c.tuned;
+	out->num_splits = fatune_lib_num_splits[c.index];
+	out->smem_bytes = (unsigned)c.g[0];
+	out->threads = (unsigned)c.g[1];
+	out->combine_threads = fatune_lib_num_splits[c.index] > 1 ? (unsigned)c.g[5] : 0;
+	for (int i = 0; i < 3; i++) {
+		out->grid[i] = (unsigned)c.g[2 + i];
+		out->combine_grid[i] = out->combine_threads ? (unsigned)c.g[6 + i] : 0;
+	}
+	out->workspace_bytes = c.total;
+	snprintf(out->config, sizeof(out->config), "%s", fatune_lib_configs[c.index]);
+	return FATUNE_OK;
+}
+
+/* ---- launching ----------------------------------------------------------- */
+
+/* The TMA descriptors the entry's family asks for (fatune_lib_tma: rows,
+ * cols, swizzle per tensor Q, K, V, O), rank 4 over (D, S, H, B). */
+static int encode_tma(const struct fatune_attention_args *a, int index, struct fatune_attn_params_v2 *p)
+{
+	struct fatune_tma_desc *out[4] = { &p->tma_q, &p->tma_k, &p->tma_v, &p->tma_o };
+	const void *base[4] = { a->q, a->k, a->v, a->o };
+	const long long *st[4] = { a->q_stride, a->k_stride, a->v_stride, a->o_stride };
+
+	for (int t = 0; t < 4; t++) {
+		const int *bx = fatune_lib_tma[index][t];
+		const int kv = t == 1 || t == 2;
+		unsigned long long dims[4] = { (unsigned long long)a->d, (unsigned long long)(kv ? a->s_kv : a->s_q),
+					       (unsigned long long)(kv ? a->h_kv : a->h), (unsigned long long)a->b };
+		unsigned long long strides[3] = { (unsigned long long)st[t][2] * 2, (unsigned long long)st[t][1] * 2,
+						  (unsigned long long)st[t][0] * 2 };
+		unsigned box[4] = { (unsigned)bx[1], (unsigned)bx[0], 1, 1 }, elem[4] = { 1, 1, 1, 1 };
+		int swizzle = bx[2] == 128 ? 3 : bx[2] == 64 ? 2 : bx[2] == 32 ? 1 : 0;
+
+		if (!bx[0])
+			continue;
+		if (!cu.tensor_map_encode_tiled ||
+		    cu.tensor_map_encode_tiled(out[t], a->dtype == FATUNE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+									: CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+					       4, (void *)base[t], dims, strides, box, elem, 0, swizzle,
+					       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, 0))
+			return FATUNE_E_CUDA;
+	}
+	return FATUNE_OK;
+}
+
+int fatune_attention_forward(const struct fatune_attention_args *a, void *stream)
+{
+	struct fatune_attn_params_v2 p;
+	struct choice c;
+	void *main_fn = NULL, *combine_fn = NULL, *args[1] = { &p };
+	unsigned char *ws;
+	int rc;
+
+	if ((rc = choose(a, &c)))
+		return rc;
+	if (!a->q || !a->k || !a->v || !a->o)
+		return FATUNE_E_ARGS;
+	if (c.total && (!a->workspace || a->workspace_bytes < c.total))
+		return FATUNE_E_WORKSPACE;
+	pthread_once(&cu.once, open_driver);
+	if (cu.status)
+		return cu.status;
+	if ((rc = functions(fatune_lib_cubin_of[c.index], &main_fn, &combine_fn)))
+		return rc;
+	memset(&p, 0, sizeof(p));
+	ws = (unsigned char *)a->workspace;
+	p.q = a->q;
+	p.k = a->k;
+	p.v = a->v;
+	p.o = a->o;
+	if (fatune_lib_num_splits[c.index] > 1) {
+		p.o_partial = (float *)(void *)(ws + c.partial_o);
+		p.lse_partial = (float *)(void *)(ws + c.partial_lse);
+	}
+	if (c.g[9]) {
+		p.workspace = ws + c.scratch;
+		p.workspace_bytes = c.g[9];
+	}
+	p.q_stride_b = a->q_stride[0];
+	p.q_stride_h = a->q_stride[1];
+	p.q_stride_s = a->q_stride[2];
+	p.k_stride_b = a->k_stride[0];
+	p.k_stride_h = a->k_stride[1];
+	p.k_stride_s = a->k_stride[2];
+	p.v_stride_b = a->v_stride[0];
+	p.v_stride_h = a->v_stride[1];
+	p.v_stride_s = a->v_stride[2];
+	p.o_stride_b = a->o_stride[0];
+	p.o_stride_h = a->o_stride[1];
+	p.o_stride_s = a->o_stride[2];
+	p.b = a->b;
+	p.h = a->h;
+	p.h_kv = a->h_kv;
+	p.s_q = a->s_q;
+	p.s_kv = a->s_kv;
+	p.d = a->d;
+	p.num_splits = fatune_lib_num_splits[c.index];
+	p.causal_offset = a->s_kv - a->s_q;
+	p.scale = (float)(1.0 / sqrt((double)a->d));
+	p.scale_log2 = (float)(1.4426950408889634 / sqrt((double)a->d));	/* log2(e)/sqrt(D) */
+	p.layout = c.bshd ? FATUNE_LAYOUT_BSHD : FATUNE_LAYOUT_BHSD;
+	p.abi_version = 2;
+	if ((rc = encode_tma(a, c.index, &p)))
+		return rc;
+	/* the kernel's scratch: zeroed as the space asks (init zero, or zero_once:
+	 * a caller's workspace may be fresh memory on any call) */
+	if (c.g[9] && (FATUNE_LIB_WORKSPACE_INIT == FATUNE_WORKSPACE_ZERO || FATUNE_LIB_WORKSPACE_INIT == FATUNE_WORKSPACE_ZERO_ONCE) &&
+	    cu.memset_d8_async((unsigned long long)(uintptr_t)p.workspace, 0, (size_t)c.g[9], stream))
+		return FATUNE_E_CUDA;
+	if (cu.launch_kernel(main_fn, (unsigned)c.g[2], (unsigned)c.g[3], (unsigned)c.g[4], (unsigned)c.g[1], 1, 1,
+			     FATUNE_LIB_SMEM_DYNAMIC ? (unsigned)c.g[0] : 0, stream, args, NULL))
+		return FATUNE_E_CUDA;
+	if (fatune_lib_num_splits[c.index] > 1 && c.g[5] > 0 &&
+	    (!combine_fn || cu.launch_kernel(combine_fn, (unsigned)c.g[6], (unsigned)c.g[7], (unsigned)c.g[8],
+					     (unsigned)c.g[5], 1, 1, 0, stream, args, NULL)))
+		return FATUNE_E_CUDA;
+	return FATUNE_OK;
+}
+
+const char *fatune_strerror(int status)
+{
+	switch (status) {
+	case FATUNE_OK: return "ok";
+	case FATUNE_E_ARGS: return "bad arguments: a NULL pointer, a size below 1, H not a multiple of H_kv, or causal not 0/1";
+	case FATUNE_E_DTYPE: return "dtype is neither FATUNE_FP16 nor FATUNE_BF16";
+	case FATUNE_E_HEAD_DIM: return "no config was tuned for this head dim, dtype and causal flag: tune it with fatune search";
+	case FATUNE_E_LAYOUT: return "strides are not those of contiguous [B,H,S,D] or [B,S,H,D] tensors (make them contiguous)";
+	case FATUNE_E_UNTUNED: return "this shape was not tuned and FATUNE_STRICT is set (record it with fatune_attention_record_untuned)";
+	case FATUNE_E_NO_CONFIG: return "no tuned config is valid for this shape (grouped-query, decode and layout need configs of their kind)";
+	case FATUNE_E_WORKSPACE: return "the workspace is NULL or smaller than fatune_attention_workspace_size says";
+	case FATUNE_E_DRIVER: return "the CUDA driver (libcuda.so.1) cannot be opened or initialised, or there is no current CUDA context";
+	case FATUNE_E_ARCH: return "the current device is not the architecture this library was tuned for (" FATUNE_LIB_ARCH ")";
+	case FATUNE_E_CUDA: return "a CUDA driver call failed (module load, shared-memory attribute, TMA descriptor or launch)";
+	case FATUNE_E_RECORD: return "the untuned-shape campaign file cannot be written";
+	default: return "unknown fatune status";
+	}
+}

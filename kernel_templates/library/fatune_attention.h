@@ -1,0 +1,104 @@
+/* fatune_attention.h - the launch API of a library `fatune export --library DIR` made (copied by the exporter).
+ *
+ * One call runs the attention forward pass O = softmax(Q K^T * scale) V with
+ * the config fatune tuned for the shape, from CUBINs embedded in the library
+ * (no compiler at run time). Q, O: [B, H, S_q, D]; K, V: [B, H_kv, S_kv, D],
+ * as contiguous [B,H,S,D] ("bhsd") or [B,S,H,D] ("bshd") tensors given by
+ * their strides in elements (D itself contiguous); causal masks are
+ * bottom-right aligned (query i sees keys <= i + S_kv - S_q).
+ *
+ * The choice is deterministic: the same library and arguments pick the same
+ * config in every process and on every rank (fatune_dispatch_pick in
+ * fatune_table.h: only configs fatune's space accepts for the shape, then the
+ * nearest tuned one). Shapes that were not tuned get that nearest valid entry,
+ * or FATUNE_E_UNTUNED when the caller sets FATUNE_STRICT.
+ *
+ * The driver (libcuda.so.1) is opened on the first call; CUBINs are loaded
+ * once per CUDA context and kernel (the caller's current context), under a
+ * mutex; a call allocates nothing: split-KV partials and the kernel's
+ * scratch live in the caller's workspace (fatune_attention_workspace_size).
+ * All functions are thread-safe.
+ */
+#ifndef FATUNE_ATTENTION_H
+#define FATUNE_ATTENTION_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fatune_status {
+	FATUNE_OK = 0,
+	FATUNE_E_ARGS = 1,	/* a NULL pointer, a size < 1, H not a multiple of H_kv */
+	FATUNE_E_DTYPE = 2,	/* dtype neither FATUNE_FP16 nor FATUNE_BF16 */
+	FATUNE_E_HEAD_DIM = 3,	/* no config of this head dim, dtype and causal flag */
+	FATUNE_E_LAYOUT = 4,	/* strides of neither contiguous bhsd nor bshd tensors */
+	FATUNE_E_UNTUNED = 5,	/* FATUNE_STRICT and the shape was not tuned */
+	FATUNE_E_NO_CONFIG = 6,	/* no tuned config is valid for this shape */
+	FATUNE_E_WORKSPACE = 7,	/* workspace NULL or smaller than the size asked for */
+	FATUNE_E_DRIVER = 8,	/* libcuda.so.1 cannot be opened, or no current context */
+	FATUNE_E_ARCH = 9,	/* the current device is not the arch the library was tuned for */
+	FATUNE_E_CUDA = 10,	/* a driver call failed (module load, launch) */
+	FATUNE_E_RECORD = 11,	/* the untuned-shape file cannot be written */
+};
+
+enum fatune_dtype { FATUNE_FP16 = 0, FATUNE_BF16 = 1 };
+
+#define FATUNE_STRICT 1u	/* flags: refuse shapes that were not tuned */
+
+struct fatune_attention_args {
+	const void *q, *k, *v;		/* device pointers */
+	void *o;			/* device pointer, same dtype and strides as q */
+	long long q_stride[3];		/* elements between batches, heads, rows */
+	long long k_stride[3];
+	long long v_stride[3];
+	long long o_stride[3];
+	int b, h, h_kv, s_q, s_kv, d;	/* batch, query heads, KV heads, query rows, keys, head dim */
+	int dtype;			/* enum fatune_dtype */
+	int causal;			/* 0 or 1 */
+	unsigned flags;			/* FATUNE_STRICT */
+	void *workspace;		/* device memory of workspace_bytes, NULL when 0 are needed */
+	size_t workspace_bytes;
+};
+
+/* What a call would launch (fatune_attention_plan). */
+struct fatune_attention_plan {
+	int entry;			/* index in fatune_dispatch_table */
+	int tuned;			/* 1: the entry was tuned for exactly this shape */
+	int num_splits;			/* KV splits */
+	unsigned threads, grid[3];	/* the main kernel */
+	unsigned smem_bytes;		/* its dynamic shared memory */
+	unsigned combine_threads, combine_grid[3];	/* 0 threads: no combine launch */
+	size_t workspace_bytes;		/* what the call needs (fatune_attention_workspace_size) */
+	char config[256];		/* "NAME=V,..." */
+};
+
+/* Runs the forward pass on stream (a CUstream; NULL: the default stream) in
+ * the current CUDA context. FATUNE_OK, or the first problem found; nothing
+ * is launched unless FATUNE_OK. */
+int fatune_attention_forward(const struct fatune_attention_args *a, void *stream);
+
+/* Bytes of workspace a call with these arguments needs (pointers and the
+ * workspace fields are not looked at) into *bytes; the same checks and
+ * status as fatune_attention_forward up to the choice of config. */
+int fatune_attention_workspace_size(const struct fatune_attention_args *a, size_t *bytes);
+
+/* The config and launch a call would use, without a GPU. */
+int fatune_attention_plan(const struct fatune_attention_args *a, struct fatune_attention_plan *out);
+
+/* A one-line description of a status. */
+const char *fatune_strerror(int status);
+
+/* Opt-in: from now on, every shape called without a tuned entry (whether run
+ * on the nearest one or refused) is written to path as a campaign file that
+ * `fatune search --campaign path` takes (rewritten as a whole when a new
+ * shape comes; at most 256 shapes). NULL stops. Also switched on by the
+ * environment variable FATUNE_RECORD_UNTUNED=path at the first call. */
+int fatune_attention_record_untuned(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

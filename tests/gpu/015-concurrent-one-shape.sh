@@ -1,0 +1,25 @@
+# 015-concurrent-one-shape: two timed searches of ONE shape into one database, started together with
+# a cold cache, split the candidates (each is claimed before it is compiled, db/README.md): no
+# candidate is timed twice, every candidate has one trial, and both searches report the same best
+# (a search counts the trials the other stored for it). Before the claims, both timed everything.
+. "$FT_TEST_LIB"
+gpu_or_skip
+S="--shape 1x8x256x64 --quiet --json"
+"$FATUNE" search $S >"$T/a.out" 2>"$T/a.err" & a=$!
+"$FATUNE" search $S >"$T/b.out" 2>"$T/b.err" & b=$!
+wait $a || { cat "$T/a.err"; fail "search a failed"; }
+wait $b || { cat "$T/b.err"; fail "search b failed"; }
+dups=$(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials")
+[ "$dups" -eq 0 ] || fail "$dups trials stored twice"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM claims")" -eq 0 ] || fail "claims left after both searches ended"
+python3 - "$T/a.out" "$T/b.out" <<'PY' || fail "the two searches disagree"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["best"]["config"] == b["best"]["config"], (a["best"], b["best"])
+# each timed only part of the candidates, together all of them
+print("compiles", a["compiles"], "+", b["compiles"])
+PY
+n=$(sql "$FATUNE_DB" "SELECT count(DISTINCT search_key || ' ' || config) FROM trials")
+c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidates"])' "$T/a.out")
+[ "$n" -eq "$c" ] || fail "$n distinct trials for $c candidates"
+echo "ok"

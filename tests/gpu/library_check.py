@@ -1,0 +1,127 @@
+"""library_check.py - the Python package of a fatune library against torch SDPA (tests/gpu/013).
+
+usage: library_check.py DB SPACE_NAME FATUNE OVERHEAD_BIN UNTUNED_SHAPE...
+For every tuned unit of SPACE_NAME in DB, and for each UNTUNED_SHAPE (BxHxSxD[,kv_heads=N][,kv_len=N]
+[,layout=L]:dtype:causal), runs fatune_attention.attention (installed by pip) on random inputs, compares with
+an fp32 SDPA reference (bottom-right causal mask, GQA heads repeated) and prints one line per unit: max abs
+error, relative L2 error, the library's GPU time and host overhead (OVERHEAD_BIN, library_overhead.c) and
+fatune's own timing of the config (`fatune bench --best --json`). Exits 1 on a wrong result, a unit whose
+plan is not its own tuned entry, an untuned shape run as tuned, or input errors that do not raise.
+"""
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+
+import torch
+import fatune_attention as fa
+
+TOL = {"fp16": 2e-3, "bf16": 1e-2}  # relative L2, the worker's tolerances (tuner/run/verify.c)
+
+
+def parse(text):
+    m = re.match(r"(\d+)x(\d+)x(\d+)x(\d+)((?:,\w+=\w+)*)$", text)
+    b, h, s, d = map(int, m.groups()[:4])
+    opt = dict(kv.split("=") for kv in m.group(5).split(",")[1:])
+    return b, h, int(opt.get("kv_heads", h)), s, int(opt.get("kv_len", s)), d, opt.get("layout", "bhsd")
+
+
+def shape_text(b, h, hkv, s, skv, d, layout):
+    t = f"{b}x{h}x{s}x{d}"
+    if hkv != h:
+        t += f",kv_heads={hkv}"
+    if skv != s:
+        t += f",kv_len={skv}"
+    return t + (",layout=bshd" if layout == "bshd" else "")
+
+
+def reference(q, k, v, causal):
+    """fp32 SDPA on [B,H,S,D] tensors, bottom-right causal, KV heads repeated."""
+    q, k, v = (t.float() for t in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    mask = None
+    if causal:
+        sq, skv = q.shape[2], k.shape[2]
+        mask = torch.ones(sq, skv, dtype=torch.bool, device=q.device).tril(diagonal=skv - sq)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, overhead_bin, space):
+    dt = torch.float16 if dtype == "fp16" else torch.bfloat16
+    shp = (lambda hh, ss: (b, hh, ss, d)) if layout == "bhsd" else (lambda hh, ss: (b, ss, hh, d))
+    torch.manual_seed(1)
+    q = torch.randn(*shp(h, s), dtype=dt, device="cuda")
+    k = torch.randn(*shp(hkv, skv), dtype=dt, device="cuda")
+    v = torch.randn(*shp(hkv, skv), dtype=dt, device="cuda")
+    p = fa.plan(q, k, v, causal=causal, layout=layout)
+    o = fa.attention(q, k, v, causal=causal, layout=layout)
+    torch.cuda.synchronize()
+    tr = (lambda t: t) if layout == "bhsd" else (lambda t: t.transpose(1, 2))
+    ref = reference(tr(q), tr(k), tr(v), causal)
+    out = tr(o).float()
+    err = (out - ref).abs().max().item()
+    rel = ((out - ref).norm() / ref.norm()).item()
+    text = shape_text(b, h, hkv, s, skv, d, layout)
+    line = {"shape": text, "dtype": dtype, "causal": int(causal), "tuned": p["tuned"], "config": p["config"],
+            "max_abs_err": err, "rel_l2": rel}
+    ok = rel < TOL[dtype] and out.isfinite().all().item() and p["tuned"] == want_tuned
+    ov = subprocess.run([overhead_bin, str(b), str(h), str(hkv), str(s), str(skv), str(d), str(int(causal)),
+                         str(int(dtype == "bf16")), str(int(layout == "bshd"))], capture_output=True, text=True)
+    if ov.returncode == 0:
+        line.update(json.loads(ov.stdout))
+    else:
+        line["overhead_error"] = ov.stderr.strip()[-200:]
+        ok = False
+    if want_tuned:
+        bench = subprocess.run([fatune, "bench", "--shape", text, "--dtype", dtype, "--best", "--json",
+                                "--space", space] + (["--causal"] if causal else []), capture_output=True, text=True)
+        if bench.returncode == 0:
+            bj = json.loads(bench.stdout)
+            line["fatune_us"] = bj["t_median_us"]
+            line["same_config"] = bj["config"] == p["config"]
+            ok = ok and line["same_config"]
+        else:
+            line["bench_error"] = bench.stderr.strip()[-200:]
+    if "gpu_us" in line and "fatune_us" in line:
+        gap = line["gpu_us"] - line["fatune_us"]
+        line["time_ok"] = gap <= max(0.02 * line["fatune_us"], 0.5)
+    line["ok"] = bool(ok)
+    print(json.dumps(line), flush=True)
+    return ok
+
+
+def main():
+    db, space_name, fatune, overhead_bin = sys.argv[1:5]
+    space = f"search_spaces/{space_name}.yaml"
+    rows = sqlite3.connect(db).execute(
+        "SELECT b, h, h_kv, s, s_kv, d, layout, dtype, causal FROM best WHERE space_name = ?", (space_name,)).fetchall()
+    good = True
+    for b, h, hkv, s, skv, d, layout, dtype, causal in rows:
+        good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, bool(causal), True, fatune, overhead_bin, space)
+    for u in sys.argv[5:]:
+        text, dtype, causal = u.split(":")
+        b, h, hkv, s, skv, d, layout = parse(text)
+        try:
+            good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, causal == "1", False, fatune, overhead_bin, space)
+        except fa.FatuneError as e:  # no valid entry of that kind in this space: said clearly, not run
+            print(json.dumps({"shape": text, "refused": str(e)}))
+    # strict mode and bad input raise, with the library's message
+    q = torch.randn(1, 8, 700, 64, dtype=torch.float16, device="cuda")
+    for bad, want in ((lambda: fa.attention(q, q, q, strict=True), "not tuned"),
+                      (lambda: fa.attention(q.cpu(), q, q), "CUDA tensors"),
+                      (lambda: fa.attention(q.float(), q, q), "float16"),
+                      (lambda: fa.attention(q[0], q, q), "dimensions")):
+        try:
+            bad()
+            print(f"no error for a call that should raise ({want})")
+            good = False
+        except (fa.FatuneError, ValueError) as e:
+            if want not in str(e):
+                good = False
+            print(f"raised as it should: {e}")
+    sys.exit(0 if good else 1)
+
+
+main()
