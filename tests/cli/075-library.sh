@@ -132,7 +132,7 @@ cc -std=c11 -Wall -Wextra -Werror -I"$L" -o "$T/use-so" "$T/use.c" -L"$L/build" 
 	fail "a program does not link against the shared library"
 LD_LIBRARY_PATH="$L/build" "$T/use-so" 8 >/dev/null || fail "the shared library answers differently"
 
-# the Python package builds with pip and loads the C API (the torch part runs on the GPU: tests/gpu/013)
+# the Python package builds with pip and loads the C API (the torch part runs on the GPU: tests/gpu/016)
 if python3 -c 'import setuptools, wheel' 2>/dev/null; then
 	python3 -m pip install --no-build-isolation --no-deps --target "$T/py" "$L" >"$T/pip.log" 2>&1 ||
 		{ tail -n 20 "$T/pip.log" >&2; fail "pip install of the library failed"; }

@@ -1,4 +1,4 @@
-# 013-library: a library exported from a real search (`fatune export --library`, one per space that won a
+# 016-library: a library exported from a real search (`fatune export --library`, one per space that won a
 # unit) is installed with a fresh `pip install` and checked from torch: every tuned unit matches an fp32
 # SDPA reference within the worker's tolerance with the tuned config, an untuned shape between the
 # tuned ones (and a decode shape between KV lengths) runs the nearest valid entry correctly, strict mode
