@@ -236,13 +236,15 @@ static void test_workspace_init(void **state)
 			 "smem_bytes: 0\n"
 			 "workspace:\n  bytes: iif(IN_KERNEL == 1, 4 * H * B, 0)\n%s%s%s"
 			 "launch:\n  threads: 32\n  grid: [NUM_SPLITS, H, B]\n"
-			 "  combine_threads: iif(IN_KERNEL == 1, 0, 128)\n  combine_grid: [1, H, B]\n",
+			 "  combine_threads: iif(IN_KERNEL == 1, 0, 128)\n  combine_grid: [1, H, B]\n"
+			 "  combine_pdl: 1 - IN_KERNEL\n",
 			 cases[i].init[0] ? "  init: " : "", cases[i].init, cases[i].init[0] ? "\n" : "");
 		if (ft_space_load(&sp, scratch_write(&s, "ws.yaml", body), &err))
 			fail_msg("case %zu: %s", i, err.msg);
 		assert_int_equal(sp.workspace_init, cases[i].want);
 		assert_string_equal(sp.workspace.text, "iif(IN_KERNEL == 1, 4 * H * B, 0)");
 		assert_string_equal(sp.combine_threads.text, "iif(IN_KERNEL == 1, 0, 128)");
+		assert_string_equal(sp.combine_pdl.text, "1 - IN_KERNEL");
 	}
 	scratch_close(&s);
 }
@@ -277,6 +279,7 @@ static const struct bad bad_files[] = {
 	{ "missing_template.yaml", 5, "template.file", "/tests/spaces/bad/../../kernels/no_such_kernel.cu' cannot be read", 0 },
 	{ "non_integer.yaml", 10, "parameters.TILE_M", "non-integer value '32.5'", 0 },
 	{ "not_a_mapping.yaml", 2, "(top level)", "is a list, not a mapping", 0 },
+	{ "pdl_no_combine.yaml", 14, "launch.combine_pdl", "no template.combine_kernel", 0 },
 	{ "reserved_name.yaml", 10, "parameters.head_dim", "macro fatune passes", 0 },
 	{ "sql_injection.yaml", 11, "constraints.evil", "no matching '('", 0 },
 	{ "tab_indent.yaml", 5, "template", "malformed YAML", 0 },

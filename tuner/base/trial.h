@@ -118,6 +118,8 @@ struct ft_trial {
 	long long smem_model;		/* the space's smem_bytes formula */
 	long long threads, grid[3];	/* launch geometry */
 	long long combine_threads, combine_grid[3];
+	int combine_pdl;		/* 1: the combine kernel is launched with programmatic
+					 * dependent launch (launch.combine_pdl); not stored */
 	long long workspace_bytes;	/* the space's workspace.bytes, 0 when none */
 	long long define_values[FT_MAX_SPACE_DEFINES];	/* compile.defines, parallel to the space's */
 	struct ft_resources res;	/* main kernel, after compiling */

@@ -52,6 +52,7 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	t->smem_model = c->smem_bytes;
 	t->threads = c->threads;
 	t->combine_threads = c->combine_threads;
+	t->combine_pdl = c->combine_threads ? c->combine_pdl : 0;
 	t->workspace_bytes = c->workspace_bytes;
 	memcpy(t->define_values, c->define_values, sizeof(t->define_values));
 	/* combine_threads 0: no combine launch, so no combine grid either */

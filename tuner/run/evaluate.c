@@ -353,6 +353,9 @@ static const char *check_job(const struct ft_eval *ev, const struct ft_job *job,
 		snprintf(buf, size, "combine launch %lld threads, grid [%lld, %lld, %lld] out of range",
 			 job->combine_threads, job->combine_grid[0], job->combine_grid[1],
 			 job->combine_grid[2]);
+	else if (job->combine_pdl && ev->lim.cc < 90)
+		snprintf(buf, size, "a programmatic dependent combine launch (launch.combine_pdl) on sm_%d: it needs sm_90 or newer",
+			 ev->lim.cc);
 	else if (job->dynamic_smem < 0 || job->dynamic_smem > ev->lim.smem_optin)
 		snprintf(buf, size, "%lld bytes of dynamic shared memory (the device allows up to %d)",
 			 job->dynamic_smem, ev->lim.smem_optin);
@@ -396,7 +399,8 @@ struct run {
 
 /* One call: the workspace zeroed when the space asks (init zero), the main
  * kernel, then the combine kernel when split and the candidate has one
- * (combine_threads > 0). */
+ * (combine_threads > 0), with programmatic dependent launch when the
+ * candidate's launch.combine_pdl says so. */
 static int call(struct run *r, struct ft_err *err)
 {
 	if (r->job->workspace_bytes && r->job->workspace_init == FT_WS_ZERO &&
@@ -406,8 +410,9 @@ static int call(struct run *r, struct ft_err *err)
 	if (ft_gpu_launch(r->ev->gpu, r->main_fn, r->job->kernel, r->grid, r->block, r->smem,
 			  r->args, err))
 		return -1;
-	if (r->combine_fn && ft_gpu_launch(r->ev->gpu, r->combine_fn, r->job->combine_kernel,
-					   r->cgrid, r->cblock, 0, r->args, err))
+	if (r->combine_fn && (r->job->combine_pdl ? ft_gpu_launch_dependent : ft_gpu_launch)(
+				     r->ev->gpu, r->combine_fn, r->job->combine_kernel, r->cgrid,
+				     r->cblock, 0, r->args, err))
 		return -1;
 	return 0;
 }

@@ -41,6 +41,7 @@
 	X(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020, 3020)                      \
 	X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020, 3020)                    \
 	X(cuLaunchKernel, PFN_cuLaunchKernel_v4000, 4000)                          \
+	X(cuLaunchKernelEx, PFN_cuLaunchKernelEx_v11060, 11060)                    \
 	X(cuStreamCreate, PFN_cuStreamCreate_v2000, 2000)                          \
 	X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000, 2000)                \
 	X(cuStreamDestroy, PFN_cuStreamDestroy_v4000, 4000)                        \
@@ -519,6 +520,38 @@ int ft_gpu_launch(struct ft_gpu *g, struct ft_gpu_func *f, const char *name,
 		 name, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, g->name);
 	return cu_fail(g, err, r, "cuLaunchKernel", obj,
 		       "check launch.threads, launch.grid and smem_bytes against the device limits");
+}
+
+int ft_gpu_launch_dependent(struct ft_gpu *g, struct ft_gpu_func *f, const char *name,
+			    const unsigned grid[3], const unsigned block[3], unsigned smem, void **args,
+			    struct ft_err *err)
+{
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
+	char obj[OBJ_MAX];
+	CUresult r;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmaticStreamSerializationAllowed = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = grid[0];
+	cfg.gridDimY = grid[1];
+	cfg.gridDimZ = grid[2];
+	cfg.blockDimX = block[0];
+	cfg.blockDimY = block[1];
+	cfg.blockDimZ = block[2];
+	cfg.sharedMemBytes = smem;
+	cfg.hStream = g->stream;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	r = g->cu.cuLaunchKernelEx(&cfg, (CUfunction)f, args, NULL);
+	if (r == CUDA_SUCCESS)
+		return 0;
+	snprintf(obj, sizeof(obj), "%s' (programmatic dependent launch) with grid [%u, %u, %u], block [%u, %u, %u] on '%s",
+		 name, grid[0], grid[1], grid[2], block[0], block[1], block[2], g->name);
+	return cu_fail(g, err, r, "cuLaunchKernelEx", obj,
+		       "programmatic dependent launch needs an sm_90 or newer GPU: set launch.combine_pdl to 0 elsewhere");
 }
 
 int ft_gpu_sync(struct ft_gpu *g, const char *what, struct ft_err *err)

@@ -95,6 +95,16 @@ int ft_gpu_launch(struct ft_gpu *g, struct ft_gpu_func *f, const char *name,
 		  const unsigned grid[3], const unsigned block[3], unsigned smem, void **args,
 		  struct ft_err *err);
 
+/* The same with programmatic dependent launch (cuLaunchKernelEx with
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): f may start before
+ * the kernel launched before it on the stream has finished, once every block of
+ * that one has run griddepcontrol.launch_dependents or exited; f must run
+ * griddepcontrol.wait before it reads what that kernel wrote. sm_90 and newer;
+ * stream capture records it as a programmatic edge of the graph. */
+int ft_gpu_launch_dependent(struct ft_gpu *g, struct ft_gpu_func *f, const char *name,
+			    const unsigned grid[3], const unsigned block[3], unsigned smem, void **args,
+			    struct ft_err *err);
+
 /* Waits for the stream; a fault of any earlier launch is reported here,
  * attributed to `what`. */
 int ft_gpu_sync(struct ft_gpu *g, const char *what, struct ft_err *err);

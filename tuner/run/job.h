@@ -29,6 +29,7 @@ struct ft_job {
 	long long dynamic_smem;		/* bytes passed at launch; > 48 KB raises the attribute */
 	long long threads, grid[3];
 	long long combine_threads, combine_grid[3];
+	int combine_pdl;		/* 1: combine launched with programmatic dependent launch */
 	int num_splits;			/* >= 1; > 1 also launches the combine kernel */
 	int abi;			/* the params struct the kernels take: 1 or 2 (fatune_abi.h) */
 	struct ft_launch_plan plan;	/* TMA descriptors to encode (family.h; ABI v2) */

@@ -410,6 +410,7 @@ static int trial_launch(const struct ft_pipeline_cfg *cfg, const struct ft_trial
 	c.smem_bytes = t->smem_model;
 	c.threads = t->threads;
 	c.combine_threads = t->combine_threads;
+	c.combine_pdl = t->combine_pdl;
 	c.workspace_bytes = t->workspace_bytes;
 	for (int i = 0; i < 3; i++) {
 		c.grid[i] = t->grid[i];
@@ -443,6 +444,7 @@ static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 	job.dynamic_smem = launch.dynamic_smem;
 	job.threads = launch.threads;
 	job.combine_threads = launch.combine_threads;
+	job.combine_pdl = launch.combine_pdl;
 	for (int i = 0; i < 3; i++) {
 		job.grid[i] = launch.grid[i];
 		job.combine_grid[i] = launch.combine_grid[i];

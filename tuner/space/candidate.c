@@ -33,6 +33,7 @@ int ft_candidate_launch(const struct ft_space *sp, const struct ft_shape *shape,
 	out->smem_bytes = c->smem_bytes;
 	out->dynamic_smem = sp->smem_kind == FT_SMEM_DYNAMIC ? c->smem_bytes : 0;
 	out->combine_threads = c->combine_threads;
+	out->combine_pdl = c->combine_threads ? c->combine_pdl : 0;
 	for (int i = 0; i < 3; i++) {
 		out->grid[i] = c->grid[i];
 		/* combine_threads 0: no combine launch, so no combine grid either */

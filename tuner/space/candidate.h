@@ -48,6 +48,8 @@ struct ft_launch {
 					 * arch's static limit it needs the opt-in attribute */
 	long long combine_threads;	/* 0: no combine launch (none, or merged in-kernel) */
 	long long combine_grid[3];	/* 0 0 0 when combine_threads is 0 */
+	int combine_pdl;		/* launch.combine_pdl: 1 launches the combine kernel with
+					 * programmatic dependent launch (sm_90+) */
 	long long workspace_bytes;	/* workspace.bytes, 0 when none */
 	enum ft_workspace_init workspace_init;	/* workspace.init */
 	int num_splits;			/* the NUM_SPLITS parameter, 1 when the space has none */

@@ -20,9 +20,9 @@
 
 #include "space/expr.h"
 
-/* smem, threads, grid[3], combine_threads, combine_grid[3], workspace, the
- * compile.defines */
-#define MAX_FORMULAS (10 + FT_MAX_SPACE_DEFINES)
+/* smem, threads, grid[3], combine_threads, combine_grid[3], combine_pdl,
+ * workspace, the compile.defines */
+#define MAX_FORMULAS (11 + FT_MAX_SPACE_DEFINES)
 
 struct ft_enum {
 	struct ft_space sp;		/* a copy: the caller's may go away */
@@ -34,7 +34,7 @@ struct ft_enum {
 	long long fixed_index;		/* its position in the full enumeration */
 	int state;			/* 0 running, 1 done, -1 failed */
 	int nformulas;
-	int f_combine, f_workspace, f_defines;	/* where those formulas start, -1: absent */
+	int f_combine, f_pdl, f_workspace, f_defines;	/* where those formulas start, -1: absent */
 	const struct ft_expr_src *formulas[MAX_FORMULAS];
 	const char *formula_text[MAX_FORMULAS];
 	const char *guard_text[FT_MAX_CONSTRAINTS];
@@ -158,12 +158,16 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	e->formulas[e->nformulas++] = &sp->threads;
 	for (int i = 0; i < 3; i++)
 		e->formulas[e->nformulas++] = &sp->grid[i];
-	e->f_combine = e->f_workspace = e->f_defines = -1;
+	e->f_combine = e->f_pdl = e->f_workspace = e->f_defines = -1;
 	if (sp->combine_threads.text[0]) {
 		e->f_combine = e->nformulas;
 		e->formulas[e->nformulas++] = &sp->combine_threads;
 		for (int i = 0; i < 3; i++)
 			e->formulas[e->nformulas++] = &sp->combine_grid[i];
+	}
+	if (sp->combine_pdl.text[0]) {
+		e->f_pdl = e->nformulas;
+		e->formulas[e->nformulas++] = &sp->combine_pdl;
 	}
 	if (sp->workspace.text[0]) {
 		e->f_workspace = e->nformulas;
@@ -272,6 +276,8 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 		for (int i = 0; i < 3; i++)
 			c->combine_grid[i] = f[e->f_combine + 1 + i];
 	}
+	if (e->f_pdl >= 0)
+		c->combine_pdl = f[e->f_pdl] != 0;
 	if (e->f_workspace >= 0)
 		c->workspace_bytes = f[e->f_workspace];
 	for (int i = 0; e->f_defines >= 0 && i < e->sp.ndefines; i++)

@@ -38,9 +38,9 @@
 #define FT_EXPR_MAX_TABLES 24
 
 /* Most expressions one ft_expr_query evaluates per row: 32 constraints
- * (FT_MAX_CONSTRAINTS) and 18 formulas (smem, threads, grid[3],
- * combine_threads, combine_grid[3], workspace, 8 compile.defines) come to 51,
- * next to the failed-guard column. */
+ * (FT_MAX_CONSTRAINTS) and 19 formulas (smem, threads, grid[3],
+ * combine_threads, combine_grid[3], combine_pdl, workspace, 8 compile.defines)
+ * come to 51, 52 with the failed-guard column. */
 #define FT_EXPR_MAX_COLUMNS 56
 
 struct ft_expr;

@@ -100,6 +100,9 @@ struct ft_space {
 						 * candidate for which it is 0 launches no
 						 * combine kernel (it merges its splits itself) */
 	struct ft_expr_src combine_grid[3];	/* `launch.combine_grid` */
+	struct ft_expr_src combine_pdl;	/* `launch.combine_pdl` ("" if none: 0); non-zero
+					 * for a candidate: its combine kernel is launched
+					 * with programmatic dependent launch (sm_90+) */
 
 	int nparams;
 	struct ft_param params[FT_MAX_PARAMS];
@@ -180,6 +183,7 @@ struct ft_candidate {
 	long long grid[3];		/* launch.grid */
 	long long combine_threads;	/* 0 when the space has no combine kernel */
 	long long combine_grid[3];
+	int combine_pdl;		/* launch.combine_pdl: 1 when non-zero, 0 when absent */
 	long long workspace_bytes;	/* workspace.bytes, 0 when none */
 	long long define_values[FT_MAX_SPACE_DEFINES];	/* compile.defines */
 };

@@ -395,6 +395,8 @@ static int launch_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 		return grid(y, v, key, sp->grid);
 	if (!strcmp(name, "combine_threads"))
 		return expression(y, v, key, &sp->combine_threads);
+	if (!strcmp(name, "combine_pdl"))
+		return expression(y, v, key, &sp->combine_pdl);
 	return grid(y, v, key, sp->combine_grid);
 }
 
@@ -578,7 +580,7 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	static const char *const workspace_keys[] = { "bytes", "init" };
 	static const char *const compile_keys[] = { "options", "defines", "include" };
 	static const char *const launch_keys[] = { "threads", "grid", "combine_threads",
-						   "combine_grid" };
+						   "combine_grid", "combine_pdl" };
 	struct ft_space *sp = y->user;
 	long long version;
 
@@ -615,7 +617,7 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return ft_yaml_mapping(y, v, key, workspace_keys, 2, workspace_pair, NULL);
 	if (!strcmp(key, "compile"))
 		return ft_yaml_mapping(y, v, key, compile_keys, 3, compile_pair, NULL);
-	return ft_yaml_mapping(y, v, key, launch_keys, 4, launch_pair, NULL);
+	return ft_yaml_mapping(y, v, key, launch_keys, 5, launch_pair, NULL);
 }
 
 /* ---- the whole file ------------------------------------------------------------- */
@@ -665,6 +667,9 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 				    "there is no template.combine_kernel to launch: add one or "
 				    "remove this key");
 	}
+	if (!sp->combine_kernel[0] && sp->combine_pdl.text[0])
+		return ft_yaml_fail(y, sp->combine_pdl.line, "launch.combine_pdl",
+			    "there is no template.combine_kernel to launch: add one or remove this key");
 	if (sp->workspace.text[0] && sp->abi < 2) {
 		int wline = 1;
 		ft_yaml_lookup(y, root, "workspace", &wline);
