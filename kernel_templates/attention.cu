@@ -46,7 +46,10 @@
  * addresses of the KV loop are immediates; the kernel traps when the strides
  * say otherwise), COMBINE_IN_KERNEL (0, the default, or 1: merge the splits in
  * this kernel, see above; needs a workspace of 4 bytes per (row block, grid.y,
- * batch)) and
+ * batch)), PDL (0, the default, or 1: programmatic dependent launch of the
+ * combine kernel, sm_90+: each split block runs griddepcontrol.launch_dependents
+ * after its partial's stores and the combine kernel griddepcontrol.wait before it
+ * reads the partials; the launch attribute is the space's launch.combine_pdl) and
  * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
  * file computes (static_assert).
  *
@@ -69,6 +72,12 @@
 
 #ifndef COMBINE_IN_KERNEL
 #define COMBINE_IN_KERNEL 0
+#endif
+#ifndef PDL
+#define PDL 0
+#endif
+#if PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "PDL=1 (griddepcontrol) needs sm_90 or newer"
 #endif
 
 namespace {
@@ -103,6 +112,8 @@ static_assert(STAGES >= 1 && STAGES <= 3, "KV_STAGES must be 1, 2 or 3");
 static_assert(PACK_GQA == 0 || PACK_GQA == 1, "PACK_GQA must be 0 or 1");
 static_assert(DENSE_KV == 0 || DENSE_KV == 1, "DENSE_KV must be 0 or 1");
 static_assert(COMBINE_IN_KERNEL == 0 || COMBINE_IN_KERNEL == 1, "COMBINE_IN_KERNEL must be 0 or 1");
+static_assert(PDL == 0 || (PDL == 1 && COMBINE_IN_KERNEL == 0),
+	      "PDL must be 0 or 1, and 1 only with the combine kernel (COMBINE_IN_KERNEL 0)");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -915,6 +926,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			}
 		if (COMBINE_IN_KERNEL)
 			arrive_and_merge(p, smem);
+		if (PDL)	/* the combine kernel may be scheduled (it waits for us) */
+			ft_griddep_launch_dependents();
 	}
 }
 
@@ -959,6 +972,8 @@ extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 
 	if (splits > MAX_SPLITS)
 		__trap();
+	if (PDL)	/* launched before the main kernel ended: wait for its partials */
+		ft_griddep_wait();
 	/* stage the lse of the block's rows: rpb * splits values */
 	for (int i = threadIdx.x; i < rpb * splits; i += COMBINE_THREADS) {
 		const int r = i / splits, sp = i - r * splits;

@@ -145,4 +145,24 @@ static __device__ __forceinline__ float ft_neg_inf(void)
 	return __int_as_float(0xff800000);
 }
 
+/* Programmatic dependent launch (PTX griddepcontrol, sm_90 and newer; both are
+ * no-ops when the launch did not ask for it). launch_dependents: this block is
+ * done with what the next kernel on the stream needs to start (that kernel may
+ * be scheduled once every block has run it or exited). wait: blocks until the
+ * kernels this one depends on have completed and their writes are visible. A
+ * template that uses them must be compiled for sm_90+ (the spaces say CC >= 90). */
+static __device__ __forceinline__ void ft_griddep_launch_dependents(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void ft_griddep_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 #endif

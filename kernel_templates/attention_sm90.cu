@@ -48,8 +48,12 @@
  * NUM_CONSUMER_WG (1-3), BLOCK_M (= 64 * NUM_CONSUMER_WG), BLOCK_N (multiple of
  * 16, 64..256), KV_STAGES (2-4), PINGPONG (0/1, needs 2 consumer warpgroups),
  * PERSISTENT (0/1), Q_IN_REGS (0/1), PRODUCER_REGS (default 24: the producer's
- * registers after setmaxnreg; the consumers get what is left),
- * FATUNE_SMEM_BYTES (static_assert'ed below).
+ * registers after setmaxnreg; the consumers get what is left), PDL (0/1:
+ * programmatic dependent launch of the combine kernel: with split-KV every
+ * thread runs griddepcontrol.launch_dependents once its work is stored, and the
+ * combine kernel griddepcontrol.wait before it reads the partials; the launch
+ * attribute is the space's launch.combine_pdl), FATUNE_SMEM_BYTES
+ * (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
 #include "fatune_abi.h"
@@ -73,6 +77,9 @@
 #endif
 #ifndef Q_IN_REGS
 #define Q_IN_REGS 0
+#endif
+#ifndef PDL
+#define PDL 0
 #endif
 
 namespace {
@@ -127,6 +134,7 @@ static_assert(PROD_REGS >= 24 && PROD_REGS % 8 == 0 && CONS_REGS >= PROD_REGS,
 	      "bad register split");
 static_assert(128 * PROD_REGS + 128 * NCWG * CONS_REGS <= ENTRY_REGS * NT,
 	      "setmaxnreg split exceeds the block's registers");
+static_assert(PDL == 0 || PDL == 1, "PDL must be 0 or 1");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -673,6 +681,10 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 			consume(p, sm, work_of(p, blockIdx.x, blockIdx.y, blockIdx.z), tid / 128 - 1, smem, 0, 0);
 		}
 	}
+	/* the partials are stored: the combine kernel may be scheduled (it waits
+	 * for this grid to complete before reading them) */
+	if (PDL && p.num_splits > 1)
+		ft_griddep_launch_dependents();
 }
 
 /* Combine: D/4 threads per row, each owning 4 consecutive columns (one 16-byte
@@ -697,6 +709,8 @@ extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
 	if (row >= p.s_q)
 		return;
 	const long long prow = ((long long)batch * p.h + head) * p.s_q + row;
+	if (PDL)	/* launched before the main kernel ended: wait for its partials */
+		ft_griddep_wait();
 	float mx = ft_neg_inf();
 	for (int i = 0; i < splits; i++)
 		mx = fmaxf(mx, p.lse_partial[i * stride + prow]);

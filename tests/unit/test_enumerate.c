@@ -343,7 +343,9 @@ static void test_fixed(void **state)
 }
 
 /* The default space's COMBINE_IN_KERNEL: no combine launch, a workspace of
- * one counter per row block (zero_once), and never with one split. */
+ * one counter per row block (zero_once), and never with one split. Its PDL:
+ * a programmatic dependent combine launch (combine_pdl 1) only for a launched
+ * combine kernel on sm_90+. */
 static void test_combine_in_kernel(void **state)
 {
 	static struct ft_space sp;
@@ -351,13 +353,18 @@ static void test_combine_in_kernel(void **state)
 	static const char *const base =
 		"NUM_WARPS_PER_BLOCK=1,TILE_M=16,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1";
 	static const struct {
-		int splits, in_kernel;
+		int splits, in_kernel, pdl;
+		const char *arch;
 		long long combine_threads, workspace;
-		int ok;
+		const char *rejected;	/* the constraint that rejects it, NULL: accepted */
 	} cases[] = {
-		{ 16, 0, 128, 0, 1 },
-		{ 16, 1, 0, 4 * 1 * 8 * 1, 1 },	/* 1 row block x 8 KV heads x batch 1 */
-		{ 1, 1, 0, 0, 0 },		/* nothing to merge: rejected */
+		{ 16, 0, 0, "sm_90", 128, 0, NULL },
+		{ 16, 1, 0, "sm_90", 0, 4 * 1 * 8 * 1, NULL },	/* 1 row block x 8 KV heads x batch 1 */
+		{ 1, 1, 0, "sm_90", 0, 0, "combine_in_kernel_splits" },	/* nothing to merge */
+		{ 16, 0, 1, "sm_90", 128, 0, NULL },		/* the combine launched with PDL */
+		{ 16, 1, 1, "sm_90", 0, 0, "pdl_for_a_combine_launch" },	/* no combine launch */
+		{ 1, 0, 1, "sm_90", 0, 0, "pdl_for_a_combine_launch" },	/* no split */
+		{ 16, 0, 1, "sm_89", 0, 0, "pdl_for_a_combine_launch" },	/* griddepcontrol is sm_90+ */
 	};
 	struct ft_err err = { 0 };
 	char path[FT_PATH_MAX], cfg[256];
@@ -372,20 +379,20 @@ static void test_combine_in_kernel(void **state)
 		struct ft_enum *e = NULL;
 		struct ft_candidate c;
 
-		snprintf(cfg, sizeof(cfg), "%s,NUM_SPLITS=%d,COMBINE_IN_KERNEL=%d", base, cases[i].splits,
-			 cases[i].in_kernel);
+		snprintf(cfg, sizeof(cfg), "%s,NUM_SPLITS=%d,COMBINE_IN_KERNEL=%d,PDL=%d", base,
+			 cases[i].splits, cases[i].in_kernel, cases[i].pdl);
 		if (ft_config_parse(&sp, cfg, fixed, &err))
 			fail_msg("%s", err.msg);
-		assert_int_equal(ft_enum_open(&e, &sp, &decode, arch("sm_90"), fixed, &err), 0);
+		assert_int_equal(ft_enum_open(&e, &sp, &decode, arch(cases[i].arch), fixed, &err), 0);
 		assert_int_equal(ft_enum_next(e, &c, &err), 1);
 		ft_enum_close(e);
-		if (!cases[i].ok) {
+		if (cases[i].rejected) {
 			assert_true(c.failed_constraint >= 0);
-			assert_string_equal(sp.constraints[c.failed_constraint].name,
-					    "combine_in_kernel_splits");
+			assert_string_equal(sp.constraints[c.failed_constraint].name, cases[i].rejected);
 			continue;
 		}
 		assert_int_equal(c.failed_constraint, -1);
+		assert_int_equal(c.combine_pdl, cases[i].pdl);
 		assert_int_equal(c.combine_threads, cases[i].combine_threads);
 		assert_int_equal(c.workspace_bytes, cases[i].workspace);
 		assert_int_equal(c.grid[0], cases[i].splits);

@@ -645,6 +645,10 @@ static struct ft_space *hopper_space(void)
 
 /* The model's verdict on one config of sp for shape on arch an (1 accepted,
  * 0 rejected), through the same enumeration a search uses. */
+/* The FA3 mechanisms' parameters at today's kernel (docs/kernel_sm90.md),
+ * appended to a config that does not name them. */
+static const char *const hopper_defaults[] = { "PDL=0" };
+
 static int hopper_verdict(const struct ft_space *sp, const char *an, const char *shape,
 			  const char *config, struct ft_trial *t)
 {
@@ -653,8 +657,17 @@ static int hopper_verdict(const struct ft_space *sp, const char *an, const char 
 	struct ft_enum *e = NULL;
 	struct ft_candidate c;
 	struct ft_err err = { 0 };
+	char full[FT_CONFIG_MAX], name[32];
 	int rc;
 
+	snprintf(full, sizeof(full), "%s", config);
+	for (size_t i = 0; i < sizeof(hopper_defaults) / sizeof(hopper_defaults[0]); i++) {
+		snprintf(name, sizeof(name), "%.*s", (int)(strchr(hopper_defaults[i], '=') - hopper_defaults[i] + 1),
+			 hopper_defaults[i]);
+		if (!strstr(full, name))
+			snprintf(full + strlen(full), sizeof(full) - strlen(full), ",%s", hopper_defaults[i]);
+	}
+	config = full;
 	if (ft_shape_parse(shape, &sh, &err) || ft_config_parse(sp, config, values, &err) ||
 	    ft_enum_open(&e, sp, &sh, arch(an), values, &err))
 		fail_msg("%s %s: %s", shape, config, err.msg);
