@@ -163,12 +163,37 @@ class Module:
             _check(_lib.cuModuleUnload(self.handle), "cuModuleUnload")
             self.handle = None
 
-    def launch(self, fn, grid, threads, smem, params):
+    def launch(self, fn, grid, threads, smem, params, pdl=False):
+        """pdl: programmatic dependent launch (cuLaunchKernelEx with programmatic stream
+        serialization, sm_90+), as fatune's worker launches a combine kernel whose
+        space's launch.combine_pdl is non-zero."""
         stream = torch.cuda.current_stream().cuda_stream
         args = (ctypes.c_void_p * 1)(ctypes.addressof(params))
-        _check(_lib.cuLaunchKernel(fn, int(grid[0]), int(grid[1]), int(grid[2]),
-                                   int(threads), 1, 1, int(smem), ctypes.c_void_p(stream),
-                                   args, None), "cuLaunchKernel")
+        if not pdl:
+            _check(_lib.cuLaunchKernel(fn, int(grid[0]), int(grid[1]), int(grid[2]),
+                                       int(threads), 1, 1, int(smem), ctypes.c_void_p(stream),
+                                       args, None), "cuLaunchKernel")
+            return
+        attr = _LaunchAttribute(id=CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+        ctypes.memmove(attr.value, ctypes.byref(ctypes.c_int(1)), 4)
+        cfg = _LaunchConfig(int(grid[0]), int(grid[1]), int(grid[2]), int(threads), 1, 1, int(smem),
+                            ctypes.c_void_p(stream), ctypes.pointer(attr), 1)
+        _check(_lib.cuLaunchKernelEx(ctypes.byref(cfg), fn, args, None), "cuLaunchKernelEx")
+
+
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+class _LaunchAttribute(ctypes.Structure):
+    # CUlaunchAttribute: the id, padding to 8 bytes, a 64-byte value union
+    _fields_ = [("id", ctypes.c_uint32), ("pad", ctypes.c_char * 4), ("value", ctypes.c_char * 64)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("numAttrs", ctypes.c_uint)]
 
 
 def launches_combine(geometry):
@@ -189,7 +214,8 @@ class Attention:
     """One configured call: module + launch geometry + buffers for a shape.
 
     geometry: dict with threads, grid (3), smem, num_splits, combine_threads,
-    combine_grid (3) and optionally workspace (bytes). Shape: b, h (query heads),
+    combine_grid (3) and optionally workspace (bytes) and pdl (1: the combine launched
+    with programmatic dependent launch). Shape: b, h (query heads),
     s (queries), d, h_kv (KV heads, divides h), s_kv (keys). Partial buffers and
     the workspace are allocated here, once, so the call itself allocates nothing
     and can be graph-captured.
@@ -252,7 +278,8 @@ class Attention:
         p = self._params[1]
         self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], p)
         if launches_combine(self.g):
-            self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p)
+            self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, p,
+                          pdl=self.g.get("pdl", 0))
 
 
 def quick_time(fn, n=3):
@@ -457,7 +484,8 @@ class AttentionV2:
     def __call__(self):
         self.m.launch(self.m.fwd, self.g["grid"], self.g["threads"], self.g["smem"], self.p)
         if launches_combine(self.g):
-            self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, self.p)
+            self.m.launch(self.m.combine, self.g["combine_grid"], self.g["combine_threads"], 0, self.p,
+                          pdl=self.g.get("pdl", 0))
 
 
 def reference_v2(q, k, v, causal, max_scores=1 << 26):
