@@ -329,6 +329,47 @@ static void test_model_split_costs(void **state)
 	assert_true(predict(sp, &plain) < predict(sp, &split));
 }
 
+/* FlashAttention-3's split rule (FACTS.md): no split for a grid that fills
+ * 0.8 of the SMs or a row of <= 4 KV tiles; otherwise the smallest count
+ * within 85% of the best wave efficiency. The mma space's counts: a decode
+ * step of 8 row blocks (B 1 x 8 KV heads) on 132 SMs: 16 splits make 128
+ * blocks (0.97 of a wave), and 32, 48, 64 are no better; with 40 blocks,
+ * 3 splits make 120 (0.91) where 16 fill 0.97 of 5 waves (0.85 x 0.97 =
+ * 0.82: 3 qualifies). Only counts up to the KV tiles count. */
+static void test_split_heuristic(void **state)
+{
+	static const long long counts[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 };
+	const int n = (int)(sizeof(counts) / sizeof(counts[0]));
+
+	(void)state;
+	assert_int_equal(ft_split_heuristic(8, 128, 132, counts, n), 16);
+	assert_int_equal(ft_split_heuristic(40, 128, 132, counts, n), 3);
+	assert_int_equal(ft_split_heuristic(106, 128, 132, counts, n), 1);	/* >= 0.8 x 132 */
+	assert_int_equal(ft_split_heuristic(8, 4, 132, counts, n), 1);	/* 4 KV tiles */
+	assert_int_equal(ft_split_heuristic(8, 12, 132, counts, n), 12);	/* 16 > 12 tiles */
+	assert_int_equal(ft_split_heuristic(8, 128, 132, counts, 1), 1);	/* only 1 offered */
+	assert_int_equal(ft_split_heuristic(8, 128, 0, counts, n), 1);	/* unknown SMs */
+}
+
+/* The model charges nothing for the rule's count: among a decode step's
+ * candidates that differ only in splits, 16 of 8 row blocks goes first. */
+static void test_model_prefers_split_rule(void **state)
+{
+	struct ft_space *sp = new_space();
+	static const struct ft_shape decode = { 1, 32, 1, 128, 0, FT_FP16, 8192, 8, FT_LAYOUT_BHSD };
+	static const long long counts[] = { 1, 2, 4, 8, 16, 32, 64 };
+	struct ft_trial ts[7], *p[7];
+
+	sp->params[2].nvalues = 7;
+	memcpy(sp->params[2].values, counts, sizeof(counts));
+	for (int i = 0; i < 7; i++) {
+		make_trial(&ts[i], i, 32, counts[i], 8, 16 * KB, counts[i]);
+		p[i] = &ts[i];
+	}
+	ft_strategy_order(FT_STRATEGY_MODEL, 1, sp, ft_arch_find("sm_90", NULL), &decode, H100_SMS, p, 7);
+	assert_int_equal(p[0]->values[2], 16);
+}
+
 /* FACTS.md: the mission shape 1x8x512x64 with 128-row tiles gives only 32
  * blocks on a 132-SM GPU; smaller tiles are what fill it. With the same
  * threads and shared memory per block, 128 blocks of a quarter of the work
@@ -440,6 +481,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_model_unrunnable_last, release_owned),
 		cmocka_unit_test_teardown(test_model_penalises_a_partial_wave, release_owned),
 		cmocka_unit_test_teardown(test_model_split_costs, release_owned),
+		cmocka_unit_test_teardown(test_split_heuristic, release_owned),
+		cmocka_unit_test_teardown(test_model_prefers_split_rule, release_owned),
 		cmocka_unit_test_teardown(test_model_prefers_filling_the_gpu, release_owned),
 		cmocka_unit_test_teardown(test_guide_seeds_first, release_owned),
 		cmocka_unit_test_teardown(test_guide_patience, release_owned),

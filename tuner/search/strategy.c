@@ -20,6 +20,44 @@ unsigned long long ft_strategy_rand(unsigned long long *s)
 	return z ^ (z >> 31);
 }
 
+int ft_split_heuristic(long long mblocks, long long nblocks, int sms, const long long *counts,
+		       int ncounts)
+{
+	double eff[FT_MAX_VALUES], best = 0;
+	long long pick = 0;
+
+	if (sms < 1 || mblocks < 1 || 10 * mblocks >= 8LL * sms || nblocks <= 4)
+		return 1;
+	for (int i = 0; i < ncounts && i < FT_MAX_VALUES; i++) {
+		double waves = (double)mblocks * counts[i] / sms;
+
+		eff[i] = counts[i] >= 1 && counts[i] <= nblocks && counts[i] <= sms ? waves / ceil(waves) : 0;
+		best = fmax(best, eff[i]);
+	}
+	for (int i = 0; i < ncounts && i < FT_MAX_VALUES; i++)
+		if (eff[i] > 0 && eff[i] >= 0.85 * best && (!pick || counts[i] < pick))
+			pick = counts[i];
+	return pick ? (int)pick : 1;
+}
+
+/* The split count ft_split_heuristic gives candidate t: its grid without
+ * splits, the KV tiles of a row (keys over the BLOCK_N or TILE_N parameter,
+ * else 128), the space's NUM_SPLITS values. */
+static int split_rule(const struct ft_space *sp, const struct ft_shape *shape, int sms,
+		      const struct ft_trial *t, int split)
+{
+	long long splits = t->values[split] > 0 ? t->values[split] : 1;
+	long long blocks = t->grid[0] * t->grid[1] * t->grid[2];
+	int bn = ft_space_param(sp, "BLOCK_N");
+	long long keys_per_tile;
+
+	if (bn < 0)
+		bn = ft_space_param(sp, "TILE_N");
+	keys_per_tile = bn >= 0 && t->values[bn] > 0 ? t->values[bn] : 128;
+	return ft_split_heuristic(blocks / splits, (shape->s_kv + keys_per_tile - 1) / keys_per_tile, sms,
+				  sp->params[split].values, sp->params[split].nvalues);
+}
+
 double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, int sm_count, const struct ft_trial *t)
 {
@@ -41,9 +79,13 @@ double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
 	/* an SM needs several warps in flight to hide latency: below 8 active
 	 * warps (a rule of thumb for tensor-core loops) time grows */
 	latency_hiding = fmax(1.0, 8.0 / (conc * warps));
-	/* a split costs a second launch and a pass over fp32 partials */
-	if (split >= 0 && t->values[split] > 1)
-		combine = 0.05 * t->values[split] / (shape->s > 0 ? log2(shape->s + 1.0) : 1.0);
+	/* a split costs a second launch and a pass over fp32 partials; the split
+	 * count FlashAttention-3's rule picks (ft_split_heuristic) is charged
+	 * nothing, so that the model (and the guided search after it) starts there */
+	if (split >= 0 && t->values[split] != split_rule(sp, shape, sms, t, split))
+		combine = 0.02 + (t->values[split] > 1 ? 0.05 * t->values[split] /
+							  (shape->s > 0 ? log2(shape->s + 1.0) : 1.0)
+						       : 0);
 	return rounds * conc / blocks * latency_hiding + combine;
 }
 

@@ -82,7 +82,16 @@ void ft_strategy_order(const struct ft_strategy *s, unsigned long long seed, con
 /* The model strategy's order (strategy_model.c), which the guided ones start from. */
 void ft_strategy_model_order(const struct ft_strategy_ctx *c, struct ft_trial **ts, long long n);
 
-/* The model's predicted relative time of one candidate (lower is better). */
+/* FlashAttention-3's split-KV count (hopper/heuristics.h num_splits_heuristic,
+ * FACTS.md): 1 when the grid without splits has mblocks >= 0.8 x sms blocks or
+ * a row block has nblocks <= 4 KV tiles; otherwise the smallest of counts[0..n)
+ * (those in 1..min(nblocks, sms)) whose wave efficiency w / ceil(w), w =
+ * mblocks x count / sms, is at least 85% of the best count's. */
+int ft_split_heuristic(long long mblocks, long long nblocks, int sms, const long long *counts,
+		       int ncounts);
+
+/* The model's predicted relative time of one candidate (lower is better); a
+ * split count other than ft_split_heuristic's costs a little more. */
 double ft_strategy_predict(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, int sm_count, const struct ft_trial *t);
 
