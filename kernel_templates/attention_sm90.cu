@@ -52,7 +52,10 @@
  * programmatic dependent launch of the combine kernel: with split-KV every
  * thread runs griddepcontrol.launch_dependents once its work is stored, and the
  * combine kernel griddepcontrol.wait before it reads the partials; the launch
- * attribute is the space's launch.combine_pdl), FATUNE_SMEM_BYTES
+ * attribute is the space's launch.combine_pdl), INTRA_WG_OVERLAP (1, the
+ * default: the overlapped loop above; 2: the same with the producer loading V
+ * one tile behind K, in the order the consumers read them; 0: no overlap, each
+ * GEMM waited for at once: the ablation), FATUNE_SMEM_BYTES
  * (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
@@ -81,6 +84,12 @@
 #ifndef PDL
 #define PDL 0
 #endif
+/* 1 (today's loop, the default): the softmax of tile j runs while P V of
+ * tile j-1 does; 2: the same, with the producer loading V one tile behind K
+ * (FlashAttention-3's order); 0: no overlap (each GEMM waited for at once) */
+#ifndef INTRA_WG_OVERLAP
+#define INTRA_WG_OVERLAP 1
+#endif
 
 namespace {
 
@@ -98,6 +107,10 @@ constexpr bool PERSIST = PERSISTENT != 0;
  * Q K^T takes A from registers, so the GEMM reads only K from shared memory
  * (D / 4 more registers per thread) */
 constexpr bool QREG = Q_IN_REGS != 0;
+/* intra-warpgroup overlap of the softmax with P V (consume), and V loaded one
+ * tile behind K (produce) */
+constexpr bool OVERLAP = INTRA_WG_OVERLAP != 0;
+constexpr bool V_LAG = INTRA_WG_OVERLAP == 2;
 constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
 /* One consumer warpgroup leaves registers for two blocks per SM (the two
  * blocks' softmax and GEMMs then overlap, and short sequences fill more SMs). */
@@ -135,6 +148,7 @@ static_assert(PROD_REGS >= 24 && PROD_REGS % 8 == 0 && CONS_REGS >= PROD_REGS,
 static_assert(128 * PROD_REGS + 128 * NCWG * CONS_REGS <= ENTRY_REGS * NT,
 	      "setmaxnreg split exceeds the block's registers");
 static_assert(PDL == 0 || PDL == 1, "PDL must be 0 or 1");
+static_assert(INTRA_WG_OVERLAP >= 0 && INTRA_WG_OVERLAP <= 2, "INTRA_WG_OVERLAP must be 0, 1 or 2");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -192,6 +206,25 @@ static __device__ __forceinline__ block_work work_of(const fatune_attn_params &p
 
 /* ---- producer ---------------------------------------------------------------- */
 
+/* Issues the copy of K (v false) or V tile j of a work tile into its ring
+ * stage, once the consumers have released the stage. */
+static __device__ __forceinline__ void produce_kv(const fatune_attn_params &p, const smem_map &sm,
+						  const block_work &w, int kv, int j, bool v)
+{
+	const int s = (kv + j) % ST;
+	const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
+	const int n0 = (w.t_begin + j) * BN;
+	const unsigned full = v ? sm.full_v(s) : sm.full_k(s);
+	const unsigned tile = v ? sm.v_tile(s) : sm.k_tile(s);
+
+	ft_mbar_wait(v ? sm.empty_v(s) : sm.empty_k(s), ph ^ 1u);
+	ft_mbar_arrive_tx(full, KV_TILE_BYTES);
+#pragma unroll
+	for (int b = 0; b < DBOX; b++)
+		ft_tma_load_4d(tile + b * KV_BOX_BYTES, v ? &p.tma_v : &p.tma_k, full, 64 * b, n0, w.head_kv,
+			       w.batch);
+}
+
 /* Issues one work tile's copies. kv is the block's running count of KV tiles
  * (ring stage and phase continue across tiles), nq its count of Q loads. */
 static __device__ __forceinline__ void produce(const fatune_attn_params &p, const smem_map &sm,
@@ -209,23 +242,37 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 		for (int b = 0; b < DBOX; b++)
 			ft_tma_load_4d(sm.q + c * Q_WG_BYTES + b * Q_BOX_BYTES, &p.tma_q, sm.q_full(), 64 * b,
 				       w.m0 + 64 * c, w.head, w.batch);
-	for (int j = 0; j < w.n; j++) {
-		const int s = (kv + j) % ST;
-		const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
-		const int n0 = (w.t_begin + j) * BN;
+	if (V_LAG) {
+		/* K one tile ahead of V, in the order the overlapped consumer
+		 * reads them: K_0, then (K_j, V_{j-1}), then V_{n-1} */
+		for (int j = 0; j <= w.n; j++) {
+			if (j < w.n)
+				produce_kv(p, sm, w, kv, j, false);
+			if (j > 0)
+				produce_kv(p, sm, w, kv, j - 1, true);
+		}
+	} else {
+		/* K_j, V_j: written out rather than two produce_kv calls, which
+		 * ptxas schedules differently (this is the loop of every release
+		 * before INTRA_WG_OVERLAP, instruction for instruction) */
+		for (int j = 0; j < w.n; j++) {
+			const int s = (kv + j) % ST;
+			const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
+			const int n0 = (w.t_begin + j) * BN;
 
-		ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
-		ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
+			ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
+			ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
 #pragma unroll
-		for (int b = 0; b < DBOX; b++)
-			ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s), 64 * b, n0,
-				       w.head_kv, w.batch);
-		ft_mbar_wait(sm.empty_v(s), ph ^ 1u);
-		ft_mbar_arrive_tx(sm.full_v(s), KV_TILE_BYTES);
+			for (int b = 0; b < DBOX; b++)
+				ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s), 64 * b,
+					       n0, w.head_kv, w.batch);
+			ft_mbar_wait(sm.empty_v(s), ph ^ 1u);
+			ft_mbar_arrive_tx(sm.full_v(s), KV_TILE_BYTES);
 #pragma unroll
-		for (int b = 0; b < DBOX; b++)
-			ft_tma_load_4d(sm.v_tile(s) + b * KV_BOX_BYTES, &p.tma_v, sm.full_v(s), 64 * b, n0,
-				       w.head_kv, w.batch);
+			for (int b = 0; b < DBOX; b++)
+				ft_tma_load_4d(sm.v_tile(s) + b * KV_BOX_BYTES, &p.tma_v, sm.full_v(s), 64 * b,
+					       n0, w.head_kv, w.batch);
+		}
 	}
 }
 
@@ -390,6 +437,65 @@ static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float 
 	}
 }
 
+/* The KV loop without intra-warpgroup overlap (INTRA_WG_OVERLAP 0, the
+ * ablation of the overlapped loop in consume): per tile, S = Q K^T and wait
+ * for it, the softmax, O rescaled and P packed, then O += P V and wait for it,
+ * so the tensor cores idle during the softmax unless the other consumer
+ * (PINGPONG) fills them. With ping-pong each GEMM is one turn: two turns per
+ * tile, consumer 1 skipping its arrive after the last (consume explains the
+ * balance). */
+static __device__ __forceinline__ void mainloop_serial(const fatune_attn_params &p, const smem_map &sm,
+						       const block_work &w, int cw, int kv, unsigned q_wg,
+						       const unsigned (&qa)[QREG ? D / 16 : 1][4],
+						       float (&s)[BN / 2], float (&o)[D / 2],
+						       unsigned (&pa)[BN / 16][4], float (&m)[2], float (&l)[2],
+						       const int (&lim_abs)[2], int m0w, int t, int lane)
+{
+	const unsigned my_turn = PP_BAR0 + cw, other_turn = PP_BAR0 + (cw ^ 1);
+
+	for (int j = 0; j < w.n; j++) {
+		const int st = (kv + j) % ST;
+		const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
+		const int n0 = (w.t_begin + j) * BN;
+		const bool need_mask = n0 + BN > p.s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+		const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+		float alpha[2];
+
+		ft_mbar_wait(sm.full_k(st), ph);
+		if (PP)
+			ft_bar_sync(my_turn, 256);
+		fence_regs(s);
+		ft_wgmma_fence();
+		issue_qk(s, q_wg, qa, sm.k_tile(st));
+		if (PP)
+			ft_bar_arrive(other_turn, 256);
+		ft_wgmma_wait<0>();
+		fence_regs(s);
+		__syncwarp();
+		if (lane == 0) {
+			ft_mbar_arrive(sm.empty_k(st));
+			if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
+				ft_mbar_arrive(sm.q_empty());
+		}
+		online_softmax(s, m, l, alpha, need_mask, lim, p.scale_log2);
+		rescale_o(o, alpha);
+		pack_p(pa, s);
+		ft_mbar_wait(sm.full_v(st), ph);
+		if (PP)
+			ft_bar_sync(my_turn, 256);
+		fence_regs(o);
+		ft_wgmma_fence();
+		issue_pv(o, pa, sm.v_tile(st));
+		if (PP && !(cw == 1 && j == w.n - 1))
+			ft_bar_arrive(other_turn, 256);
+		ft_wgmma_wait<0>();
+		fence_regs(o);
+		__syncwarp();
+		if (lane == 0)
+			ft_mbar_arrive(sm.empty_v(st));
+	}
+}
+
 /* byte offset of 16-byte chunk `ch` of row r in a consumer's Q area, laid out
  * like the TMA boxes (128-byte swizzle): box ch / 8, chunk (ch % 8) ^ (r % 8) */
 static __device__ __forceinline__ unsigned q_chunk(int r, int ch)
@@ -441,92 +547,96 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			}
 		}
 
-		/* tile 0: S_0 alone */
-		{
-			const int st = kv % ST;
-			const unsigned ph = (unsigned)(kv / ST) & 1u;
-			const int n0 = w.t_begin * BN;
-			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
-			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
-			float alpha[2];
+		if (!OVERLAP) {
+			mainloop_serial(p, sm, w, cw, kv, q_wg, qa, s, o, pa, m, l, lim_abs, m0w, t, lane);
+		} else {
+			/* tile 0: S_0 alone */
+			{
+				const int st = kv % ST;
+				const unsigned ph = (unsigned)(kv / ST) & 1u;
+				const int n0 = w.t_begin * BN;
+				const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+				const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+				float alpha[2];
 
-			ft_mbar_wait(sm.full_k(st), ph);
-			if (PP)
-				ft_bar_sync(my_turn, 256);
-			fence_regs(s);
-			ft_wgmma_fence();
-			issue_qk(s, q_wg, qa, sm.k_tile(st));
-			if (PP)
-				ft_bar_arrive(other_turn, 256);
-			ft_wgmma_wait<0>();
-			fence_regs(s);
-			__syncwarp();
-			if (lane == 0) {
-				ft_mbar_arrive(sm.empty_k(st));
-				if (PERSIST && !QREG && w.n == 1)	/* the tile's last Q K^T is done */
-					ft_mbar_arrive(sm.q_empty());
+				ft_mbar_wait(sm.full_k(st), ph);
+				if (PP)
+					ft_bar_sync(my_turn, 256);
+				fence_regs(s);
+				ft_wgmma_fence();
+				issue_qk(s, q_wg, qa, sm.k_tile(st));
+				if (PP)
+					ft_bar_arrive(other_turn, 256);
+				ft_wgmma_wait<0>();
+				fence_regs(s);
+				__syncwarp();
+				if (lane == 0) {
+					ft_mbar_arrive(sm.empty_k(st));
+					if (PERSIST && !QREG && w.n == 1)	/* the tile's last Q K^T is done */
+						ft_mbar_arrive(sm.q_empty());
+				}
+				online_softmax(s, m, l, alpha, need_mask, lim, sl2);
+				pack_p(pa, s);
 			}
-			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
-			pack_p(pa, s);
-		}
-		for (int j = 1; j < w.n; j++) {
-			const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
-			const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
-			const int n0 = (w.t_begin + j) * BN;
-			const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
-			const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
-			float alpha[2];
+			for (int j = 1; j < w.n; j++) {
+				const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
+				const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
+				const int n0 = (w.t_begin + j) * BN;
+				const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+				const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+				float alpha[2];
 
-			ft_mbar_wait(sm.full_k(st), ph);
-			if (PP)
-				ft_bar_sync(my_turn, 256);
-			fence_regs(s);
-			fence_regs(o);
-			ft_wgmma_fence();
-			issue_qk(s, q_wg, qa, sm.k_tile(st));
-			ft_mbar_wait(sm.full_v(pst), pph);
-			issue_pv(o, pa, sm.v_tile(pst));
-			if (PP)
-				ft_bar_arrive(other_turn, 256);
-			ft_wgmma_wait<1>();	/* S_j done, P V may run on */
-			fence_regs(s);
-			__syncwarp();
-			if (lane == 0) {
-				ft_mbar_arrive(sm.empty_k(st));
-				if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
-					ft_mbar_arrive(sm.q_empty());
+				ft_mbar_wait(sm.full_k(st), ph);
+				if (PP)
+					ft_bar_sync(my_turn, 256);
+				fence_regs(s);
+				fence_regs(o);
+				ft_wgmma_fence();
+				issue_qk(s, q_wg, qa, sm.k_tile(st));
+				ft_mbar_wait(sm.full_v(pst), pph);
+				issue_pv(o, pa, sm.v_tile(pst));
+				if (PP)
+					ft_bar_arrive(other_turn, 256);
+				ft_wgmma_wait<1>();	/* S_j done, P V may run on */
+				fence_regs(s);
+				__syncwarp();
+				if (lane == 0) {
+					ft_mbar_arrive(sm.empty_k(st));
+					if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
+						ft_mbar_arrive(sm.q_empty());
+				}
+				online_softmax(s, m, l, alpha, need_mask, lim, sl2);
+				fence_regs(s);
+				fence_regs(alpha);
+				fence_regs(l);
+				wait_all_after(l[0]);
+				fence_regs(o);
+				__syncwarp();
+				if (lane == 0)
+					ft_mbar_arrive(sm.empty_v(pst));
+				rescale_o(o, alpha);
+				pack_p(pa, s);
 			}
-			online_softmax(s, m, l, alpha, need_mask, lim, sl2);
-			fence_regs(s);
-			fence_regs(alpha);
-			fence_regs(l);
-			wait_all_after(l[0]);
-			fence_regs(o);
-			__syncwarp();
-			if (lane == 0)
-				ft_mbar_arrive(sm.empty_v(pst));
-			rescale_o(o, alpha);
-			pack_p(pa, s);
-		}
-		/* the last tile's P V */
-		{
-			const int pst = (kv + w.n - 1) % ST;
-			const unsigned pph = (unsigned)((kv + w.n - 1) / ST) & 1u;
+			/* the last tile's P V */
+			{
+				const int pst = (kv + w.n - 1) % ST;
+				const unsigned pph = (unsigned)((kv + w.n - 1) / ST) & 1u;
 
-			ft_mbar_wait(sm.full_v(pst), pph);
-			if (PP)
-				ft_bar_sync(my_turn, 256);
-			fence_regs(o);
-			ft_wgmma_fence();
-			issue_pv(o, pa, sm.v_tile(pst));
-			/* consumer 1 gave consumer 0 one turn ahead: it skips its last */
-			if (PP && cw == 0)
-				ft_bar_arrive(other_turn, 256);
-			ft_wgmma_wait<0>();
-			fence_regs(o);
-			__syncwarp();
-			if (lane == 0)
-				ft_mbar_arrive(sm.empty_v(pst));
+				ft_mbar_wait(sm.full_v(pst), pph);
+				if (PP)
+					ft_bar_sync(my_turn, 256);
+				fence_regs(o);
+				ft_wgmma_fence();
+				issue_pv(o, pa, sm.v_tile(pst));
+				/* consumer 1 gave consumer 0 one turn ahead: it skips its last */
+				if (PP && cw == 0)
+					ft_bar_arrive(other_turn, 256);
+				ft_wgmma_wait<0>();
+				fence_regs(o);
+				__syncwarp();
+				if (lane == 0)
+					ft_mbar_arrive(sm.empty_v(pst));
+			}
 		}
 	}
 
