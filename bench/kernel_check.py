@@ -163,6 +163,7 @@ class Space:
         self.threads = str(launch["threads"])
         self.grid = _grid(launch["grid"])
         self.combine_threads = str(launch.get("combine_threads", 0))
+        self.combine_pdl = str(launch.get("combine_pdl", 0))
         self.combine_grid = _grid(launch.get("combine_grid", [0, 0, 0]))
         self.workspace = str((doc.get("workspace") or {}).get("bytes", 0))
         self.db = sqlite3.connect(":memory:", cached_statements=512)
@@ -207,6 +208,7 @@ class Space:
             grid=[self.eval(g, n) for g in self.grid],
             combine_threads=self.eval(self.combine_threads, n),
             combine_grid=[self.eval(g, n) for g in self.combine_grid],
+            pdl=int(self.eval(self.combine_pdl, n) != 0),
             num_splits=int(values.get("NUM_SPLITS", 1)),
             workspace=self.eval(self.workspace, n),
         )

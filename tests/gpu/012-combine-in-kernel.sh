@@ -21,7 +21,7 @@ for c in "${cases[@]}"; do
   cfg=${c#*|}
   for ik in 1 0; do
     # shellcheck disable=SC2086
-    run bench $args --config "$cfg,COMBINE_IN_KERNEL=$ik" --json
+    run bench $args --config "$cfg,COMBINE_IN_KERNEL=$ik,PDL=0" --json
     cat "$T/out"
     expect_rc 0 "$args COMBINE_IN_KERNEL=$ik"
     grep -q '"status":"ok"' "$T/out" || fail "$args $cfg COMBINE_IN_KERNEL=$ik is not ok"

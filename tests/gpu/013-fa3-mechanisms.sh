@@ -1,0 +1,59 @@
+# 013-fa3-mechanisms: on an sm_90 GPU, every value of the FlashAttention-3 mechanism parameters
+# (issue 17) verified against the reference and timed (the timed calls are a CUDA graph of
+# back-to-back calls, verified again after): PDL=1 (the combine kernel launched with programmatic
+# dependent launch, griddepcontrol in both templates) next to PDL=0 on the mma template's decode
+# path and the Hopper template's split-KV; INTRA_WG_OVERLAP 0 (no overlap), 1 (today's overlapped
+# loop) and 2 (V loaded one tile behind K) of the Hopper template where their paths differ: masked
+# tail tiles, causal rows, rows that see no key, GQA bshd bf16, persistent, ping-pong, Q in
+# registers, three consumers, D 64/128/256. Prints each config's time beside its twins'.
+. "$FT_TEST_LIB"
+gpu_or_skip
+arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
+[ "$arch" = sm_90 ] || { echo "SKIP: needs an sm_90 GPU (this one is $arch)"; exit 77; }
+
+ok_time() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["t_median_us"])' "$T/out"
+}
+bench_ok() { # SPACE ARGS CONFIG
+	local space=$1 args=$2 cfg=$3
+	# shellcheck disable=SC2086
+	run bench --space "$space" $args --config "$cfg" --json
+	expect_rc 0 "$args $cfg"
+	grep -q '"status":"ok"' "$T/out" || { cat "$T/out"; fail "$args $cfg is not ok"; }
+	echo "$(ok_time) us  $args  $cfg"
+}
+
+# the mma template: decode (GQA packed, bshd, bf16, empty splits), the combine with and without PDL
+W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16"
+mma=(
+	"--shape 1x32x1x128 --kv-heads 8 --kv-len 8192|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=16"
+	"--shape 2x40x1x128 --kv-heads 8 --kv-len 8192 --layout bshd|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=0,NUM_SPLITS=8"
+	"--shape 1x32x1x128 --kv-heads 8 --kv-len 1000|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=12"
+	"--shape 1x32x4x64 --kv-heads 8 --kv-len 4096 --causal --dtype bf16|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=32"
+)
+for c in "${mma[@]}"; do
+	for pdl in 0 1; do
+		bench_ok "$SPACES/attention.yaml" "${c%%|*}" "${c#*|},COMBINE_IN_KERNEL=0,PDL=$pdl"
+	done
+done
+
+# the Hopper template: shape | config without INTRA_WG_OVERLAP and PDL | the PDL values to run
+C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
+C1="NUM_CONSUMER_WG=1,BLOCK_M=64"
+hop=(
+	"--shape 1x8x1000x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1|0"
+	"--shape 2x16x777x64 --kv-heads 4 --kv-len 1500 --layout bshd --dtype bf16 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1|0"
+	"--shape 4x16x1024x128|$C2,BLOCK_N=176,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1|0"
+	"--shape 1x8x256x128 --kv-len 4096|$C1,BLOCK_N=128,KV_STAGES=3,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=4|0 1"
+	"--shape 2x4x300x128 --kv-len 100 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=2|0 1"
+	"--shape 1x4x1024x256 --dtype bf16|$C2,BLOCK_N=64,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=2|0 1"
+)
+for c in "${hop[@]}"; do
+	IFS='|' read -r args cfg pdls <<<"$c"
+	for ov in 0 1 2; do
+		for pdl in $pdls; do
+			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl"
+		done
+	done
+done
+echo "all FA3 mechanism variants verified"
