@@ -2,12 +2,18 @@
 # device-session.sh - everything one GPU-machine call does, logs under $OUT.
 #
 #   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
-#                                          hopper serving campaign24 all
+#                                          hopper serving campaign24 all, and ablation (only
+#                                          when named: ~20-30 min)
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
+# ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches five shapes and
+# times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 0/1/2, PDL 0/1), then
+# compare_torch on those bests against the peers, then compute-sanitizer memcheck and racecheck
+# on one small config per new variant (through fatune bench, so the worker's own launches,
+# cuLaunchKernelEx with PDL included, are what is checked).
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -117,4 +123,35 @@ if has abi; then
 		done
 	done
 fi
-
+if [[ " $steps " == *" ablation "* ]]; then
+	db=/tmp/fatune-ablation.db
+	timeout "${ABLATION_TIMEOUT:-1500}" python3 bench/ablation.py --fatune $F --db $db \
+		--json "$OUT/ablation.json" 2>&1 | tee "$OUT/ablation.txt"
+	keep_db $db ablation
+	timeout 420 python3 bench/compare_torch.py --db $db --all --ceiling --json "$OUT/ablation-compare.json" \
+		2>"$OUT/ablation-compare.err" | tee "$OUT/ablation-compare.txt"
+	tail -3 "$OUT/ablation-compare.err"
+	# one small config per new variant: space | shape | config
+	W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16" C1="NUM_CONSUMER_WG=1,BLOCK_M=64" C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
+	san=(
+		"attention|--shape 1x8x1x128 --kv-heads 2 --kv-len 777|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=1"
+		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1"
+		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
+		"attention_sm90|--shape 2x16x777x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+		"attention_sm90|--shape 4x16x600x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
+	)
+	for c in "${san[@]}"; do
+		IFS='|' read -r sp args cfg <<<"$c"
+		for tool in memcheck racecheck; do
+			# shellcheck disable=SC2086
+			timeout 600 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
+				$F bench --space search_spaces/$sp.yaml $args --config "$cfg" --samples 5 --launches 1 \
+				--timeout 300 --db /tmp/fatune-sanitizer.db --json >"$OUT/sanitizer.log.tmp" 2>&1
+			rc=$?
+			echo "$tool rc $rc: $sp $args $cfg" | tee -a "$OUT/sanitizer.txt"
+			grep -E "ERROR SUMMARY|RACECHECK SUMMARY|\"status\"" "$OUT/sanitizer.log.tmp" | tee -a "$OUT/sanitizer.txt"
+			cat "$OUT/sanitizer.log.tmp" >>"$OUT/sanitizer.log"
+		done
+	done
+	rm -f "$OUT/sanitizer.log.tmp"
+fi

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""ablation.py - what each FlashAttention-3 mechanism parameter buys, on a GPU (issue 17).
+
+For each shape: `fatune search` with the default spaces (both families on sm_90), then, for each
+space's best config, `fatune bench` of that config with each value of the mechanism parameters it
+has, the others held at the best's values, in one process per call but in the same session,
+interleaved A B C A B C so that clock drift shows as a spread rather than as a gain:
+
+  INTRA_WG_OVERLAP (Hopper template): 0 no overlap, 1 the overlapped loop, 2 V one tile behind K
+  PDL (both templates): the combine kernel launched with programmatic dependent launch; only for
+      a split best (NUM_SPLITS > 1); a best that merges its splits in the kernel
+      (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1)
+
+It also prints, for each split-KV shape, FlashAttention-3's split count for that best's grid
+(tuner/search/strategy.c ft_split_heuristic, repeated here) next to the count the search chose.
+
+  python3 bench/ablation.py --fatune build/fatune --db /tmp/fatune-ablation.db --json out.json
+  python3 bench/ablation.py --list        # the shapes and what would run, no GPU
+
+Exit codes: 0 every variant verified; 1 a variant failed or was wrong; 2 usage.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import kernel_check as kc  # noqa: E402  (the space's expressions, for a best's grid)
+
+# the shapes of issue 17's brief: the mission shape, the D 128 throughput shape, the causal bf16
+# miss, GQA decode (bshd) and MHA decode
+SHAPES = [
+    "--shape 1x8x512x64",
+    "--shape 4x16x2048x128",
+    "--shape 2x32x2048x64 --dtype bf16 --causal",
+    "--shape 2x40x1x128 --kv-heads 8 --kv-len 8192 --layout bshd",
+    "--shape 1x32x1x128 --kv-len 8192",
+]
+SPLIT_COUNTS = {"attention": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64], "attention_sm90": [1, 2, 4]}
+SMS = 132
+
+
+def parse_config(text):
+    return dict((k, int(v)) for k, v in (kv.split("=", 1) for kv in text.split(",")))
+
+
+def format_config(values):
+    return ",".join(f"{k}={v}" for k, v in values.items())
+
+
+def variants(values):
+    """(parameter, label, config values) for every mechanism value to time, the best's own
+    first in each group."""
+    out = []
+    if "INTRA_WG_OVERLAP" in values:
+        for v in (values["INTRA_WG_OVERLAP"], *[x for x in (0, 1, 2) if x != values["INTRA_WG_OVERLAP"]]):
+            out.append(("INTRA_WG_OVERLAP", str(v), dict(values, INTRA_WG_OVERLAP=v)))
+    if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
+        if values.get("COMBINE_IN_KERNEL", 0) == 1:
+            out.append(("PDL", "in-kernel combine (best)", dict(values)))
+            for v in (0, 1):
+                out.append(("PDL", f"combine kernel, PDL={v}", dict(values, COMBINE_IN_KERNEL=0, PDL=v)))
+        else:
+            for v in (values["PDL"], 1 - values["PDL"]):
+                out.append(("PDL", str(v), dict(values, PDL=v)))
+    return out
+
+
+def split_heuristic(mblocks, nblocks, counts, sms=SMS):
+    """FlashAttention-3's num_splits_heuristic over the space's counts (strategy.c)."""
+    if mblocks < 1 or 10 * mblocks >= 8 * sms or nblocks <= 4:
+        return 1
+    eff = {c: (lambda w: w / math.ceil(w))(mblocks * c / sms) for c in counts if c <= min(nblocks, sms)}
+    best = max(eff.values())
+    return min(c for c, e in eff.items() if e >= 0.85 * best)
+
+
+def shape_of(text):
+    """kernel_check.Shape, causal and dtype of a shape's fatune arguments."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape")
+    ap.add_argument("--kv-len", type=int)
+    ap.add_argument("--kv-heads", type=int)
+    ap.add_argument("--layout", default="bhsd")
+    ap.add_argument("--dtype", default="fp16")
+    ap.add_argument("--causal", action="store_true")
+    a = ap.parse_args(text.split())
+    b, h, s, d = (int(x) for x in a.shape.split("x"))
+    return kc.Shape(b, h, s, d, a.kv_heads or h, a.kv_len or s, int(a.layout == "bshd")), a.causal, a.dtype
+
+
+def split_note(text, space, space_file, best):
+    """The split count the search chose beside FlashAttention-3's rule for the best's grid."""
+    shape, causal, dtype = shape_of(text)
+    g = kc.Space(space_file).geometry(shape, causal, "sm_90", best, dtype)
+    splits = best.get("NUM_SPLITS", 1)
+    bn = best.get("BLOCK_N", best.get("TILE_N", 128))
+    ntiles = math.ceil(shape.s_kv / bn)
+    rule = split_heuristic(g["grid"][0] * g["grid"][1] * g["grid"][2] // splits, ntiles, SPLIT_COUNTS.get(space, [1]))
+    return f"splits: the search chose {splits}, FA3's rule gives {rule} ({ntiles} KV tiles of {bn})"
+
+
+def run_json(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        return p.returncode, json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else None, p.stderr
+    except (json.JSONDecodeError, IndexError):
+        return p.returncode, None, p.stderr + p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fatune", default=os.path.join(ROOT, "build", "fatune"))
+    ap.add_argument("--db", default="/tmp/fatune-ablation.db")
+    ap.add_argument("--bench-db", default="/tmp/fatune-ablation-bench.db")
+    ap.add_argument("--shape", action="append", help="shape arguments, e.g. '--shape 1x8x512x64 --causal' "
+                    "(repeatable; default: the five of issue 17)")
+    ap.add_argument("--reps", type=int, default=2, help="rounds of the interleaved variants")
+    ap.add_argument("--json", help="write every result here")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    shapes = args.shape or SHAPES
+    if args.list:
+        for s in shapes:
+            print(f"search {s}; then each space's best with INTRA_WG_OVERLAP 0/1/2 (Hopper) and PDL 0/1 (split)")
+        return 0
+    results, failed = [], 0
+    for s in shapes:
+        rc, res, err = run_json([args.fatune, "search", *s.split(), "--db", args.db, "--json", "--quiet"])
+        if res is None or "spaces" not in res:
+            print(f"{s}: search failed (rc {rc}): {err.strip()[-400:]}")
+            failed += 1
+            continue
+        for sp in res["spaces"]:
+            if "best" not in sp:
+                print(f"{s} {sp['space']}: nothing verified")
+                continue
+            best = parse_config(sp["best"]["config"])
+            space_file = os.path.join(ROOT, "search_spaces", sp["space"] + ".yaml")
+            print(f"\n{s}  {sp['space']} best {sp['best']['t_median_us']:.2f} us  {sp['best']['config']}")
+            vs = variants(best)
+            if not vs:
+                print("  no mechanism parameter applies (no split, no Hopper loop)")
+            times = {}
+            for rep in range(args.reps):
+                for param, label, values in vs:
+                    cfg = format_config(values)
+                    rc, b, err = run_json([args.fatune, "bench", "--space", space_file, *s.split(), "--config", cfg,
+                                           "--db", args.bench_db, "--json"])
+                    ok = b is not None and b.get("status") == "ok"
+                    if not ok:
+                        failed += 1
+                        print(f"  {param}={label}: FAILED rc {rc}: {(b or {}).get('reason') or err.strip()[-300:]}")
+                    times.setdefault((param, label), []).append(b["t_median_us"] if ok else None)
+                    results.append(dict(shape=s, space=sp["space"], best=sp["best"]["config"], param=param,
+                                        value=label, config=cfg, rep=rep, status=(b or {}).get("status"),
+                                        t_median_us=(b or {}).get("t_median_us"), rel_err=(b or {}).get("rel_err")))
+            for param in dict.fromkeys(p for p, _, _ in vs):
+                base = None
+                for (p, label), ts in times.items():
+                    if p != param:
+                        continue
+                    good = [t for t in ts if t is not None]
+                    med = sorted(good)[len(good) // 2] if good else None
+                    base = base if base is not None else med
+                    ratio = f"{med / base:.3f}x" if med and base else "-"
+                    print(f"  {param}={label:28s} {' '.join(f'{t:8.2f}' if t else '  failed' for t in ts)} us"
+                          f"   {ratio} of the best's")
+            if best.get("NUM_SPLITS", 1) > 1 or "--kv-len" in s:
+                print("  " + split_note(s, sp["space"], space_file, best))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    print(f"\n{len(results)} timings, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
