@@ -63,10 +63,11 @@ static void test_mma_decode(void **state)
 	int n = 0;
 
 	(void)state;
-	/* decode, GQA 32/8: packed, 8 splits, the combine kernel */
+	/* decode, GQA 32/8: packed, 8 splits, the combine kernel launched with
+	 * programmatic dependent launch (sm_90) */
 	build_for(sp, "2x32x1x128,kv_heads=8,kv_len=4096,layout=bshd", FT_BF16, "sm_90",
 		  "NUM_WARPS_PER_BLOCK=1,TILE_M=16,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=0,NUM_SPLITS=8,"
-		  "COMBINE_IN_KERNEL=0",
+		  "COMBINE_IN_KERNEL=0,PDL=1",
 		  &c, &b);
 	assert_int_equal(c.failed_constraint, -1);
 	/* every compile-time parameter in space order, then fatune's own */
@@ -93,6 +94,7 @@ static void test_mma_decode(void **state)
 	assert_int_equal(b.launch.grid[2], 2);
 	assert_int_equal(b.launch.num_splits, 8);
 	assert_int_equal(b.launch.combine_threads, 128);
+	assert_int_equal(b.launch.combine_pdl, 1);
 	assert_int_equal(b.launch.combine_grid[1], 32);
 	assert_int_equal(b.launch.workspace_bytes, 0);
 	assert_int_equal(b.launch.plan.tma[FT_TENSOR_Q].rows, 0); /* mma: no TMA */
@@ -108,10 +110,11 @@ static void test_mma_in_kernel_combine(void **state)
 	(void)state;
 	build_for(sp, "1x8x512x64", FT_FP16, "sm_89",
 		  "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,"
-		  "COMBINE_IN_KERNEL=1",
+		  "COMBINE_IN_KERNEL=1,PDL=0",
 		  &c, &b);
 	assert_int_equal(c.failed_constraint, -1);
 	assert_int_equal(b.launch.combine_threads, 0);
+	assert_int_equal(b.launch.combine_pdl, 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(b.launch.combine_grid[i], 0);
 	/* one arrival counter per row block: 8 row blocks x 8 heads x 1 batch */
@@ -121,7 +124,7 @@ static void test_mma_in_kernel_combine(void **state)
 	/* a constraint that fails is reported, not hidden */
 	build_for(sp, "1x8x512x64", FT_FP16, "sm_89",
 		  "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=2,"
-		  "COMBINE_IN_KERNEL=1",
+		  "COMBINE_IN_KERNEL=1,PDL=0",
 		  &c, &b);
 	assert_string_equal(sp->constraints[c.failed_constraint].name, "pack_iff_gqa");
 	free(sp);
