@@ -443,7 +443,10 @@ static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float 
  * so the tensor cores idle during the softmax unless the other consumer
  * (PINGPONG) fills them. With ping-pong each GEMM is one turn: two turns per
  * tile, consumer 1 skipping its arrive after the last (consume explains the
- * balance). */
+ * balance). Its first half repeats consume's tile 0 line for line: one shared
+ * helper moved 12 instructions of the default loop's SASS (same length,
+ * different bytes), and INTRA_WG_OVERLAP=1 is kept byte-identical to the
+ * kernel before the parameter. */
 static __device__ __forceinline__ void mainloop_serial(const fatune_attn_params &p, const smem_map &sm,
 						       const block_work &w, int cw, int kv, unsigned q_wg,
 						       const unsigned (&qa)[QREG ? D / 16 : 1][4],
