@@ -551,7 +551,7 @@ int ft_gpu_launch_dependent(struct ft_gpu *g, struct ft_gpu_func *f, const char 
 	snprintf(obj, sizeof(obj), "%s' (programmatic dependent launch) with grid [%u, %u, %u], block [%u, %u, %u] on '%s",
 		 name, grid[0], grid[1], grid[2], block[0], block[1], block[2], g->name);
 	return cu_fail(g, err, r, "cuLaunchKernelEx", obj,
-		       "programmatic dependent launch needs an sm_90 or newer GPU: set launch.combine_pdl to 0 elsewhere");
+		       "programmatic dependent launch needs an sm_90 or newer GPU: guard launch.combine_pdl with CC >= 90");
 }
 
 int ft_gpu_sync(struct ft_gpu *g, const char *what, struct ft_err *err)
