@@ -1,4 +1,4 @@
-# 013-fa3-mechanisms: on an sm_90 GPU, every value of the FlashAttention-3 mechanism parameters
+# 014-fa3-mechanisms: on an sm_90 GPU, every value of the FlashAttention-3 mechanism parameters
 # (issue 17) verified against the reference and timed (the timed calls are a CUDA graph of
 # back-to-back calls, verified again after): PDL=1 (the combine kernel launched with programmatic
 # dependent launch, griddepcontrol in both templates) next to PDL=0 on the mma template's decode
