@@ -14,7 +14,7 @@ interleaved A B C A B C so that clock drift shows as a spread rather than as a g
 It also prints, for each split-KV shape, FlashAttention-3's split count for that best's grid
 (tuner/search/strategy.c ft_split_heuristic, repeated here) next to the count the search chose.
 
-  python3 bench/ablation.py --fatune build/fatune --db /tmp/fatune-ablation.db --json out.json
+  python3 bench/ablation.py --fatune build/fatune --db build/ablation.db --json out.json [--only 0 1]
   python3 bench/ablation.py --list        # the shapes and what would run, no GPU
 
 Exit codes: 0 every variant verified; 1 a variant failed or was wrong; 2 usage.
@@ -115,21 +115,25 @@ def run_json(cmd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fatune", default=os.path.join(ROOT, "build", "fatune"))
-    ap.add_argument("--db", default="/tmp/fatune-ablation.db")
-    ap.add_argument("--bench-db", default="/tmp/fatune-ablation-bench.db")
+    ap.add_argument("--db", default=os.path.join(ROOT, "build", "ablation.db"))
+    ap.add_argument("--bench-db", default=os.path.join(ROOT, "build", "ablation-bench.db"))
     ap.add_argument("--shape", action="append", help="shape arguments, e.g. '--shape 1x8x512x64 --causal' "
                     "(repeatable; default: the five of issue 17)")
+    ap.add_argument("--only", type=int, nargs="+", help="only these of the five shapes (0-4), e.g. to fit "
+                    "a 10-minute call; the DB keeps the others' searches")
     ap.add_argument("--reps", type=int, default=2, help="rounds of the interleaved variants")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
-    shapes = args.shape or SHAPES
+    shapes = list(enumerate(args.shape or SHAPES))
+    if args.only:
+        shapes = [shapes[i] for i in args.only]
     if args.list:
-        for s in shapes:
-            print(f"search {s}; then each space's best with INTRA_WG_OVERLAP 0/1/2 (Hopper) and PDL 0/1 (split)")
+        for i, s in shapes:
+            print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 0/1/2 (Hopper) and PDL 0/1 (split)")
         return 0
     results, failed = [], 0
-    for s in shapes:
+    for _, s in shapes:
         rc, res, err = run_json([args.fatune, "search", *s.split(), "--db", args.db, "--json", "--quiet"])
         if res is None or "spaces" not in res:
             print(f"{s}: search failed (rc {rc}): {err.strip()[-400:]}")

@@ -2,18 +2,18 @@
 # device-session.sh - everything one GPU-machine call does, logs under $OUT.
 #
 #   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
-#                                          hopper serving campaign24 all, and ablation (only
-#                                          when named: ~20-30 min)
+#                                          hopper serving campaign24 all, and (only when
+#                                          named) ablation ablation-compare ablation-sanitizer
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
 # ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches five shapes and
-# times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 0/1/2, PDL 0/1), then
-# compare_torch on those bests against the peers, then compute-sanitizer memcheck and racecheck
-# on one small config per new variant (through fatune bench, so the worker's own launches,
-# cuLaunchKernelEx with PDL included, are what is checked).
+# times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 0/1/2, PDL 0/1);
+# ablation-compare: compare_torch on those bests against the peers; ablation-sanitizer:
+# compute-sanitizer memcheck and racecheck on one small config per new variant (through fatune
+# bench, so the worker's own launches, cuLaunchKernelEx with PDL included, are what is checked).
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -123,14 +123,23 @@ if has abi; then
 		done
 	done
 fi
-if [[ " $steps " == *" ablation "* ]]; then
-	db=/tmp/fatune-ablation.db
-	timeout "${ABLATION_TIMEOUT:-1500}" python3 bench/ablation.py --fatune $F --db $db \
-		--json "$OUT/ablation.json" 2>&1 | tee "$OUT/ablation.txt"
-	keep_db $db ablation
-	timeout 420 python3 bench/compare_torch.py --db $db --all --ceiling --json "$OUT/ablation-compare.json" \
-		2>"$OUT/ablation-compare.err" | tee "$OUT/ablation-compare.txt"
+# ablation, ablation-compare, ablation-sanitizer: issue 17 in three parts, each within a 10-minute
+# call; ABLATION_ONLY="0 1" searches only those of bench/ablation.py's five shapes (build/ablation.db
+# keeps every part's searches between calls on the same machine)
+only() { [[ " $steps " == *" $1 "* ]]; }
+if only ablation; then
+	# shellcheck disable=SC2086
+	timeout "${ABLATION_TIMEOUT:-560}" python3 bench/ablation.py --fatune $F --db build/ablation.db \
+		${ABLATION_ONLY:+--only $ABLATION_ONLY} --json "$OUT/ablation${ABLATION_ONLY:+-${ABLATION_ONLY// /}}.json" \
+		2>&1 | tee "$OUT/ablation${ABLATION_ONLY:+-${ABLATION_ONLY// /}}.txt"
+	keep_db build/ablation.db ablation
+fi
+if only ablation-compare; then
+	timeout 560 python3 bench/compare_torch.py --db build/ablation.db --all --ceiling \
+		--json "$OUT/ablation-compare.json" 2>"$OUT/ablation-compare.err" | tee "$OUT/ablation-compare.txt"
 	tail -3 "$OUT/ablation-compare.err"
+fi
+if only ablation-sanitizer; then
 	# one small config per new variant: space | shape | config
 	W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16" C1="NUM_CONSUMER_WG=1,BLOCK_M=64" C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
 	san=(
@@ -144,9 +153,9 @@ if [[ " $steps " == *" ablation "* ]]; then
 		IFS='|' read -r sp args cfg <<<"$c"
 		for tool in memcheck racecheck; do
 			# shellcheck disable=SC2086
-			timeout 600 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
+			timeout 110 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
 				$F bench --space search_spaces/$sp.yaml $args --config "$cfg" --samples 5 --launches 1 \
-				--timeout 300 --db /tmp/fatune-sanitizer.db --json >"$OUT/sanitizer.log.tmp" 2>&1
+				--timeout 100 --db build/sanitizer.db --json >"$OUT/sanitizer.log.tmp" 2>&1
 			rc=$?
 			echo "$tool rc $rc: $sp $args $cfg" | tee -a "$OUT/sanitizer.txt"
 			grep -E "ERROR SUMMARY|RACECHECK SUMMARY|\"status\"" "$OUT/sanitizer.log.tmp" | tee -a "$OUT/sanitizer.txt"
