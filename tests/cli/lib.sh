@@ -84,7 +84,7 @@ put_best() {
 	  threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x, combine_grid_y, combine_grid_z,
 	  updated_at) VALUES ('sm_89', 'NVIDIA L4', 'attention', 'attention', 'mma', 1, 8, 512, 64,
 	  512, 8, 'bhsd', 'fp16', 0,
-	  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0', '0123456789abcdef',
+	  'NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0,PDL=0', '0123456789abcdef',
 	  'fedcba9876543210', '0.1.0', 5.93, 5.81, 6.02, 0.00031, 24576, 128, 16, 8, 1, 128, 4, 8, 1,
 	  '2026-11-22T02:00:00Z')"
 }

@@ -12,7 +12,7 @@
  *   median latency   5.93 us (min 5.81 us)
  *   relative error   3.10e-04
  *   measured         2026-11-22T02:00:00Z
- *   config           NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0
+ *   config           NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0,PDL=0
  *
  * Build: this header, then the template, in one translation unit (kernel.cu):
  *   #include "build_config.h"
@@ -63,6 +63,11 @@
 #define COMBINE_IN_KERNEL 0
 #elif COMBINE_IN_KERNEL != 0
 #error "COMBINE_IN_KERNEL: build_config.h says 0, the build defines another value (a -DCOMBINE_IN_KERNEL flag?): drop the flag or export again"
+#endif
+#ifndef PDL
+#define PDL 0
+#elif PDL != 0
+#error "PDL: build_config.h says 0, the build defines another value (a -DPDL flag?): drop the flag or export again"
 #endif
 #ifndef HEAD_DIM
 #define HEAD_DIM 64
@@ -119,6 +124,9 @@
 #define FATUNE_LAUNCH_COMBINE_GRID_X 64
 #define FATUNE_LAUNCH_COMBINE_GRID_Y 8
 #define FATUNE_LAUNCH_COMBINE_GRID_Z 1
+/* 1: the combine kernel was tuned launched with programmatic dependent launch (cuLaunchKernelEx,
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, sm_90+); a plain launch is also correct */
+#define FATUNE_LAUNCH_COMBINE_PDL 0
 /* the workspace (p.workspace, p.workspace_bytes): bytes for the tuned shape; for another: iif(COMBINE_IN_KERNEL == 1, 4 * ceil_div(S * iif(PACK_GQA == 1, H / H_KV, 1), TILE_M) * iif(PACK_GQA == 1, H_KV, H) * B, 0);
  * init FATUNE_WORKSPACE_ZERO_ONCE: zero it once before the first call; each call leaves it zero */
 #define FATUNE_LAUNCH_WORKSPACE_BYTES 0

@@ -25,7 +25,7 @@ while read -r config flags; do  # the config first: the flags are several words
 		-L"$CUDA/lib64/stubs" -L"$CUDA/lib64" -lcuda -lm || fail "launch_check does not build"
 	"$d/check" "$d/k.cubin" 1 4 256 || fail "the exported launch is wrong ($flags $config)"
 done <<'CASES'
-NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0 --dtype fp16
-NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=1 --dtype bf16 --causal
+NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0,PDL=0 --dtype fp16
+NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=1,PDL=0 --dtype bf16 --causal
 CASES
 echo "ok"

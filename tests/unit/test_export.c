@@ -24,7 +24,7 @@
 #include "space/candidate.h"
 
 static const char *const golden_config =
-	"NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0";
+	"NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0,PDL=0";
 
 static struct ft_best golden_best(void)
 {
@@ -241,7 +241,7 @@ static void test_shape_flags(void **state)
 	b.device[0] = '\0';
 	b.rel_err = NAN;
 	strcpy(b.config, "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=32,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,"
-			 "NUM_SPLITS=1,COMBINE_IN_KERNEL=0");
+			 "NUM_SPLITS=1,COMBINE_IN_KERNEL=0,PDL=0");
 	h = export(&b, FT_EXPORT_C, &rc, &err);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(h, "#define TILE_N 32\n"));
@@ -335,7 +335,7 @@ static void test_wgmma_winner(void **state)
 		" *   template         attention_sm90 (xxh64 4455667788990011)\n",
 		" *   space            attention_sm90 (family wgmma)\n",
 		" *   config           NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,"
-		"PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1\n",
+		"PERSISTENT=1,Q_IN_REGS=0,INTRA_WG_OVERLAP=1,NUM_SPLITS=1,PDL=0\n",
 		"#define NUM_CONSUMER_WG 2\n", "#define BLOCK_M 128\n", "#define BLOCK_N 176\n",
 		"#define PERSISTENT 1\n", "#define FATUNE_LAUNCH_NUM_SPLITS 1\n", "#define HEAD_DIM 128\n",
 		"#define FATUNE_LAUNCH_KERNEL \"fatune_sm90_fwd\"\n", "#define FATUNE_LAUNCH_TMA_K_ROWS 176\n",
@@ -358,7 +358,7 @@ static void test_wgmma_winner(void **state)
 	b.shape = (struct ft_shape){ .b = 4, .h = 16, .s = 2048, .d = 128, .dtype = FT_FP16,
 				     .s_kv = 2048, .h_kv = 16 };
 	strcpy(b.config, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,"
-			 "Q_IN_REGS=0,NUM_SPLITS=1");
+			 "Q_IN_REGS=0,INTRA_WG_OVERLAP=1,NUM_SPLITS=1,PDL=0");
 	h = export_src(&b, NULL, FT_EXPORT_CXX, 0, "spaces/sm90.yaml", "my.db", &rc, &err);
 	assert_int_equal(rc, 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)

@@ -257,6 +257,10 @@ static void launch(FILE *out, const struct ft_export_src *src)
 	launch_macro(out, "COMBINE_GRID_X", l->combine_grid[0]);
 	launch_macro(out, "COMBINE_GRID_Y", l->combine_grid[1]);
 	launch_macro(out, "COMBINE_GRID_Z", l->combine_grid[2]);
+	fputs("/* 1: the combine kernel was tuned launched with programmatic dependent launch (cuLaunchKernelEx,\n"
+	      " * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, sm_90+); a plain launch is also correct */\n",
+	      out);
+	launch_macro(out, "COMBINE_PDL", l->combine_pdl);
 	fprintf(out, "/* the workspace (p.workspace, p.workspace_bytes): bytes for the tuned shape%s%s;\n * init %s */\n",
 		sp->workspace.text[0] ? "; for another: " : "", sp->workspace.text[0] ? formula(&sp->workspace, s1, sizeof(s1)) : "",
 		init_names[l->workspace_init]);
@@ -288,6 +292,7 @@ static void cxx_mirror(FILE *out)
 	      "constexpr unsigned combine_threads = FATUNE_LAUNCH_COMBINE_THREADS;\n"
 	      "constexpr unsigned combine_grid[3] = { FATUNE_LAUNCH_COMBINE_GRID_X, FATUNE_LAUNCH_COMBINE_GRID_Y,\n"
 	      "\t\t\t\t      FATUNE_LAUNCH_COMBINE_GRID_Z };\n"
+	      "constexpr int combine_pdl = FATUNE_LAUNCH_COMBINE_PDL;\n"
 	      "constexpr unsigned long long workspace_bytes = FATUNE_LAUNCH_WORKSPACE_BYTES;\n"
 	      "} /* namespace build_config */\n} /* namespace fatune */\n#endif\n",
 	      out);
