@@ -186,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (ft_space_load(&sp, fz_src("search_spaces/attention.yaml"), &err) ||
 		    ft_config_parse(&sp, "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,"
-					"NUM_SPLITS=2,COMBINE_IN_KERNEL=1", values, &err) ||
+					"NUM_SPLITS=2,COMBINE_IN_KERNEL=1,PDL=0", values, &err) ||
 		    ft_candidate_eval(&sp, &shape, ft_arch_find("sm_90", NULL), values, &c, &err) ||
 		    ft_candidate_build(&sp, &shape, &c, &build, &err))
 			FZ_FAIL(&err);
@@ -203,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	best.shape = (struct ft_shape){ .b = 1, .h = 8, .s = 512, .d = 64, .s_kv = 512, .h_kv = 8 };
 	snprintf(best.config, sizeof(best.config), "%s",
 		 "NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,"
-		 "COMBINE_IN_KERNEL=1");
+		 "COMBINE_IN_KERNEL=1,PDL=0");
 	best.t_median_us = best.t_min_us = 9.5;
 	best.rel_err = 3e-4;
 	ref = best;
