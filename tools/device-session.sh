@@ -140,22 +140,23 @@ if only ablation-compare; then
 	tail -3 "$OUT/ablation-compare.err"
 fi
 if only ablation-sanitizer; then
-	# one small config per new variant: space | shape | config
+	# one small config per new variant: space | shape | config (persistent: > 132 work tiles of
+	# one row block each); SANITIZER_TOOLS="memcheck" or "racecheck" runs one tool per call
 	W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16" C1="NUM_CONSUMER_WG=1,BLOCK_M=64" C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
 	san=(
 		"attention|--shape 1x8x1x128 --kv-heads 2 --kv-len 777|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=1"
 		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1"
 		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
-		"attention_sm90|--shape 2x16x777x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
-		"attention_sm90|--shape 4x16x600x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
+		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+		"attention_sm90|--shape 1x140x65x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
 	)
 	for c in "${san[@]}"; do
 		IFS='|' read -r sp args cfg <<<"$c"
-		for tool in memcheck racecheck; do
+		for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
 			# shellcheck disable=SC2086
-			timeout 110 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
+			timeout 240 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
 				$F bench --space search_spaces/$sp.yaml $args --config "$cfg" --samples 5 --launches 1 \
-				--timeout 100 --db build/sanitizer.db --json >"$OUT/sanitizer.log.tmp" 2>&1
+				--timeout 230 --db build/sanitizer.db --json >"$OUT/sanitizer.log.tmp" 2>&1
 			rc=$?
 			echo "$tool rc $rc: $sp $args $cfg" | tee -a "$OUT/sanitizer.txt"
 			grep -E "ERROR SUMMARY|RACECHECK SUMMARY|\"status\"" "$OUT/sanitizer.log.tmp" | tee -a "$OUT/sanitizer.txt"
