@@ -366,7 +366,7 @@ static void test_model_prefers_split_rule(void **state)
 		make_trial(&ts[i], i, 32, counts[i], 8, 16 * KB, counts[i]);
 		p[i] = &ts[i];
 	}
-	ft_strategy_order(FT_STRATEGY_MODEL, 1, sp, ft_arch_find("sm_90", NULL), &decode, H100_SMS, p, 7);
+	ft_strategy_order(ft_strategy_find("model"), 1, sp, ft_arch_find("sm_90", NULL), &decode, H100_SMS, p, 7);
 	assert_int_equal(p[0]->values[2], 16);
 }
 
