@@ -13,7 +13,7 @@ add() { # B H S D S_KV H_KV DTYPE CAUSAL TILE_N SPLITS US [WARPS PACK]
 	  s_kv, h_kv, layout, dtype, causal, config, compile_key, template_hash, fatune_version, t_median_us,
 	  t_min_us, t_p90_us, rel_err, updated_at) VALUES ('sm_90', 'NVIDIA H200', 'attention', 'attention',
 	  'mma', $1, $2, $3, $4, $5, $6, 'bhsd', '$7', $8,
-	  'NUM_WARPS_PER_BLOCK=${12:-4},TILE_M=$((16 * ${12:-4})),TILE_N=$9,KV_STAGES=2,PACK_GQA=${13:-0},DENSE_KV=1,NUM_SPLITS=${10},COMBINE_IN_KERNEL=0', '0123456789abcdef',
+	  'NUM_WARPS_PER_BLOCK=${12:-4},TILE_M=$((16 * ${12:-4})),TILE_N=$9,KV_STAGES=2,PACK_GQA=${13:-0},DENSE_KV=1,NUM_SPLITS=${10},COMBINE_IN_KERNEL=0,PDL=0', '0123456789abcdef',
 	  'fedcba9876543210', '0.1.0', ${11}, ${11}, ${11}, 0.0003, '2026-11-22T02:00:00Z')"
 }
 add 1 8 512 64 512 8 fp16 0 64 1 6.34

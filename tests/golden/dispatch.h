@@ -48,6 +48,7 @@ struct DispatchEntry {
 	int dense_kv;	/* DENSE_KV */
 	int num_splits;	/* NUM_SPLITS */
 	int combine_in_kernel;	/* COMBINE_IN_KERNEL */
+	int pdl;	/* PDL */
 	long long geom[10];	/* at the tuned shape: smem, threads, grid x/y/z, combine
 				 * threads, combine grid x/y/z, workspace bytes */
 	long long defines[1];	/* the space's compile.defines at the tuned shape */
@@ -55,25 +56,25 @@ struct DispatchEntry {
 
 constexpr DispatchEntry kDispatchTable[] = {
 	/* 4x8x1x64,kv_heads=2,kv_len=4096 fp16: 12.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 1, 4096, 4, 8, 2, 0, 12.00, 1, 16, 64, 2, 1, 1, 16, 0,
+	{ 64, 0, 0, 1, 4096, 4, 8, 2, 0, 12.00, 1, 16, 64, 2, 1, 1, 16, 0, 0,
 	  { 34816, 32, 16, 2, 4, 128, 1, 8, 4, 0 }, { 0 } },
 	/* 1x8x512x64 fp16: 6.34 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 512, 512, 1, 8, 8, 0, 6.34, 4, 64, 64, 2, 0, 1, 1, 0,
+	{ 64, 0, 0, 512, 512, 1, 8, 8, 0, 6.34, 4, 64, 64, 2, 0, 1, 1, 0, 0,
 	  { 40960, 128, 8, 8, 1, 128, 64, 8, 1, 0 }, { 0 } },
 	/* 1x8x2048x64 fp16: 20.50 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 2048, 2048, 1, 8, 8, 0, 20.50, 4, 64, 128, 2, 0, 1, 2, 0,
+	{ 64, 0, 0, 2048, 2048, 1, 8, 8, 0, 20.50, 4, 64, 128, 2, 0, 1, 2, 0, 0,
 	  { 73728, 128, 64, 8, 1, 128, 256, 8, 1, 0 }, { 0 } },
 	/* 4x16x2048x64 fp16: 95.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 2048, 2048, 4, 16, 16, 0, 95.00, 4, 64, 64, 2, 0, 1, 1, 0,
+	{ 64, 0, 0, 2048, 2048, 4, 16, 16, 0, 95.00, 4, 64, 64, 2, 0, 1, 1, 0, 0,
 	  { 40960, 128, 32, 16, 4, 128, 256, 16, 4, 0 }, { 0 } },
 	/* 1x8x8192x64 fp16: 180.25 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 0, 8192, 8192, 1, 8, 8, 0, 180.25, 4, 64, 128, 2, 0, 1, 1, 0,
+	{ 64, 0, 0, 8192, 8192, 1, 8, 8, 0, 180.25, 4, 64, 128, 2, 0, 1, 1, 0, 0,
 	  { 73728, 128, 128, 8, 1, 128, 1024, 8, 1, 0 }, { 0 } },
 	/* 1x8x512x64 fp16 causal: 6.67 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 64, 0, 1, 512, 512, 1, 8, 8, 0, 6.67, 4, 64, 32, 2, 0, 1, 1, 0,
+	{ 64, 0, 1, 512, 512, 1, 8, 8, 0, 6.67, 4, 64, 32, 2, 0, 1, 1, 0, 0,
 	  { 24576, 128, 8, 8, 1, 128, 64, 8, 1, 0 }, { 0 } },
 	/* 2x8x1024x128 bf16: 30.00 us, template fedcba9876543210, cubin 0123456789abcdef, 2026-11-22T02:00:00Z, fatune 0.1.0 */
-	{ 128, 1, 0, 1024, 1024, 2, 8, 8, 0, 30.00, 4, 64, 64, 2, 0, 1, 2, 0,
+	{ 128, 1, 0, 1024, 1024, 2, 8, 8, 0, 30.00, 4, 64, 64, 2, 0, 1, 2, 0, 0,
 	  { 81920, 128, 32, 8, 2, 128, 256, 8, 2, 0 }, { 0 } },
 };
 constexpr int kDispatchCount = 7;
@@ -209,6 +210,7 @@ dispatch_eval(const DispatchEntry *e, int batch, int heads, int kv_heads, int se
 	const long long fd_DENSE_KV = e->dense_kv;
 	const long long fd_NUM_SPLITS = e->num_splits;
 	const long long fd_COMBINE_IN_KERNEL = e->combine_in_kernel;
+	const long long fd_PDL = e->pdl;
 	(void)fd_B;
 	(void)fd_H;
 	(void)fd_S;
@@ -235,6 +237,7 @@ dispatch_eval(const DispatchEntry *e, int batch, int heads, int kv_heads, int se
 	(void)fd_DENSE_KV;
 	(void)fd_NUM_SPLITS;
 	(void)fd_COMBINE_IN_KERNEL;
+	(void)fd_PDL;
 
 	/* constraint 'warps_own_16_or_32_rows' */
 	if (!((long long)(((long long)((fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)))) || ((long long)((fd_TILE_M) == (fd_mul_(bad, 32LL, fd_NUM_WARPS_PER_BLOCK)))))) || bad_)
@@ -259,6 +262,9 @@ dispatch_eval(const DispatchEntry *e, int batch, int heads, int kv_heads, int se
 		return 0;
 	/* constraint 'combine_in_kernel_splits' */
 	if (!((long long)(((long long)((fd_COMBINE_IN_KERNEL) == (0LL))) || ((long long)((fd_NUM_SPLITS) > (1LL))))) || bad_)
+		return 0;
+	/* constraint 'pdl_for_a_combine_launch' */
+	if (!((long long)(((long long)((fd_PDL) == (0LL))) || ((long long)(((long long)(((long long)((fd_CC) >= (90LL))) && ((long long)((fd_NUM_SPLITS) > (1LL))))) && ((long long)((fd_COMBINE_IN_KERNEL) == (0LL))))))) || bad_)
 		return 0;
 	/* constraint 'combine_in_kernel_fits' */
 	if (!((long long)(((long long)(((long long)((fd_COMBINE_IN_KERNEL) == (0LL))) || ((long long)((fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)))))) || ((long long)((fd_mul_(bad, fd_D, fd_TILE_N)) <= (2048LL))))) || bad_)
