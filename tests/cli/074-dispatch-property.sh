@@ -81,9 +81,9 @@ int main(int argc, char **argv)
 		untuned += e->seq_len != s || e->kv_len != kv || e->batch != b || e->heads != h;
 		if (!fatune_dispatch_eval(e, b, h, hkv, s, kv, bshd, g)) { printf("pick not valid by its own eval\n"); return 1; }
 		printf("%dx%dx%dx%d,kv_heads=%d,kv_len=%d,layout=%s %s %d NUM_WARPS_PER_BLOCK=%d,TILE_M=%d,TILE_N=%d,"
-		       "KV_STAGES=%d,PACK_GQA=%d,DENSE_KV=%d,NUM_SPLITS=%d,COMBINE_IN_KERNEL=%d %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
+		       "KV_STAGES=%d,PACK_GQA=%d,DENSE_KV=%d,NUM_SPLITS=%d,COMBINE_IN_KERNEL=%d,PDL=%d %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
 		       b, h, s, d, hkv, kv, bshd ? "bshd" : "bhsd", bf16 ? "bf16" : "fp16", causal, e->num_warps_per_block,
-		       e->tile_m, e->tile_n, e->kv_stages, e->pack_gqa, e->dense_kv, e->num_splits, e->combine_in_kernel,
+		       e->tile_m, e->tile_n, e->kv_stages, e->pack_gqa, e->dense_kv, e->num_splits, e->combine_in_kernel, e->pdl,
 		       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9]);
 	}
 	fprintf(stderr, "%d of %d shapes picked, %d grouped-query, %d untuned\n", picked, n, gqa, untuned);
