@@ -6,7 +6,7 @@ space's best config, `fatune bench` of that config with each value of the mechan
 has, the others held at the best's values, in one process per call but in the same session,
 interleaved A B C A B C so that clock drift shows as a spread rather than as a gain:
 
-  INTRA_WG_OVERLAP (Hopper template): 0 no overlap, 1 the overlapped loop, 2 V one tile behind K
+  INTRA_WG_OVERLAP (Hopper template): 1 the overlapped loop, 2 V one tile behind K
   PDL (both templates): the combine kernel launched with programmatic dependent launch; only for
       a split best (NUM_SPLITS > 1); a best that merges its splits in the kernel
       (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1)
@@ -57,7 +57,7 @@ def variants(values):
     first in each group."""
     out = []
     if "INTRA_WG_OVERLAP" in values:
-        for v in (values["INTRA_WG_OVERLAP"], *[x for x in (0, 1, 2) if x != values["INTRA_WG_OVERLAP"]]):
+        for v in (values["INTRA_WG_OVERLAP"], *[x for x in (1, 2) if x != values["INTRA_WG_OVERLAP"]]):
             out.append(("INTRA_WG_OVERLAP", str(v), dict(values, INTRA_WG_OVERLAP=v)))
     if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
         if values.get("COMBINE_IN_KERNEL", 0) == 1:
@@ -130,7 +130,7 @@ def main():
         shapes = [shapes[i] for i in args.only]
     if args.list:
         for i, s in shapes:
-            print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 0/1/2 (Hopper) and PDL 0/1 (split)")
+            print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 1/2 (Hopper) and PDL 0/1 (split)")
         return 0
     results, failed = [], 0
     for _, s in shapes:

@@ -54,8 +54,7 @@
  * combine kernel griddepcontrol.wait before it reads the partials; the launch
  * attribute is the space's launch.combine_pdl), INTRA_WG_OVERLAP (1, the
  * default: the overlapped loop above; 2: the same with the producer loading V
- * one tile behind K, in the order the consumers read them; 0: no overlap, each
- * GEMM waited for at once: the ablation), FATUNE_SMEM_BYTES
+ * one tile behind K, in the order the consumers read them), FATUNE_SMEM_BYTES
  * (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
@@ -109,7 +108,6 @@ constexpr bool PERSIST = PERSISTENT != 0;
 constexpr bool QREG = Q_IN_REGS != 0;
 /* intra-warpgroup overlap of the softmax with P V (consume), and V loaded one
  * tile behind K (produce) */
-constexpr bool OVERLAP = INTRA_WG_OVERLAP != 0;
 constexpr bool V_LAG = INTRA_WG_OVERLAP == 2;
 constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
 /* One consumer warpgroup leaves registers for two blocks per SM (the two
@@ -148,7 +146,9 @@ static_assert(PROD_REGS >= 24 && PROD_REGS % 8 == 0 && CONS_REGS >= PROD_REGS,
 static_assert(128 * PROD_REGS + 128 * NCWG * CONS_REGS <= ENTRY_REGS * NT,
 	      "setmaxnreg split exceeds the block's registers");
 static_assert(PDL == 0 || PDL == 1, "PDL must be 0 or 1");
-static_assert(INTRA_WG_OVERLAP >= 0 && INTRA_WG_OVERLAP <= 2, "INTRA_WG_OVERLAP must be 0, 1 or 2");
+static_assert(INTRA_WG_OVERLAP == 1 || INTRA_WG_OVERLAP == 2,
+	      "INTRA_WG_OVERLAP must be 1 or 2 (0, a loop without overlap, was an ablation that gave wrong results "
+	      "on an H100 with PINGPONG=1 or Q_IN_REGS=1 and was removed: docs/kernel_sm90.md)");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -437,68 +437,6 @@ static __device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float 
 	}
 }
 
-/* The KV loop without intra-warpgroup overlap (INTRA_WG_OVERLAP 0, the
- * ablation of the overlapped loop in consume): per tile, S = Q K^T and wait
- * for it, the softmax, O rescaled and P packed, then O += P V and wait for it,
- * so the tensor cores idle during the softmax unless the other consumer
- * (PINGPONG) fills them. With ping-pong each GEMM is one turn: two turns per
- * tile, consumer 1 skipping its arrive after the last (consume explains the
- * balance). Its first half repeats consume's tile 0 line for line: one shared
- * helper moved 12 instructions of the default loop's SASS (same length,
- * different bytes), and INTRA_WG_OVERLAP=1 is kept byte-identical to the
- * kernel before the parameter. */
-static __device__ __forceinline__ void mainloop_serial(const fatune_attn_params &p, const smem_map &sm,
-						       const block_work &w, int cw, int kv, unsigned q_wg,
-						       const unsigned (&qa)[QREG ? D / 16 : 1][4],
-						       float (&s)[BN / 2], float (&o)[D / 2],
-						       unsigned (&pa)[BN / 16][4], float (&m)[2], float (&l)[2],
-						       const int (&lim_abs)[2], int m0w, int t, int lane)
-{
-	const unsigned my_turn = PP_BAR0 + cw, other_turn = PP_BAR0 + (cw ^ 1);
-
-	for (int j = 0; j < w.n; j++) {
-		const int st = (kv + j) % ST;
-		const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
-		const int n0 = (w.t_begin + j) * BN;
-		const bool need_mask = n0 + BN > p.s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
-		const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
-		float alpha[2];
-
-		ft_mbar_wait(sm.full_k(st), ph);
-		if (PP)
-			ft_bar_sync(my_turn, 256);
-		fence_regs(s);
-		ft_wgmma_fence();
-		issue_qk(s, q_wg, qa, sm.k_tile(st));
-		if (PP)
-			ft_bar_arrive(other_turn, 256);
-		ft_wgmma_wait<0>();
-		fence_regs(s);
-		__syncwarp();
-		if (lane == 0) {
-			ft_mbar_arrive(sm.empty_k(st));
-			if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
-				ft_mbar_arrive(sm.q_empty());
-		}
-		online_softmax(s, m, l, alpha, need_mask, lim, p.scale_log2);
-		rescale_o(o, alpha);
-		pack_p(pa, s);
-		ft_mbar_wait(sm.full_v(st), ph);
-		if (PP)
-			ft_bar_sync(my_turn, 256);
-		fence_regs(o);
-		ft_wgmma_fence();
-		issue_pv(o, pa, sm.v_tile(st));
-		if (PP && !(cw == 1 && j == w.n - 1))
-			ft_bar_arrive(other_turn, 256);
-		ft_wgmma_wait<0>();
-		fence_regs(o);
-		__syncwarp();
-		if (lane == 0)
-			ft_mbar_arrive(sm.empty_v(st));
-	}
-}
-
 /* byte offset of 16-byte chunk `ch` of row r in a consumer's Q area, laid out
  * like the TMA boxes (128-byte swizzle): box ch / 8, chunk (ch % 8) ^ (r % 8) */
 static __device__ __forceinline__ unsigned q_chunk(int r, int ch)
@@ -550,9 +488,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			}
 		}
 
-		if (!OVERLAP) {
-			mainloop_serial(p, sm, w, cw, kv, q_wg, qa, s, o, pa, m, l, lim_abs, m0w, t, lane);
-		} else {
+		{	/* the overlapped loop (INTRA_WG_OVERLAP 1 or 2) */
 			/* tile 0: S_0 alone */
 			{
 				const int st = kv % ST;
