@@ -72,6 +72,9 @@ enum ft_status {
 	FT_ST_NOT_IN_RECORDING,		/* replay: the recording has no result for this config */
 	FT_ST_ACCEPTED,			/* passed the model check, not compiled (check only;
 					 * never stored) */
+	FT_ST_CUT,			/* verified, timed only by the race's quick first pass
+					 * and slower than the best by more than the margin:
+					 * its time is that rough one (search/race.h) */
 	FT_ST_COUNT
 };
 
