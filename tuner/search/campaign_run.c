@@ -87,8 +87,14 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
 		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
-		if (so.progress)
+		if (so.progress) {
+			const struct ft_pipeline_stats *st = &oc->res.st;
+
+			if (oc->res.timed && !rc)
+				ft_progress_phases(so.progress, st->compile_wall_ms, st->gpu_busy_ms,
+						   st->gpu_wait_ms, st->verify_ms, st->timing_ms);
 			ft_progress_end(so.progress);
+		}
 		r->nout++;
 		r->searched++;
 		if (rc) {
