@@ -717,7 +717,7 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	}
 	for (long long i = 0; i < n; i++)
 		ts[i] = &r->held[i]->t;
-	/* exhaustive reaches here only when racing: the model's order, so that the
+	/* a streamed strategy (exhaustive) reaches here only when racing: the model's order, so that the
 	 * likely winners are timed (and compiled) first and the cut line is low early */
 	ft_strategy_order(!cfg->strategy || cfg->strategy->feed == FT_FEED_STREAM ? &ft_strategy_model
 									   : cfg->strategy,
@@ -725,9 +725,21 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
 	if (cfg->strategy->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && cfg->strategy->transfer &&
-	    ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds))
-		ft_guide_patience(r->guide, cfg->patience, cfg->gain);
+	if (r->guide && cfg->strategy->transfer) {
+		/* with seeds or not (the first unit of a group: its exploration picks,
+		 * then the local search), the search stops once it stops improving;
+		 * the patience follows the feasible set's size (transfer.h) */
+		long long pat = cfg->patience;
+
+		ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds);
+
+		if (cfg->patience_frac > 0) {
+			pat = (long long)ceil(cfg->patience_frac * (double)n);
+			pat = pat < cfg->patience_min ? cfg->patience_min : pat;
+			pat = pat > cfg->patience ? cfg->patience : pat;
+		}
+		ft_guide_patience(r->guide, (int)pat, cfg->gain);
+	}
 	if (r->guide) {
 		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))
 			rc = ft_error(err, FT_EFAIL, "out of memory");

@@ -46,8 +46,12 @@ struct ft_pipeline_cfg {
 	double budget_seconds;		/* stop taking new candidates after this, <= 0: none */
 	const char *const *seeds;	/* transfer: configs to evaluate first (NULL: none) */
 	int nseeds;
-	int patience;			/* transfer with seeds: stop after this many results */
+	int patience;			/* transfer with seeds: stop after this many results
+					 * (at most; see patience_frac) */
 	double gain;			/* in a row without a gain of more than this fraction */
+	double patience_frac;		/* > 0: patience = this fraction of the feasible
+					 * candidates, within [patience_min, patience] */
+	int patience_min;
 	struct ft_race_opts race;	/* racing (race.h); race.on 0: one full measurement each */
 
 	/* Resume: return 1 to skip a feasible candidate already finished
