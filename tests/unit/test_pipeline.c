@@ -553,9 +553,8 @@ static int keep_final(void *ctx, struct ft_trial *t)
  * `map` (the two candidates have grid[0] 4 and 2). */
 static void run_race(const char *map, struct raced *out)
 {
-	const char *src = getenv("FATUNE_SOURCE_DIR");
-	char path[4096], cache[] = "/tmp/fatune-test-race.XXXXXX", hash[17];
-	struct ft_space *sp = calloc(1, sizeof(*sp));
+	char cache[] = "/tmp/fatune-test-race.XXXXXX", hash[17];
+	struct ft_space *sp = two_gpus_space(cache, hash);
 	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
 	struct ft_worker *w = NULL;
 	struct ft_device_info info;
@@ -563,14 +562,7 @@ static void run_race(const char *map, struct raced *out)
 	struct ft_err err = { 0 };
 	int rc;
 
-	assert_non_null(src);
-	assert_non_null(sp);
-	assert_non_null(mkdtemp(cache));
-	setenv("FATUNE_CACHE_DIR", cache, 1);
 	setenv("FAKE_RACE", map, 1);
-	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
-	assert_int_equal(ft_space_load(sp, path, &err), 0);
-	assert_int_equal(ft_space_template_hash(sp, hash, &err), 0);
 	fake_gpus_use("race");
 	assert_int_equal(ft_worker_start(&w, "unused", 0, 10000, &info, &err), 0);
 	memset(out, 0, sizeof(*out));
@@ -596,9 +588,7 @@ static void run_race(const char *map, struct raced *out)
 	ft_worker_stop(w);
 	fake_gpus_use(NULL);
 	unsetenv("FAKE_RACE");
-	snprintf(path, sizeof(path), "rm -rf '%s'", cache);
-	if (system(path) != 0)
-		fprintf(stderr, "could not remove %s\n", cache);
+	remove_cache(cache);
 	free(sp);
 	if (rc)
 		fail_msg("pipeline: %s", err.msg);

@@ -703,8 +703,15 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 /* The ordered strategies, once every feasible candidate is held: order them,
  * then queue the first `take` (budget) or let the guide choose. Every held
  * item is queued or freed. */
+/* The run's strategy: NULL in a cfg is exhaustive. */
+static const struct ft_strategy *cfg_strategy(const struct ft_pipeline_cfg *cfg)
+{
+	return cfg->strategy ? cfg->strategy : &ft_strategy_exhaustive;
+}
+
 static int feed_ordered(struct run *r, struct ft_err *err)
 {
+	const struct ft_strategy *strat = cfg_strategy(r->cfg);
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_trial **ts = malloc((r->nheld ? r->nheld : 1) * sizeof(*ts));
 	long long take, n = r->nheld;
@@ -719,13 +726,12 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 		ts[i] = &r->held[i]->t;
 	/* a streamed strategy (exhaustive) reaches here only when racing: the model's order, so that the
 	 * likely winners are timed (and compiled) first and the cut line is low early */
-	ft_strategy_order(!cfg->strategy || cfg->strategy->feed == FT_FEED_STREAM ? &ft_strategy_model
-									   : cfg->strategy,
-			  cfg->seed, cfg->sp, cfg->arch, cfg->shape, cfg->sm_count, ts, n);
+	ft_strategy_order(strat->feed == FT_FEED_STREAM ? &ft_strategy_model : strat, cfg->seed,
+			  cfg->sp, cfg->arch, cfg->shape, cfg->sm_count, ts, n);
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
-	if (cfg->strategy->feed == FT_FEED_GUIDE)
+	if (strat->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && cfg->strategy->transfer) {
+	if (r->guide && strat->transfer) {
 		/* with seeds or not (the first unit of a group: its exploration picks,
 		 * then the local search), the search stops once it stops improving;
 		 * the patience follows the feasible set's size (transfer.h) */

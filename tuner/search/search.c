@@ -30,14 +30,9 @@ struct ctx {
 	struct ft_err err;
 };
 
-static void count(struct ctx *s, const struct ft_trial *t, int skipped)
+/* Keeps t in the best and runner-up when it is an ok trial fast enough. */
+static void top_insert(struct ft_search_result *r, const struct ft_trial *t)
 {
-	struct ft_search_result *r = s->res;
-
-	r->counts[t->status]++;
-	r->done++;
-	if (s->prog)
-		ft_progress_add(s->prog, t, skipped);
 	if (t->status != FT_ST_OK || isnan(t->t_median_us))
 		return;
 	if (isnan(r->top[0].t_median_us) || t->t_median_us < r->top[0].t_median_us) {
@@ -47,6 +42,17 @@ static void count(struct ctx *s, const struct ft_trial *t, int skipped)
 		r->top[1] = *t;
 	}
 	r->top[0].log = r->top[1].log = NULL;
+}
+
+static void count(struct ctx *s, const struct ft_trial *t, int skipped)
+{
+	struct ft_search_result *r = s->res;
+
+	r->counts[t->status]++;
+	r->done++;
+	if (s->prog)
+		ft_progress_add(s->prog, t, skipped);
+	top_insert(r, t);
 }
 
 static int flush(struct ctx *s)
@@ -103,15 +109,7 @@ static int on_final(void *arg, struct ft_trial *t)
 				r->top[0] = r->top[1];
 			ft_trial_init(&r->top[1]);
 		}
-	if (t->status == FT_ST_OK && !isnan(t->t_median_us)) {
-		if (isnan(r->top[0].t_median_us) || t->t_median_us < r->top[0].t_median_us) {
-			r->top[1] = r->top[0];
-			r->top[0] = *t;
-		} else if (isnan(r->top[1].t_median_us) || t->t_median_us < r->top[1].t_median_us) {
-			r->top[1] = *t;
-		}
-		r->top[0].log = r->top[1].log = NULL;
-	}
+	top_insert(r, t);
 	r->finals++;
 	if (flush(s))
 		return -1;
