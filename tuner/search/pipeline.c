@@ -472,6 +472,7 @@ static int make_job(struct run *r, struct ft_trial *t, struct ft_job *job, struc
 struct runner {
 	struct run *r;
 	struct ft_worker *w;
+	int final;		/* the race's final: an interrupt ends it between jobs */
 };
 
 static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *res,
@@ -479,6 +480,8 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 {
 	struct runner *x = ctx;
 
+	if (x->final && interrupted)
+		return ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
 	return ft_worker_run(x->w, job, x->r->cfg->timeout_ms, res, err);
 }
 
@@ -516,7 +519,7 @@ static void add_phases(struct run *r, double busy_ms, const struct ft_job_result
 
 static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
 {
-	struct runner x = { r, w };
+	struct runner x = { r, w, 0 };
 	struct ft_job job;
 	struct ft_job_result res;
 	struct ft_err err = { 0 };
@@ -873,7 +876,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	const struct ft_trial *fin;
 	int n = ft_race_finalists(r->race, &fin), rc = 0;
-	struct runner x = { r, cfg->nworkers > 0 ? r->eargs[0].w : NULL };
+	struct runner x = { r, cfg->nworkers > 0 ? r->eargs[0].w : NULL, 1 };
 	struct ft_job *jobs;
 	struct ft_job_result *out;
 	struct ft_trial *ts;
@@ -890,8 +893,10 @@ static int run_final(struct run *r, struct ft_err *err)
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		ts[i] = fin[i];
-		if (make_job(r, &ts[i], &jobs[i], err))
-			rc = ft_error(err, FT_EFAIL, "the race's final: %s", err->msg);
+		if (make_job(r, &ts[i], &jobs[i], err)) {
+			ft_err_prefix(err, "the race's final");
+			rc = -1;
+		}
 	}
 	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, err)))
 		goto done;
