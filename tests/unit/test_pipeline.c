@@ -619,6 +619,7 @@ static int race_invariants(const struct raced *r, const char *fast_config)
 	for (int i = 0; i < r->nfin; i++) {
 		assert_int_equal(r->fin[i].status, FT_ST_OK);
 		assert_int_equal(r->fin[i].samples, 15); /* 3 rounds of 5, pooled */
+		assert_true(!strncmp(r->fin[i].reason, FT_RACE_FINAL_REASON, strlen(FT_RACE_FINAL_REASON)));
 		for (int k = 0; k < r->n; k++)
 			if (!strcmp(r->t[k].config, r->fin[i].config))
 				assert_int_equal(r->t[k].status, FT_ST_OK); /* only ok ones are finalists */

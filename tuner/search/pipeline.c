@@ -902,6 +902,11 @@ static int run_final(struct run *r, struct ft_err *err)
 		goto done;
 	for (int i = 0; i < n && !rc; i++) {
 		take_result(&ts[i], &out[i], x.w);
+		/* a row of the final says so: queries and tests tell it from the first one */
+		if (ts[i].status == FT_ST_OK)
+			snprintf(ts[i].reason, sizeof(ts[i].reason),
+				 "%s %d samples over %d interleaved rounds of %d finalists",
+				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n);
 		add_phases(r, 0, &out[i]);
 		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))
 			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");

@@ -19,8 +19,9 @@
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
  *     samples each, round-robin across the finalists (the start rotating), so
  *     a clock drift during the final affects them all alike; each finalist's
- *     samples are pooled into one new trial row, which, being the latest of
- *     its config, is the one the best row is chosen from.
+ *     samples are pooled into one new trial row (its reason starts with
+ *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
+ *     one the best row is chosen from.
  *
  * The defaults are justified in docs/timing.md. The race is shared by the
  * evaluation threads of every GPU of a search (its state is under a mutex)
@@ -49,6 +50,8 @@
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
+/* How the reason of a final's ok row starts ("" is every other ok row's). */
+#define FT_RACE_FINAL_REASON "race final:"
 
 struct ft_race_opts {
 	int on;			/* 0: every candidate gets one full measurement */
