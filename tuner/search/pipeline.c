@@ -480,8 +480,8 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 {
 	struct runner *x = ctx;
 
-	if (x->final && interrupted)
-		return ft_error(err, FT_EFAIL, "interrupted: finished trials are stored; run the same command to resume");
+	if (x->final && ft_interrupted())
+		return ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
 	return ft_worker_run(x->w, job, x->r->cfg->timeout_ms, res, err);
 }
 
