@@ -1,4 +1,4 @@
-/* reference.cu - fatune's own GPU helpers: random inputs and the reference attention.
+/* reference.cu - fatune's own GPU helpers: random inputs, the reference attention, the check.
  *
  * Compiled by the worker with NVRTC for the device it runs on (evaluate.c) and
  * checked against an fp64 CPU attention by `fatune __worker --selftest`. Plain
@@ -9,6 +9,10 @@
  *   fatune_ref_attention  softmax(Q K^T * scale) V in fp32 arithmetic for any
  *                         D <= 256, any S_q and S_kv, grouped-query heads, any
  *                         strides, causal (bottom-right) or not; fp32 output
+ *   fatune_ref_check      a candidate's fp16/bf16 output against the fp32
+ *                         reference, reduced on the GPU to a few sums (squared
+ *                         error, squared reference, max abs error, non-finite
+ *                         count) that the worker reads back instead of O
  *
  * The tensors travel in an ABI v2 params struct (kernel_templates/fatune_abi.h).
  * The reference is simple rather than fast: it runs once per (shape, seed).
@@ -161,5 +165,93 @@ fatune_ref_attention(const fatune_attn_params_v2 p, int causal, int bf16)
 			if (t < d)
 				o[oo + t] = acc[u] / (l > 0.0f ? l : 1.0f);
 		}
+	}
+}
+
+/* ---- the check: a candidate's output against the reference ----------------- */
+
+/* What fatune_ref_check accumulates; the worker zeroes it before the launch
+ * and reads these 40 bytes back (evaluate.c's struct check_sums mirrors it). */
+struct fatune_check_sums {
+	double num;		/* sum over finite outputs of (o - ref)^2 */
+	double den;		/* sum over the same outputs of ref^2 */
+	double onorm;		/* sum over the same outputs of o^2 (when ref is all 0) */
+	ft_u64 nonfinite;	/* outputs that are NaN or infinite (unwritten: NaN poison) */
+	ft_u32 max_abs_bits;	/* the largest |o - ref| as fp32 bits (>= 0, so the bits
+				 * order as the values do and atomicMax works) */
+	ft_u32 pad;
+};
+
+#define CHECK_THREADS 256
+#define CHECK_WARPS (CHECK_THREADS / 32)
+
+/* NaN or infinity: all exponent bits set (fp16: 5 bits, bf16: 8 bits). */
+__device__ __forceinline__ int ref_nonfinite16(ft_u16 h, int bf16)
+{
+	return bf16 ? (h & 0x7f80u) == 0x7f80u : (h & 0x7c00u) == 0x7c00u;
+}
+
+/* Grid-stride over the n outputs o[i] (16-bit, laid out as ref, which is
+ * fp32): each thread sums in fp64 (the host's ft_rel_l2 does the same over
+ * the same outputs, so the verdict is unchanged), warps reduce with shuffles,
+ * one atomic per block and quantity. */
+extern "C" __global__ void __launch_bounds__(CHECK_THREADS)
+fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16,
+		 fatune_check_sums *out)
+{
+	__shared__ double s_num[CHECK_WARPS], s_den[CHECK_WARPS], s_on[CHECK_WARPS];
+	__shared__ ft_u64 s_bad[CHECK_WARPS];
+	__shared__ float s_max[CHECK_WARPS];
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	double num = 0.0, den = 0.0, on = 0.0;
+	ft_u64 bad = 0;
+	float mx = 0.0f;
+
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+		const ft_u16 h = o[i];
+		double x, r, d;
+
+		if (ref_nonfinite16(h, bf16)) {
+			bad++;
+			continue;
+		}
+		x = (double)ref_load(o, i, bf16);
+		r = (double)ref[i];
+		d = x - r;
+		num += d * d;
+		den += r * r;
+		on += x * x;
+		mx = fmaxf(mx, fabsf((float)d));
+	}
+	for (int off = 16; off > 0; off >>= 1) {
+		num += __shfl_xor_sync(0xffffffffu, num, off);
+		den += __shfl_xor_sync(0xffffffffu, den, off);
+		on += __shfl_xor_sync(0xffffffffu, on, off);
+		bad += __shfl_xor_sync(0xffffffffu, bad, off);
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+	}
+	if (lane == 0) {
+		s_num[warp] = num;
+		s_den[warp] = den;
+		s_on[warp] = on;
+		s_bad[warp] = bad;
+		s_max[warp] = mx;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		for (int w = 1; w < CHECK_WARPS; w++) {
+			num += s_num[w];
+			den += s_den[w];
+			on += s_on[w];
+			bad += s_bad[w];
+			mx = fmaxf(mx, s_max[w]);
+		}
+		atomicAdd(&out->num, num);
+		atomicAdd(&out->den, den);
+		atomicAdd(&out->onorm, on);
+		if (bad)
+			atomicAdd(&out->nonfinite, bad);
+		atomicMax(&out->max_abs_bits, __float_as_uint(mx));
 	}
 }

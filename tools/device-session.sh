@@ -4,6 +4,7 @@
 #   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
+#                                          throughput
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -14,6 +15,10 @@
 # ablation-compare: compare_torch on those bests against the peers; ablation-sanitizer:
 # compute-sanitizer memcheck and racecheck on one small config per new variant (through fatune
 # bench, so the worker's own launches, cuLaunchKernelEx with PDL included, are what is checked).
+# throughput (issue 16; not part of all): suite24 with racing, cold then warm cache, on
+# $THROUGHPUT_DEVICES (default 0: one GPU; 0,1 for two), the mission shape warm, and one
+# exhaustive --race off pass for the quality comparison; per-unit breakdown in
+# $OUT/throughput-*.txt.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -111,6 +116,73 @@ if has campaign24; then
 	tail -2 "$OUT/campaign24.json"
 	$F report --db $db -o "$OUT/campaign24-report.html" && echo "report written"
 	keep_db $db campaign24
+fi
+# suite24's JSON lines -> one row per unit: wall, phases, evaluations, GPU ms per candidate
+throughput_table() {
+	python3 - "$@" <<'PY'
+import json, statistics, sys
+for path in sys.argv[1:]:
+    rows = [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+    units = [r for r in rows if "shape" in r and "phases" in r]
+    tail = [r for r in rows if "campaign" in r]
+    print(f"== {path}: {len(units)} units" + (f", campaign wall {tail[0]['wall_s']:.1f} s" if tail else ""))
+    print(f"{'shape':<22}{'c':>2}{'wall s':>8}{'cand':>6}{'eval':>6}{'cut':>5}{'quick':>6}{'full':>5}{'fin':>4}"
+          f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'verify s':>9}{'time s':>8}{'ms/cand':>8}  best us")
+    per = []
+    for r in units:
+        p, rc = r["phases"], r["race"]
+        n = max(1, r["evaluated"])
+        per.append(p["gpu_busy_ms"] / n)
+        best = r.get("best", {}).get("t_median_us", float("nan"))
+        print(f"{r['shape']:<22}{r['causal']:>2}{r['wall_s']:>8.2f}{r['candidates']:>6}{r['evaluated']:>6}"
+              f"{r['status'].get('cut', 0):>5}{rc['quick']:>6}{rc['full']:>5}{rc['final_jobs']:>4}"
+              f"{p['compile_wall_ms']/1e3:>10.2f}{p['gpu_busy_ms']/1e3:>8.2f}{p['gpu_wait_ms']/1e3:>8.2f}"
+              f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
+    if per:
+        print(f"median GPU ms per candidate {statistics.median(per):.1f}")
+PY
+}
+if [[ " $steps " == *" throughput "* ]]; then
+	dev=${THROUGHPUT_DEVICES:-0}
+	tag=$(echo "$dev" | tr ',' '+')
+	rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-tp-*.db*
+	for pass in cold warm; do
+		/usr/bin/time -f "suite24 $pass on GPUs $dev: %e s wall" $F search --campaign bench/campaigns/suite24.yaml \
+			--devices "$dev" --strategy transfer --db /tmp/fatune-tp-$pass.db --json --quiet \
+			>"$OUT/throughput-$pass-$tag.json" 2>"$OUT/throughput-$pass-$tag.err"
+		tail -1 "$OUT/throughput-$pass-$tag.err"
+	done
+	# the mission shape, warm cache, a fresh DB: the search itself, nothing to compile
+	/usr/bin/time -f "mission warm: %e s wall" $F search --shape 1x8x512x64 --devices "$dev" \
+		--db /tmp/fatune-tp-mission.db --json --quiet >"$OUT/throughput-mission-$tag.json" 2>"$OUT/throughput-mission-$tag.err"
+	tail -1 "$OUT/throughput-mission-$tag.err"
+	throughput_table "$OUT"/throughput-{cold,warm,mission}-$tag.json | tee "$OUT/throughput-breakdown-$tag.txt"
+	# quality: every unit's racing best against the exhaustive best of the old method, same cache
+	timeout "${EXHAUSTIVE_TIMEOUT:-540}" /usr/bin/time -f "suite24 exhaustive --race off: %e s wall" \
+		$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy exhaustive \
+		--race off --db /tmp/fatune-tp-exhaustive.db --json --quiet \
+		>"$OUT/throughput-exhaustive-$tag.json" 2>"$OUT/throughput-exhaustive-$tag.err"
+	tail -1 "$OUT/throughput-exhaustive-$tag.err"
+	python3 - "$OUT/throughput-warm-$tag.json" "$OUT/throughput-exhaustive-$tag.json" <<'PY' | tee "$OUT/throughput-quality-$tag.txt"
+import json, sys
+def bests(path):
+    out = {}
+    for l in open(path):
+        r = json.loads(l) if l.strip().startswith("{") else {}
+        if "best" in r:
+            out[(r["shape"], r["causal"])] = (r["best"]["t_median_us"], r["evaluated"])
+    return out
+race, ex = bests(sys.argv[1]), bests(sys.argv[2])
+worst = 0
+print(f"{'shape':<22}{'c':>2}{'race us':>10}{'exh us':>10}{'ratio':>7}{'eval race':>10}{'eval exh':>9}")
+for k in sorted(ex):
+    if k in race:
+        ratio = race[k][0] / ex[k][0]
+        worst = max(worst, ratio)
+        print(f"{k[0]:<22}{k[1]:>2}{race[k][0]:>10.4f}{ex[k][0]:>10.4f}{ratio:>7.3f}{race[k][1]:>10}{ex[k][1]:>9}")
+print(f"units compared {len(set(race) & set(ex))} of {len(ex)}; worst race/exhaustive {worst:.3f} (target <= 1.01)")
+PY
+	keep_db /tmp/fatune-tp-warm.db throughput-warm-$tag
 fi
 if has abi; then
 	# the mma template before and after ABI v2, same shapes, same run: V1_SPACE is a space over

@@ -1,5 +1,5 @@
 # 003-fault-injection: a faulting, a hanging and a NaN-writing candidate among good ones:
-# the search finishes and stores each under the right status.
+# the search finishes and stores each under the right status (a good one may be raced out: cut).
 . "$FT_TEST_LIB"
 gpu_or_skip
 run search --space "$TESTSPACES/fault.yaml" --shape 1x2x64x64 --timeout 3 --samples 3 --launches 2
@@ -19,6 +19,7 @@ for fault, status in want.items():
     for rows_per_block in ("1", "2", "4"):
         got = seen.get((fault, rows_per_block))
         print(f"FAULT={fault} ROWS_PER_BLOCK={rows_per_block}: {got}")
-        assert got and got[0] == status, f"expected {status}"
+        # racing: a good candidate slower than the margin is cut after its quick pass
+        assert got and (got[0] == status or (status == "ok" and got[0] == "cut")), f"expected {status}"
 PY
 echo "ok"

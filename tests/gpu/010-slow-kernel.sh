@@ -5,7 +5,15 @@
 . "$FT_TEST_LIB"
 gpu_or_skip
 SP="$TESTSPACES/slow.yaml"
-run search --space "$SP" --shape 1x8x512x64 --samples 30 --quiet --json
+# racing: the slow candidate's quick pass and the final are timed, never killed; the fast one wins
+run search --space "$SP" --shape 1x8x512x64 --samples 30 --quiet --json --db "$T/race.db"
+cat "$T/out" "$T/err"
+expect_rc 0 "slow-kernel search, racing"
+[ "$(sql "$T/race.db" "SELECT count(*) FROM trials WHERE status NOT IN ('ok', 'cut')")" -eq 0 ] ||
+	fail "racing a slow kernel: $(sql "$T/race.db" "SELECT status, reason FROM trials WHERE status NOT IN ('ok', 'cut')")"
+[ "$(sql "$T/race.db" "SELECT config FROM best")" = "PASSES=1,ROWS_PER_BLOCK=64" ] || fail "racing: the slow kernel won"
+# one full measurement each (--race off): the worker's plan for a slow kernel
+run search --space "$SP" --shape 1x8x512x64 --samples 30 --race off --quiet --json
 cat "$T/out" "$T/err"
 expect_rc 0 "slow-kernel search"
 run query --trials --format json

@@ -7,23 +7,29 @@
  * and 2 "fake H100" (both sm_90), 3 "fake L40S" (sm_89); 4 devices in all.
  * A job answers ok after FAKE_JOB_MS (MODE "fast": FAKE_FAST_MS) with time
  * 10 + ordinal us; in MODE "hang0" the fake of GPU 0 never answers (its
- * watchdog must act).
+ * watchdog must act). MODE "race" answers after FAKE_RACE_MS by the
+ * candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
+ * of grid[0] G samples of T us (w: a wrong result, however fast), with the
+ * raw samples a real worker sends back.
  */
 #ifndef FAKE_GPUS_H
 #define FAKE_GPUS_H
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "run/evaluate.h"
+#include "run/verify.h"
 #include "run/worker.h"
 
 /* Each fake job takes this long: long enough that a second candidate, ready
  * at the same time, reaches the GPUs while the first GPU is still busy. */
 #define FAKE_JOB_MS 3000
 #define FAKE_FAST_MS 100
+#define FAKE_RACE_MS 5
 
 static int fake_ordinal;
 
@@ -51,10 +57,51 @@ static int fake_open(void *ctx, const char *ref, int device, struct ft_device_in
 	return 0;
 }
 
+/* MODE "race": the verdict of job's candidate from $FAKE_RACE. */
+static int fake_race(const struct ft_job *job, struct ft_job_result *res)
+{
+	const char *map = getenv("FAKE_RACE");
+	long long g;
+	double us = 0;
+	int wrong = 0, n = 0;
+
+	while (map && sscanf(map, "%lld=%lf%n", &g, &us, &n) == 2) {
+		map += n;
+		wrong = *map == 'w';
+		if (g == job->grid[0])
+			break;
+		us = 0;
+		map = strchr(map, ',');
+		map = map ? map + 1 : NULL;
+	}
+	fake_sleep_ms(FAKE_RACE_MS);
+	ft_job_result_init(res);
+	if (!(us > 0) || wrong) {
+		res->status = FT_ST_WRONG_RESULT;
+		snprintf(res->reason, sizeof(res->reason), "fake: wrong (grid %lld)", job->grid[0]);
+		res->rel_err = 0.5;
+		return 0;
+	}
+	res->status = FT_ST_OK;
+	res->rel_err = job->tolerance / 2;
+	res->samples = job->samples;
+	res->launches_per_sample = 20;
+	res->nraw = job->samples < FT_RAW_SAMPLES_MAX ? job->samples : FT_RAW_SAMPLES_MAX;
+	for (int i = 0; i < res->nraw; i++)
+		res->raw_us[i] = (float)us;
+	res->t_median_us = res->t_min_us = res->t_p90_us = us;
+	res->t_spread = 0;
+	res->verify_ms = 0.5;
+	res->time_ms = 1.0;
+	return 0;
+}
+
 static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
 {
 	const char *mode = ctx;
 
+	if (!strcmp(mode, "race"))
+		return fake_race(job, res);
 	if (!strcmp(mode, "hang0") && fake_ordinal == 0)
 		for (;;)
 			fake_sleep_ms(1000);

@@ -100,11 +100,44 @@ static void test_two_models_kept_apart(void **state)
 	free(sp);
 }
 
+/* With transfer, one representative per head-dim group first (the middle
+ * one by size), then the rest in the campaign's order; without, as given. */
+static void test_transfer_order(void **state)
+{
+	struct ft_shape u[6] = {
+		{ 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD },
+		{ 1, 8, 2048, 64, 0, FT_FP16, 2048, 8, FT_LAYOUT_BHSD },
+		{ 1, 8, 8192, 64, 0, FT_FP16, 8192, 8, FT_LAYOUT_BHSD },
+		{ 2, 8, 1024, 128, 0, FT_FP16, 1024, 8, FT_LAYOUT_BHSD },
+		{ 2, 8, 4096, 128, 1, FT_FP16, 4096, 8, FT_LAYOUT_BHSD },
+		{ 1, 8, 4096, 64, 1, FT_FP16, 4096, 8, FT_LAYOUT_BHSD },
+	};
+	struct ft_campaign c = { .nunits = 6, .units = u };
+	int order[6], want[6] = { 1, 3, 0, 2, 4, 5 }, plain[6] = { 0, 1, 2, 3, 4, 5 };
+
+	(void)state;
+	/* D 64: sizes 21, 25, 29 and 27 (u5): the lower middle of four is u1 (25);
+	 * D 128: 24 and 28, the lower middle of two is u3 */
+	ft_campaign_order(&c, 1, order);
+	for (int i = 0; i < 6; i++)
+		if (order[i] != want[i])
+			fail_msg("transfer order[%d] = %d, expected %d", i, order[i], want[i]);
+	ft_campaign_order(&c, 0, order);
+	assert_memory_equal(order, plain, sizeof(order));
+	/* a bf16 unit of D 64 is another group: represented on its own */
+	u[2].dtype = FT_BF16;
+	ft_campaign_order(&c, 1, order);
+	assert_int_equal(order[0], 1); /* D 64 fp16: sizes 21, 25, 27 -> the middle, u1 */
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 3);
+}
+
 int main(int argc, char **argv)
 {
 	int rc = fake_gpus_main(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_models_kept_apart),
+		cmocka_unit_test(test_transfer_order),
 	};
 	char cmd[128];
 

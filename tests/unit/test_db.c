@@ -252,7 +252,7 @@ static void test_status_names(void **state)
 {
 	static const char *const want[] = { "rejected_constraint", "rejected_smem", "compile_failed",
 					    "spills", "compiled", "ok", "wrong_result", "crashed", "timeout",
-					    "not_in_recording", "accepted" };
+					    "not_in_recording", "accepted", "cut" };
 	enum ft_status s;
 
 	(void)state;
@@ -571,6 +571,53 @@ static void test_migration_gap_refused(void **state)
 	assert_int_equal(ft_db_open(&db, fx->path, 1, &err), -1);
 	assert_non_null(strstr(err.msg, "'003_skips_two.sql' is out of sequence"));
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 1);
+}
+
+/* 005_cut_status.sql rebuilds trials for its longer CHECK list: rows, ids,
+ * stages and the best row's trial id survive; 'cut' is storable only after it. */
+static void test_cut_status_migration(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_sql_migration upto4[4] = { { NULL, NULL }, { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
+	const char *put = "INSERT INTO trials (run_id, search_key, config, status, created_at, stage)"
+			  " VALUES (1, 'k', 'A=2', 'cut', 'now', 'timed')";
+	struct ft_db *db;
+
+	if (ft_sql_migration_count < 4)
+		skip();
+	for (int i = 0; i < 3; i++)
+		upto4[i] = ft_sql_migrations[i];
+	ft_db_test_set_migrations(upto4);
+	db = open_ok(fx->path);
+	ft_db_close(db);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 4);
+	raw_exec(fx->path,
+		 "INSERT INTO runs (id, started_at, fatune_version, arch, template_name, search_key,"
+		 " b, h, s, d, dtype, causal) VALUES (1, 'now', 'v', 'sm_90', 'a', 'k', 1, 8, 512, 64,"
+		 " 'fp16', 0);"
+		 "INSERT INTO trials (id, run_id, search_key, config, status, t_median_us, created_at,"
+		 " device_index, device, stage) VALUES (7, 1, 'k', 'A=1', 'ok', 5.5, 'now', 0, 'gpu',"
+		 " 'timed');"
+		 "INSERT INTO best (arch, device, space_name, template_hash, template_name, b, h, s, d,"
+		 " s_kv, h_kv, dtype, causal, config, fatune_version, run_id, trial_id, updated_at)"
+		 " VALUES ('sm_90', 'gpu', 'a', '', 'a', 1, 8, 512, 64, 512, 8, 'fp16', 0, 'A=1', 'v', 1,"
+		 " 7, 'now')");
+	{
+		sqlite3 *h;
+		assert_int_equal(sqlite3_open(fx->path, &h), SQLITE_OK);
+		assert_int_not_equal(sqlite3_exec(h, put, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(h);
+	}
+	ft_db_test_set_migrations(NULL);
+	ft_db_close(open_ok(fx->path));
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), ft_db_schema_version());
+	assert_int_equal(raw_int(fx->path, "SELECT trial_id FROM best"), 7);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE id = 7 AND device = 'gpu'"
+					   " AND t_median_us = 5.5 AND status = 'ok' AND stage = 'timed'"), 1);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM sqlite_master WHERE name IN"
+					   " ('trials_by_key', 'trials_by_run', 'trials_v5', 'best_trial_v5')"), 2);
+	raw_exec(fx->path, put);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE status = 'cut'"), 1);
 }
 
 /* ---- runs and trials ---------------------------------------------------- */
@@ -1303,6 +1350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrations_apply_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_migration_rolls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migration_gap_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_status_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_latest_and_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),

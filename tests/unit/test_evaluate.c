@@ -64,17 +64,26 @@ static void test_plan(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ft_eval_plan(cases[i].single_us, cases[i].launches, cases[i].samples, 3,
-			     cases[i].cold, &p);
+			     cases[i].cold, 0, &p);
 		if (p.launches != cases[i].want_k || p.samples != cases[i].want_r)
 			fail_msg("case %zu (%g us): K %d R %d, expected K %d R %d", i,
 				 cases[i].single_us, p.launches, p.samples, cases[i].want_k,
 				 cases[i].want_r);
 	}
 	/* the watchdog must allow warm-up, samples and the last check */
-	ft_eval_plan(50000, 20, 30, 3, 0, &p);
+	ft_eval_plan(50000, 20, 30, 3, 0, 0, &p);
 	assert_true(p.expected_ms >= (3 + 20) * 50.0 && p.expected_ms < 2000);
-	ft_eval_plan(2e6, 20, 30, 3, 0, &p);
+	ft_eval_plan(2e6, 20, 30, 3, 0, 0, &p);
 	assert_true(p.expected_ms >= (3 + FT_EVAL_MIN_SAMPLES) * 2000.0);
+	/* a lower sample cap (the race's quick pass): a 220 us kernel gets K 4
+	 * within 1 ms instead of 20; a 5 us one keeps the K asked for */
+	ft_eval_plan(220, 20, 3, 1, 0, 1000, &p);
+	assert_int_equal(p.launches, 4);
+	assert_int_equal(p.samples, 3);
+	ft_eval_plan(5, 20, 3, 1, 0, 1000, &p);
+	assert_int_equal(p.launches, 20);
+	ft_eval_plan(5000, 20, 3, 1, 0, 1000, &p);
+	assert_int_equal(p.launches, 1);
 }
 
 int main(void)

@@ -513,6 +513,41 @@ static int compile_ok(const char *dir, const char *name, char **log)
 	return ok;
 }
 
+/* kernel_templates/reference.cu as the worker builds it (evaluate.c: the
+ * device's sm_XX, no defines): every helper, the device-side check among
+ * them, compiles for an A100 and a Hopper, without spills. */
+static void test_compile_reference_kernels(void **state)
+{
+	static const char *const archs[] = { "sm_80", "sm_90" };
+	static const char *const kernels[] = { "fatune_ref_check", "fatune_ref_attention",
+					       "fatune_ref_fill" };
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4200];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kernel_templates/reference.cu", src);
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++)
+		for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+			struct ft_compile_req req = { 0 };
+			struct ft_compile_out out;
+			struct ft_err err;
+
+			req.source_path = path;
+			req.arch = archs[a];
+			req.kernels[0] = kernels[k];
+			ft_err_clear(&err);
+			if (ft_compile(&req, &out, &err))
+				fail_msg("ft_compile(reference.cu, %s): %s", archs[a], err.msg);
+			if (!out.ok)
+				fail_msg("reference.cu does not compile for %s (%s): %s %s", archs[a],
+					 kernels[k], out.problem, out.log);
+			assert_non_null(out.cubin);
+			assert_true(out.res[0].regs > 0);
+			assert_int_equal(out.res[0].spill_stores, 0);
+			ft_compile_out_release(&out);
+		}
+}
+
 /* nvrtc.h: kernel_templates/ of the data dir ($FATUNE_SOURCE_DIR) is on the
  * include path, so a template anywhere can include fatune_abi.h; a header
  * next to the template comes first. */
@@ -677,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_compile_too_many_defines),
 		cmocka_unit_test(test_compile_virtual_arch_gives_no_cubin),
 		cmocka_unit_test(test_compile_abi_header_on_include_path),
+		cmocka_unit_test(test_compile_reference_kernels),
 		cmocka_unit_test(test_compile_concurrent),
 		cmocka_unit_test(test_version_and_options),
 	};

@@ -11,6 +11,11 @@
  * by NVRTC (no GPU needed): both GPUs get work, every trial names the GPU that
  * ran it, and one GPU's hung candidate is that GPU's watchdog's business
  * while the other goes on.
+ *
+ * Racing through the real worker protocol (fake workers in MODE "race"): a
+ * candidate cut after its quick pass is stored `cut`, never `ok`, and is
+ * never the best; a wrong-but-fast one stays `wrong_result`; the final
+ * re-measures the finalists with the full sample count.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -518,6 +523,168 @@ static void test_one_gpu_hangs_the_other_goes_on(void **state)
 	assert_int_equal(s.on[1], 1);
 }
 
+/* ---- racing through fake workers -------------------------------------------- */
+
+struct raced {
+	struct ft_trial t[8], fin[8];
+	int n, nfin;
+	struct ft_pipeline_stats st;
+};
+
+static int keep(void *ctx, struct ft_trial *t)
+{
+	struct raced *r = ctx;
+
+	if (r->n < 8)
+		r->t[r->n++] = *t;
+	return 0;
+}
+
+static int keep_final(void *ctx, struct ft_trial *t)
+{
+	struct raced *r = ctx;
+
+	if (r->nfin < 8)
+		r->fin[r->nfin++] = *t;
+	return 0;
+}
+
+/* tests/spaces/two_gpus.yaml on one fake GPU with racing on; $FAKE_RACE is
+ * `map` (the two candidates have grid[0] 4 and 2). */
+static void run_race(const char *map, struct raced *out)
+{
+	char cache[] = "/tmp/fatune-test-race.XXXXXX", hash[17];
+	struct ft_space *sp = two_gpus_space(cache, hash);
+	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
+	struct ft_worker *w = NULL;
+	struct ft_device_info info;
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_err err = { 0 };
+	int rc;
+
+	setenv("FAKE_RACE", map, 1);
+	fake_gpus_use("race");
+	assert_int_equal(ft_worker_start(&w, "unused", 0, 10000, &info, &err), 0);
+	memset(out, 0, sizeof(*out));
+	cfg.sp = sp;
+	cfg.arch = ft_arch_find("sm_90", &err);
+	cfg.shape = &shape;
+	cfg.template_hash = hash;
+	cfg.jobs = 1;
+	cfg.compile = 1;
+	cfg.workers = &w;
+	cfg.nworkers = 1;
+	cfg.timeout_ms = 10000;
+	ft_job_timing_defaults(&cfg.job);
+	cfg.job.samples = 15;
+	cfg.job.seed = 1;
+	cfg.job.tolerance = 2e-3;
+	cfg.budget_evals = -1;
+	ft_race_defaults(&cfg.race);
+	cfg.emit = keep;
+	cfg.emit_final = keep_final;
+	cfg.ctx = out;
+	rc = ft_pipeline_run(&cfg, &out->st, &err);
+	ft_worker_stop(w);
+	fake_gpus_use(NULL);
+	unsetenv("FAKE_RACE");
+	remove_cache(cache);
+	free(sp);
+	if (rc)
+		fail_msg("pipeline: %s", err.msg);
+	assert_int_equal(out->n, 2);
+}
+
+/* What holds in every race: a cut trial has the quick pass's samples and is
+ * slower than the line; an ok one has the full count; the fastest ok trial
+ * (emitted or final) is never a cut or wrong one. Returns the cuts. */
+static int race_invariants(const struct raced *r, const char *fast_config)
+{
+	const struct ft_trial *best = NULL;
+	int cuts = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		const struct ft_trial *t = &r->t[i];
+
+		if (t->status == FT_ST_CUT) {
+			cuts++;
+			assert_int_equal(t->samples, FT_RACE_QUICK_SAMPLES);
+			assert_non_null(strstr(t->reason, "raced out"));
+		} else if (t->status == FT_ST_OK) {
+			assert_int_equal(t->samples, 15);
+		}
+		if (t->status == FT_ST_OK && (!best || t->t_median_us < best->t_median_us))
+			best = t;
+	}
+	for (int i = 0; i < r->nfin; i++) {
+		assert_int_equal(r->fin[i].status, FT_ST_OK);
+		assert_int_equal(r->fin[i].samples, 15); /* 3 rounds of 5, pooled */
+		assert_true(!strncmp(r->fin[i].reason, FT_RACE_FINAL_REASON, strlen(FT_RACE_FINAL_REASON)));
+		for (int k = 0; k < r->n; k++)
+			if (!strcmp(r->t[k].config, r->fin[i].config))
+				assert_int_equal(r->t[k].status, FT_ST_OK); /* only ok ones are finalists */
+	}
+	assert_non_null(best);
+	if (fast_config)
+		assert_string_equal(best->config, fast_config);
+	return cuts;
+}
+
+static const char *config_of(const struct raced *r, long long grid0)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->t[i].grid[0] == grid0)
+			return r->t[i].config;
+	fail_msg("no trial of grid %lld", grid0);
+	return NULL;
+}
+
+/* One fast and one 3x slower candidate, both ways round: whichever order the
+ * model gives, one run cuts the slow one (it came second) and the other
+ * measures both in full and runs the final over the two. */
+static void test_race_cuts_the_slow(void **state)
+{
+	struct raced a, b;
+	int cuts;
+
+	(void)state;
+	run_race("4=10,2=30", &a);
+	run_race("4=30,2=10", &b);
+	cuts = race_invariants(&a, config_of(&a, 4)) + race_invariants(&b, config_of(&b, 2));
+	assert_int_equal(cuts, 1);
+	assert_int_equal(a.nfin + b.nfin, 2); /* the run without a cut had 2 finalists */
+	assert_int_equal(a.st.race.cut + b.st.race.cut, 1);
+	assert_int_equal(a.st.race.final_jobs + b.st.race.final_jobs, 2 * FT_RACE_ROUNDS);
+	for (int i = 0; i < 2; i++) {
+		const struct raced *r = i ? &b : &a;
+		for (int k = 0; k < r->n; k++)
+			if (r->t[k].status == FT_ST_CUT)
+				assert_true(r->t[k].t_min_us == 30.0);
+		assert_true(r->st.verify_ms > 0 && r->st.timing_ms > 0);
+		assert_true(r->st.gpu_busy_ms > 0);
+	}
+}
+
+/* Wrong but fast, both ways round: wrong_result, never cut, ok or best. */
+static void test_race_wrong_but_fast(void **state)
+{
+	struct raced a, b;
+
+	(void)state;
+	run_race("4=1w,2=10", &a);
+	run_race("4=10,2=1w", &b);
+	assert_int_equal(race_invariants(&a, config_of(&a, 2)), 0);
+	assert_int_equal(race_invariants(&b, config_of(&b, 4)), 0);
+	for (int i = 0; i < 2; i++) {
+		const struct raced *r = i ? &b : &a;
+		int wrong = 0;
+		for (int k = 0; k < r->n; k++)
+			wrong += r->t[k].status == FT_ST_WRONG_RESULT;
+		assert_int_equal(wrong, 1);
+		assert_int_equal(r->nfin, 0); /* one finalist: nothing to compare */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rc = fake_gpus_main(argc, argv);
@@ -531,6 +698,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_toy_strategy),
 		cmocka_unit_test(test_two_gpus_share_the_candidates),
 		cmocka_unit_test(test_one_gpu_hangs_the_other_goes_on),
+		cmocka_unit_test(test_race_cuts_the_slow),
+		cmocka_unit_test(test_race_wrong_but_fast),
 	};
 
 	if (rc >= 0)

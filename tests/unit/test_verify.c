@@ -179,6 +179,10 @@ static void test_rel_l2(void **state)
 		const float r2[] = { 1.0f, -3.0f };
 		assert_true(ft_rel_l2(b, 1, r2, 2, &bad) == 0.0);
 	}
+	/* the device check's sums (fatune_ref_check) give the same number */
+	assert_true(fabs(ft_rel_l2_sums(1.0, 4.0, 9.0) - 0.5) < 1e-15);
+	assert_true(fabs(ft_rel_l2_sums(0.0, 0.0, 4.0) - 2.0) < 1e-15);
+	assert_true(isnan(ft_rel_l2_sums(NAN, 4.0, 1.0)));
 }
 
 /* A self-attention shape in bhsd. */

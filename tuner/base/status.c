@@ -20,6 +20,7 @@ static const char *const status_names[FT_ST_COUNT] = {
 	[FT_ST_TIMEOUT] = "timeout",
 	[FT_ST_NOT_IN_RECORDING] = "not_in_recording",
 	[FT_ST_ACCEPTED] = "accepted",
+	[FT_ST_CUT] = "cut",
 };
 
 static const char *const stage_names[FT_STAGE_COUNT] = {

@@ -29,6 +29,8 @@
  *          |  \----> ok              verified, not timed (bench's verify-only jobs)
  *          v
  *      TIMED ------> ok              verified and timed           (ends)
+ *          \-----> cut             timed by the race's quick pass only, slower
+ *                                   than the margin over the best (ends)
  *
  * Transitions, and the function that makes each:
  *
@@ -43,6 +45,8 @@
  *   MODEL       (recorded)  the recorded stage and verdict        ft_replay_lookup
  *   COMPILED    VERIFIED    wrong_result, crashed, timeout, ok    evaluate_one (worker verdict)
  *   COMPILED    TIMED       ok                                    evaluate_one (worker verdict)
+ *   COMPILED    TIMED       cut                                   ft_race_evaluate (search/race.c)
+ *   MODEL       TIMED       cut (a recorded ok over the line)     ft_race_recorded
  *
  * A trial with status accepted (MODEL) or compiled (COMPILED) is still going:
  * the pipeline routes it by ft_trial_pending - accepted goes to the compile
@@ -72,6 +76,9 @@ enum ft_status {
 	FT_ST_NOT_IN_RECORDING,		/* replay: the recording has no result for this config */
 	FT_ST_ACCEPTED,			/* passed the model check, not compiled (check only;
 					 * never stored) */
+	FT_ST_CUT,			/* verified, timed only by the race's quick first pass
+					 * and slower than the best by more than the margin:
+					 * its time is that rough one (search/race.h) */
 	FT_ST_COUNT
 };
 

@@ -76,7 +76,8 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	double wall = 0, cms = 0, gpu = 0, first = -1;
+	long long quick = 0, full = 0, finals = 0, evaluated = 0;
+	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0;
 
 	for (int i = 0; i < n; i++) {
 		const struct ft_pipeline_stats *st = &out[i].res.st;
@@ -89,6 +90,14 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		wall += st->wall_ms;
 		cms += st->compile_ms_total;
 		gpu += st->gpu_busy_ms;
+		cwall += st->compile_wall_ms;
+		wait += st->gpu_wait_ms;
+		ver += st->verify_ms;
+		tim += st->timing_ms;
+		evaluated += st->evaluated;
+		quick += st->race.quick;
+		full += st->race.full;
+		finals += st->race.final_jobs;
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
 	}
@@ -97,6 +106,11 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	printf(",\"compiles\":%lld,\"cache_hits\":%lld,\"compile_ms_total\":%.1f,"
 	       "\"gpu_busy_ms\":%.1f,\"first_compile_ms\":%.1f",
 	       compiles, hits, cms, gpu, first);
+	/* where the time went (docs/timing.md): per phase, and the race's passes */
+	printf(",\"phases\":{\"compile_wall_ms\":%.1f,\"gpu_busy_ms\":%.1f,\"gpu_wait_ms\":%.1f,"
+	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f},\"evaluated\":%lld,"
+	       "\"race\":{\"quick\":%lld,\"full\":%lld,\"final_jobs\":%lld}",
+	       cwall, gpu, wait, ver, tim, evaluated, quick, full, finals);
 }
 
 /* "spaces": one object per search. */
@@ -174,6 +188,12 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 		if (timed && st->wall_ms > 0)
 			printf("; GPU busy %.0f%% of the wall time", 100.0 * st->gpu_busy_ms / st->wall_ms);
 		printf("\n");
+		if (timed)
+			printf("  GPU: %.1f s busy (verify %.1f s, timing %.1f s), %.1f s waiting for compiles; "
+			       "%lld quick passes, %lld full, %lld cut, %d in the final\n",
+			       st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3,
+			       st->gpu_wait_ms / 1e3, st->race.quick, st->race.full, st->race.cut,
+			       r->finals);
 		for (int k = 0; k < 2; k++)
 			if (!isnan(r->top[k].t_median_us))
 				printf("  %-9s %8.2f us  %s\n", k ? "runner-up" : "best", r->top[k].t_median_us,
@@ -231,7 +251,9 @@ struct search_cmd {
 	struct ft_target_opts o;
 	struct ft_strlist spaces, shapes;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
-	long long jobs, seed, samples, launches, timeout_s;
+	const char *race;
+	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
+	double race_margin;
 	int fresh, quiet, json;
 	int shard_i, shard_n;		/* --shard I/N (0/1: no shard) */
 
@@ -423,6 +445,12 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	so->launches = (int)c->launches;
 	so->timeout_ms = (int)(c->timeout_s * 1000);
 	so->fresh = c->fresh;
+	ft_race_defaults(&so->race);
+	if (ft_race_parse(c->race, &so->race.on, err))
+		return -1;
+	so->race.margin = c->race_margin;
+	so->race.quick_samples = (int)c->race_samples;
+	so->race.finalists = (int)c->race_finalists;
 	so->progress = &c->prog;
 	so->campaign = c->name ? c->name : c->camp.name[0] ? c->camp.name : NULL;
 	return 0;
@@ -565,6 +593,10 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_INT_("samples", 0, &c.samples, "R", "timed samples per candidate, median kept (default 15; fewer, at least 5, when they would take over 1 s)", 1, 1000),
 		FT_OPT_INT_("launches", 0, &c.launches, "K", "calls per sample in one CUDA graph (default 20; fewer when K calls would take over 20 ms)", 1, 1000),
 		FT_OPT_INT_("timeout", 0, &c.timeout_s, "SECONDS", "watchdog per candidate (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
+		FT_OPT_STR_("race", 0, &c.race, "on|off", "quick first pass, full timing only near the best, an interleaved final (default on; docs/timing.md)"),
+		FT_OPT_DBL_("race-margin", 0, &c.race_margin, "X", "cut a candidate whose quick min is over X times the best median (default 1.15)", 1.0001, 100),
+		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 3)", 1, 100),
+		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_STR_("replay", 0, &c.replay_db, "DB", "take results recorded in DB instead of a GPU"),
 		FT_OPT_FLAG_("quiet", 'q', &c.quiet, "no progress output"),
@@ -583,6 +615,10 @@ int cmd_search(int argc, char **argv)
 	c.samples = 15;
 	c.launches = 20;
 	c.timeout_s = 10;
+	c.race = "on";
+	c.race_margin = FT_RACE_MARGIN;
+	c.race_samples = FT_RACE_QUICK_SAMPLES;
+	c.race_finalists = FT_RACE_FINALISTS;
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
 	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &c.shard_i, &c.shard_n,

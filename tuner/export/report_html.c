@@ -61,7 +61,7 @@ static const char *short_status(enum ft_status s)
 {
 	static const char *const names[FT_ST_COUNT] = { "constraint", "smem", "compile", "spills", "untimed",
 							 "ok", "wrong", "crashed", "timeout",
-							 "unrecorded", "accepted" };
+							 "unrecorded", "accepted", "cut" };
 
 	return (int)s >= 0 && s < FT_ST_COUNT ? names[s] : "?";
 }

@@ -2,11 +2,12 @@
  *
  * Inputs Q, K, V come from reference.cu's fill kernel (a pure function of the
  * seed) and the reference output from its fp32 attention; both stay on the GPU
- * for as long as consecutive jobs share (shape, seed), and the reference is
- * also kept on the host, where verification runs: the candidate's output is
- * copied back and compared in fp64 (ft_rel_l2). Timing is described in
- * docs/timing.md. Any CUDA error ends the job as `crashed` and makes the worker
- * exit, because a fault (illegal address) loses the context.
+ * for as long as consecutive jobs share (shape, seed). Verification runs on
+ * the GPU too: reference.cu's check kernel reduces the candidate's output
+ * against the reference to a few sums (fp64), and only those 40 bytes come
+ * back, never O. Timing is described in docs/timing.md. Any CUDA error ends
+ * the job as `crashed` and makes the worker exit, because a fault (illegal
+ * address) loses the context.
  */
 #include "run/evaluate.h"
 
@@ -30,6 +31,11 @@
  * (REF_THREADS); rows beyond this many blocks are grid-strided */
 #define REF_THREADS 128
 #define REF_MAX_BLOCKS (1 << 20)
+/* check kernel: 256 threads per block is fixed by reference.cu
+ * (CHECK_THREADS); 1024 blocks of 256 fill a 132-SM GPU several times over,
+ * and the kernel is grid-stride, so larger outputs only loop more */
+#define CHECK_THREADS 256
+#define CHECK_MAX_BLOCKS 1024
 #define REF_MAX_D 256
 /* tensor ids of the fill kernel: Q, K, V get independent values */
 enum { TENSOR_Q = 1, TENSOR_K = 2, TENSOR_V = 3 };
@@ -57,15 +63,23 @@ struct inputs {
 	ft_devptr q, k, v;	/* 16-bit, laid out as the shape says */
 	ft_devptr ref;		/* fp32 reference output, laid out as O */
 	ft_devptr o;		/* the candidate's output, 16-bit */
-	float *ref_host;	/* the reference on the host, for verification */
-	uint16_t *o_host;	/* the candidate's output, copied back */
+	float *ref_host;	/* the reference on the host: the self-test only */
+};
+
+/* reference.cu's struct fatune_check_sums, as the check kernel writes it */
+struct check_sums {
+	double num, den, onorm;
+	unsigned long long nonfinite;
+	uint32_t max_abs_bits, pad;
 };
 
 struct ft_eval {
 	struct ft_gpu *gpu;
 	struct ft_device_limits lim;
 	struct ft_gpu_module *ref_mod;
-	struct ft_gpu_func *fill, *attn;
+	struct ft_gpu_func *fill, *attn, *check;
+	ft_devptr sums;				/* one struct check_sums */
+	int keep_ref_host;			/* the self-test compares on the host */
 	struct inputs in;
 	ft_devptr o_partial, lse_partial;	/* split-KV scratch, grown on demand */
 	size_t o_partial_bytes, lse_partial_bytes;
@@ -94,14 +108,16 @@ static double warmup_min_ms(const struct ft_eval *ev)
 /* ---- CPU-side pieces ------------------------------------------------------ */
 
 void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
-		  struct ft_timing_plan *p)
+		  double sample_max_us, struct ft_timing_plan *p)
 {
 	double k, r_fit, call_ms;
 
 	if (!(single_us > 0))
 		single_us = 1; /* an event pair cannot time less than ~1 us */
+	if (!(sample_max_us > 0))
+		sample_max_us = FT_EVAL_SAMPLE_MAX_US;
 	if (launches > 0) {
-		k = floor(FT_EVAL_SAMPLE_MAX_US / single_us);
+		k = floor(sample_max_us / single_us);
 		k = k < launches ? k : launches;
 	} else {
 		k = ceil(FT_EVAL_SAMPLE_TARGET_US / single_us);
@@ -127,6 +143,7 @@ void ft_job_timing_defaults(struct ft_job *job)
 	job->samples = FT_EVAL_SAMPLES;
 	job->launches_per_sample = FT_EVAL_LAUNCHES_AUTO;
 	job->cold = 0;
+	job->sample_max_us = 0;
 }
 
 /* ---- GPU side --------------------------------------------------------------- */
@@ -157,7 +174,6 @@ static void free_inputs(struct ft_eval *ev)
 	ft_gpu_free(ev->gpu, in->ref);
 	ft_gpu_free(ev->gpu, in->o);
 	free(in->ref_host);
-	free(in->o_host);
 	memset(in, 0, sizeof(*in));
 }
 
@@ -195,7 +211,9 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 	if (ft_gpu_module_load_data(gpu, co.cubin, reference_path, &ev->ref_mod, err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
-			    err)) {
+			    err) ||
+	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_check", reference_path, &ev->check, err) ||
+	    ft_gpu_alloc(gpu, sizeof(struct check_sums), "the check's sums", &ev->sums, err)) {
 		ft_compile_out_release(&co);
 		ft_eval_close(ev);
 		return -1;
@@ -214,6 +232,7 @@ void ft_eval_close(struct ft_eval *ev)
 	ft_gpu_free(ev->gpu, ev->lse_partial);
 	ft_gpu_free(ev->gpu, ev->workspace);
 	ft_gpu_free(ev->gpu, ev->flush);
+	ft_gpu_free(ev->gpu, ev->sums);
 	ft_gpu_module_unload(ev->gpu, ev->ref_mod);
 	free(ev);
 }
@@ -278,9 +297,7 @@ static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned l
 	if (in->valid && in->seed == seed && !memcmp(&in->shape, sh, sizeof(*sh)))
 		return 0;
 	free_inputs(ev);
-	in->ref_host = malloc(n * sizeof(float));
-	in->o_host = malloc(n * sizeof(uint16_t));
-	if (!in->ref_host || !in->o_host)
+	if (ev->keep_ref_host && !(in->ref_host = malloc(n * sizeof(float))))
 		return ft_error(err, FT_EFAIL, "out of host memory for %zu reference elements", n);
 	if (ft_gpu_alloc(ev->gpu, n * 2, "Q", &in->q, err) ||
 	    ft_gpu_alloc(ev->gpu, nkv * 2, "K", &in->k, err) ||
@@ -301,7 +318,8 @@ static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned l
 	grid[0] = (unsigned)(rows < REF_MAX_BLOCKS ? rows : REF_MAX_BLOCKS);
 	if (ft_gpu_launch(ev->gpu, ev->attn, "fatune_ref_attention", grid, block, 0, args, err) ||
 	    ft_gpu_sync(ev->gpu, "the reference attention", err) ||
-	    ft_gpu_download(ev->gpu, in->ref_host, in->ref, n * 4, "the reference output", err))
+	    (in->ref_host &&
+	     ft_gpu_download(ev->gpu, in->ref_host, in->ref, n * 4, "the reference output", err)))
 		return -1;
 	in->seed = seed;
 	in->valid = 1;
@@ -477,23 +495,39 @@ static int workspace_left_zero(struct run *r, struct ft_job_result *res, struct 
 	return 0;
 }
 
-/* Copies O back and judges it. Returns 1 when ok. */
+/* Judges O on the GPU: the check kernel reduces it against the reference
+ * and only its sums come back. Returns 1 when ok, 0 with a wrong_result
+ * verdict, -1 on a CUDA error. */
 static int verify(struct run *r, const char *when, struct ft_job_result *res, struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
-	long long nonfinite;
-	double rel;
+	const size_t n = ev->in.n;
+	long long nn = (long long)n;
+	int bf16 = r->job->shape.dtype == FT_BF16;
+	unsigned grid[3] = { 1, 1, 1 }, block[3] = { CHECK_THREADS, 1, 1 };
+	void *args[] = { &ev->in.o, &ev->in.ref, &nn, &bf16, &ev->sums };
+	size_t blocks = (n + CHECK_THREADS - 1) / CHECK_THREADS;
+	struct check_sums cs;
+	double t0 = mono_ms(), rel;
+	float max_abs;
 
-	if (ft_gpu_download(ev->gpu, ev->in.o_host, ev->in.o, ev->in.n * 2, r->job->kernel, err))
+	grid[0] = (unsigned)(blocks < CHECK_MAX_BLOCKS ? (blocks ? blocks : 1) : CHECK_MAX_BLOCKS);
+	if (ft_gpu_memset8(ev->gpu, ev->sums, 0, sizeof(cs), "the check's sums", err) ||
+	    ft_gpu_launch(ev->gpu, ev->check, "fatune_ref_check", grid, block, 0, args, err) ||
+	    ft_gpu_download(ev->gpu, &cs, ev->sums, sizeof(cs), r->job->kernel, err))
 		return -1;
-	rel = ft_rel_l2(ev->in.o_host, r->job->shape.dtype == FT_BF16, ev->in.ref_host, ev->in.n,
-			&nonfinite);
-	if (ft_verdict(rel, nonfinite, r->job->tolerance, res)) {
+	memcpy(&max_abs, &cs.max_abs_bits, sizeof(max_abs));
+	rel = ft_rel_l2_sums(cs.num, cs.den, cs.onorm);
+	res->max_abs_err = max_abs;
+	if (ft_verdict(rel, (long long)cs.nonfinite, r->job->tolerance, res)) {
 		int zero = workspace_left_zero(r, res, err);
 
-		if (zero)
+		if (zero) {
+			res->verify_ms += mono_ms() - t0;
 			return zero;
+		}
 	}
+	res->verify_ms += mono_ms() - t0;
 	if (when) {
 		char reason[sizeof(res->reason)];
 		snprintf(reason, sizeof(reason), "%s: %s", when, res->reason);
@@ -639,7 +673,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	const struct ft_shape *sh = &job->shape;
 	struct ft_stats st;
 	struct ft_timing_plan plan;
-	double single_ms = 0, *us;
+	double single_ms = 0, *us, t0;
 
 	if (job->dynamic_smem > ev->lim.smem_static &&
 	    ft_gpu_func_dynamic_smem(ev->gpu, r->main_fn, job->kernel, job->dynamic_smem, err))
@@ -686,8 +720,10 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	r->smem = (unsigned)job->dynamic_smem;
 
 	/* the verified call, on poisoned outputs */
+	t0 = mono_ms();
 	if (poison(r, err) || call(r, err) || ft_gpu_sync(ev->gpu, job->kernel, err))
 		return 1;
+	res->verify_ms += mono_ms() - t0;
 	switch (verify(r, NULL, res, err)) {
 	case -1:
 		return 1;
@@ -697,12 +733,13 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (!job->timing)
 		return 0;
 	/* one more call, warm now (module loaded, caches filled), sizes K */
+	t0 = mono_ms();
 	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
 		return 1;
 	/* K and R follow the call's duration; the parent's watchdog follows them */
 	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
-		     job->cold, &plan);
+		     job->cold, job->sample_max_us, &plan);
 	ft_worker_expect(plan.expected_ms);
 	us = calloc((size_t)plan.samples, sizeof(*us));
 	if (!us) {
@@ -712,6 +749,12 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (job->cold ? time_cold(r, &plan, us, err) : time_warm(r, &plan, us, err)) {
 		free(us);
 		return 1;
+	}
+	res->time_ms = mono_ms() - t0;
+	if (plan.samples <= FT_RAW_SAMPLES_MAX) {
+		res->nraw = plan.samples;
+		for (int i = 0; i < plan.samples; i++)
+			res->raw_us[i] = (float)us[i];
 	}
 	if (ft_stats_compute(us, plan.samples, &st)) {
 		free(us);
@@ -902,6 +945,7 @@ int ft_eval_selftest(FILE *out, const char *reference_path)
 		ft_gpu_close(gpu);
 		return 1;
 	}
+	ev->keep_ref_host = 1;
 	for (int i = 0; i < ncases; i++) {
 		int r = selftest_case(ev, i, out, &err);
 		if (r < 0) {

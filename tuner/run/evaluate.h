@@ -73,16 +73,17 @@ struct ft_timing_plan {
 
 /* The timing of a candidate whose one warm call took single_us (> 0):
  * K = launches when it is > 0, lowered (to 1 at least) so that a sample
- * lasts at most FT_EVAL_SAMPLE_MAX_US (a 50 ms kernel gets K = 1, never 20 x
- * 50 ms samples); with launches 0 (auto), enough calls for a sample of
+ * lasts at most sample_max_us (<= 0: FT_EVAL_SAMPLE_MAX_US; a 50 ms kernel
+ * gets K = 1, never 20 x 50 ms samples); with launches 0 (auto), enough calls for a sample of
  * FT_EVAL_SAMPLE_TARGET_US. R = samples, cut to what
  * FT_EVAL_SAMPLING_BUDGET_MS holds when K calls are long, but at least
  * FT_EVAL_MIN_SAMPLES (and never above samples). cold: one call per sample.
  * expected_ms is what the rest of the job should take, for the watchdog. */
 void ft_eval_plan(double single_us, int launches, int samples, int warmup, int cold,
-		  struct ft_timing_plan *p);
+		  double sample_max_us, struct ft_timing_plan *p);
 
-/* Fills the timing fields of job with the defaults above (timing = 1, warm). */
+/* Fills the timing fields of job with the defaults above (timing = 1, warm,
+ * sample_max_us 0: the default cap). */
 void ft_job_timing_defaults(struct ft_job *job);
 
 /* ---- the evaluator ---------------------------------------------------------- */

@@ -42,16 +42,28 @@ struct ft_job {
 	int samples;			/* R: timed samples; the median is reported */
 	int launches_per_sample;	/* K: back-to-back calls captured in one CUDA graph */
 	int cold;			/* 1: flush L2 before each call (not graph-captured) */
+	double sample_max_us;		/* K is lowered so that a sample lasts at most this;
+					 * 0: FT_EVAL_SAMPLE_MAX_US (the race's quick pass
+					 * asks for less, search/race.h) */
 };
+
+/* Raw samples a result carries back (the race's final rounds pool them). */
+#define FT_RAW_SAMPLES_MAX 64
 
 struct ft_job_result {
 	enum ft_status status;		/* FT_ST_OK, _WRONG_RESULT, _CRASHED or _TIMEOUT */
 	char reason[512];		/* "" for ok */
 	double rel_err;			/* NAN when not computed */
+	double max_abs_err;		/* largest |O - reference| over finite outputs, NAN when not computed */
 	long long nonfinite;		/* outputs that were NaN/Inf (incl. never written) */
 	double t_median_us, t_min_us, t_p90_us, t_spread;	/* NAN when not timed */
 	int samples;			/* R taken (ft_eval_plan may cut the job's) */
 	int launches_per_sample;	/* K used (ft_eval_plan may lower the job's) */
+	double verify_ms;		/* wall time of the verified calls and their checks */
+	double time_ms;			/* wall time of timing: sizing call, warm-up, samples */
+	int nraw;			/* raw_us[0..nraw): the samples, unsorted; 0 when
+					 * more than FT_RAW_SAMPLES_MAX were taken */
+	float raw_us[FT_RAW_SAMPLES_MAX];
 };
 
 /* "Not measured": every NaN field NAN, status ok, reason "". */

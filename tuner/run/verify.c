@@ -96,6 +96,11 @@ int ft_u16_nonfinite(uint16_t h, int bf16)
 	return bf16 ? (h & 0x7f80) == 0x7f80 : (h & 0x7c00) == 0x7c00;
 }
 
+double ft_rel_l2_sums(double num, double den, double onorm)
+{
+	return den > 0 ? sqrt(num / den) : sqrt(onorm);
+}
+
 double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite)
 {
 	double num = 0, den = 0, onorm = 0;
@@ -114,7 +119,7 @@ double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long l
 		onorm += x * x;
 	}
 	*nonfinite = bad;
-	return den > 0 ? sqrt(num / den) : sqrt(onorm);
+	return ft_rel_l2_sums(num, den, onorm);
 }
 
 void ft_shape_strides(const struct ft_shape *sh, int kv, long long st[3])

@@ -42,7 +42,13 @@ int ft_u16_nonfinite(uint16_t h, int bf16);
 
 /* Relative L2 error ||o - ref|| / ||ref|| of n 16-bit outputs against ref,
  * summed in fp64 over the finite outputs only; *nonfinite counts the others.
- * When ||ref|| is 0 the absolute error ||o|| is returned. */
+ * When ||ref|| is 0 the absolute error ||o|| is returned. The CPU model of
+ * reference.cu's fatune_ref_check, which the worker runs instead (the same
+ * sums, on the GPU). */
+/* The error from the sums: num = sum (o - ref)^2, den = sum ref^2 and onorm =
+ * sum o^2 over the finite outputs; sqrt(onorm) when den is 0. */
+double ft_rel_l2_sums(double num, double den, double onorm);
+
 double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite);
 
 /* Element strides (batch, head, row) of Q and O (kv == 0) or K and V (kv ==

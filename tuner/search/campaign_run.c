@@ -87,8 +87,14 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
 		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
-		if (so.progress)
+		if (so.progress) {
+			const struct ft_pipeline_stats *st = &oc->res.st;
+
+			if (oc->res.timed && !rc)
+				ft_progress_phases(so.progress, st->compile_wall_ms, st->gpu_busy_ms,
+						   st->gpu_wait_ms, st->verify_ms, st->timing_ms);
 			ft_progress_end(so.progress);
+		}
 		r->nout++;
 		r->searched++;
 		if (rc) {
@@ -132,6 +138,70 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 	return 0;
 }
 
+/* Units a and b can seed each other under transfer (transfer.h): same head
+ * dim, dtype, layout and grouped-query ratio; causal may differ. */
+static int same_group(const struct ft_shape *a, const struct ft_shape *b)
+{
+	return a->d == b->d && a->dtype == b->dtype && a->layout == b->layout &&
+	       (long long)a->h * b->h_kv == (long long)b->h * a->h_kv;
+}
+
+/* A unit's size for choosing a group's representative: log2 of S, S_kv, B*H. */
+static double unit_size(const struct ft_shape *u)
+{
+	return log2((double)u->s) + log2((double)u->s_kv) + log2((double)u->b * u->h);
+}
+
+void ft_campaign_order(const struct ft_campaign *c, int transfer, int *order)
+{
+	int n = c->nunits, k = 0;
+	char *placed = calloc((size_t)(n ? n : 1), 1);
+
+	if (!transfer || !placed) {
+		for (int u = 0; u < n; u++)
+			order[u] = u;
+		free(placed);
+		return;
+	}
+	/* one representative per group, in the order the groups first appear:
+	 * the member in the middle by size (the lower middle; ties by position) */
+	for (int u = 0; u < n; u++) {
+		int members = 0, rank, pick = -1;
+
+		if (placed[u])
+			continue;
+		for (int v = 0; v < n; v++)
+			members += same_group(&c->units[u], &c->units[v]) && !placed[v];
+		rank = (members - 1) / 2;
+		for (int v = 0; v < n && pick < 0; v++) {
+			int below = 0;
+
+			if (!same_group(&c->units[u], &c->units[v]) || placed[v])
+				continue;
+			for (int x = 0; x < n; x++)
+				if (same_group(&c->units[u], &c->units[x]) && !placed[x] &&
+				    (unit_size(&c->units[x]) < unit_size(&c->units[v]) ||
+				     (unit_size(&c->units[x]) == unit_size(&c->units[v]) && x < v)))
+					below++;
+			if (below == rank)
+				pick = v;
+		}
+		if (pick < 0)
+			pick = u;
+		order[k++] = pick;
+		/* the group is represented: mark every member (placed below) */
+		for (int v = 0; v < n; v++)
+			if (same_group(&c->units[u], &c->units[v]))
+				placed[v] = 2;
+		placed[pick] = 1;
+	}
+	/* then the neighbours, in the campaign's order */
+	for (int u = 0; u < n; u++)
+		if (placed[u] == 2)
+			order[k++] = u;
+	free(placed);
+}
+
 int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 		    struct ft_campaign_result *r, struct ft_err *err)
 {
@@ -139,14 +209,20 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 	double t0 = ft_now_ms();
 	int rc = 0;
 
+	int *order = malloc(units * sizeof(*order));
+
 	memset(r, 0, sizeof(*r));
 	r->out = calloc(units * (size_t)(o->nsp ? o->nsp : 1) * (size_t)o->ntargets, sizeof(*r->out));
 	r->first = calloc(units, sizeof(*r->first));
 	r->count = calloc(units, sizeof(*r->count));
-	if (!r->out || !r->first || !r->count)
+	if (!r->out || !r->first || !r->count || !order) {
+		free(order);
 		return ft_error(err, FT_EFAIL, "out of memory starting a campaign");
-	for (int u = 0; u < o->camp->nunits && !r->interrupted && !rc; u++)
-		rc = run_unit(db, o, u, r, err);
+	}
+	ft_campaign_order(o->camp, o->search.strategy && o->search.strategy->transfer, order);
+	for (int i = 0; i < o->camp->nunits && !r->interrupted && !rc; i++)
+		rc = run_unit(db, o, order[i], r, err);
+	free(order);
 	r->wall_ms = ft_now_ms() - t0;
 	return rc || r->interrupted ? -1 : 0;
 }

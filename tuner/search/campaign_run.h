@@ -1,7 +1,8 @@
 /* campaign_run.h - a campaign driven over the search: units x GPU models x spaces.
  *
  * The driver above the pipeline: for each unit of a campaign (campaign.h), in
- * order, for each target (one per GPU model; a single untimed or replayed
+ * order (with --strategy transfer: one representative of each head-dim group
+ * first, see ft_campaign_order), for each target (one per GPU model; a single untimed or replayed
  * target without GPUs), for each space that can run the unit there, one
  * search (search.h) stored as it goes. A space that cannot run a unit (its
  * family needs another arch, its ABI cannot express the shape) is skipped and
@@ -81,5 +82,14 @@ void ft_campaign_result_release(struct ft_campaign_result *r);
 
 /* The outcome with the fastest verified best among out[0..n), -1 if none. */
 int ft_campaign_winner(const struct ft_campaign_outcome *out, int n);
+
+/* The order a campaign's units run in: order[0..nunits) is a permutation
+ * of the unit indices. Without transfer, the campaign's own order. With it,
+ * first one representative of each group of units that can seed each other
+ * (same head dim, dtype, layout and H/H_kv; transfer.h), the middle one by
+ * log2 S + log2 S_kv + log2 B*H, groups in the order they first appear; then
+ * every other unit in the campaign's order, each seeded by the tuned units
+ * of its group. */
+void ft_campaign_order(const struct ft_campaign *c, int transfer, int *order);
 
 #endif

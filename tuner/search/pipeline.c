@@ -4,6 +4,8 @@
  * (compile, eval, done). Ownership: an item belongs to exactly one queue or
  * thread at a time; the main thread frees it after emit. The main thread is the
  * only one that calls cfg->emit (and so the only one touching the database).
+ * With racing (race.h) the GPU threads time through the race, and once every
+ * candidate is back the main thread runs the race's final on the first GPU.
  */
 #include "search/pipeline.h"
 
@@ -23,6 +25,7 @@
 #include "compile/feasibility.h"
 #include "compile/nvrtc.h"
 #include "compile/ptxas.h"
+#include "run/verify.h"
 #include "search/replay.h"
 #include "search/strategy.h"
 #include "space/candidate.h"
@@ -70,6 +73,9 @@ struct run {
 	double t0, deadline;		/* ms; deadline 0: none */
 	atomic_llong compiled, cache_hits, evaluated;
 	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
+	double compile_t0, compile_t1;	/* first compile start, last end (under stat_m) */
+	double gpu_wait_ms, verify_ms, timing_ms;	/* under stat_m */
+	struct ft_race *race;		/* NULL: racing off */
 	pthread_mutex_t stat_m;
 	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
 	struct ft_err fatal;		/* first fatal error (under stat_m) */
@@ -239,9 +245,13 @@ static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 		atomic_fetch_add(&r->cache_hits, 1);
 		it->t.compile_ms = 0;
 	} else {
+		double c0 = now_ms();
+
 		pthread_mutex_lock(&r->stat_m);
-		if (r->first_compile_ms < 0)
-			r->first_compile_ms = now_ms() - r->t0;
+		if (r->first_compile_ms < 0) {
+			r->first_compile_ms = c0 - r->t0;
+			r->compile_t0 = c0;
+		}
 		pthread_mutex_unlock(&r->stat_m);
 		it->t.stage = FT_STAGE_COMPILED;
 		if (ft_compile(&req, &out, err)) {
@@ -252,6 +262,8 @@ static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 		it->t.compile_ms = out.ms;
 		pthread_mutex_lock(&r->stat_m);
 		r->compile_ms += out.ms;
+		if (now_ms() > r->compile_t1)
+			r->compile_t1 = now_ms();
 		pthread_mutex_unlock(&r->stat_m);
 		if (!out.ok) {
 			it->t.status = FT_ST_COMPILE_FAILED;
@@ -419,61 +431,115 @@ static int trial_launch(const struct ft_pipeline_cfg *cfg, const struct ft_trial
 	return ft_candidate_launch(cfg->sp, cfg->shape, &c, out, err);
 }
 
-static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
+/* The job that runs candidate t. 0 when made; 1 when the family cannot lay
+ * the candidate out (t becomes crashed: its verdict, not fatune's failure);
+ * -1 with err. */
+static int make_job(struct run *r, struct ft_trial *t, struct ft_job *job, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
-	struct ft_job job = cfg->job;
+	struct ft_launch launch;
+
+	*job = cfg->job;
+	if (ft_cache_path(t->compile_key, job->cubin_path, sizeof(job->cubin_path), err))
+		return -1;
+	snprintf(job->kernel, sizeof(job->kernel), "%s", cfg->sp->kernel);
+	snprintf(job->combine_kernel, sizeof(job->combine_kernel), "%s", cfg->sp->combine_kernel);
+	job->shape = *cfg->shape;
+	if (trial_launch(cfg, t, &launch, err)) {
+		t->stage = FT_STAGE_VERIFIED;
+		t->status = FT_ST_CRASHED;
+		snprintf(t->reason, sizeof(t->reason), "launch plan: %s", err->msg);
+		return 1;
+	}
+	job->dynamic_smem = launch.dynamic_smem;
+	job->threads = launch.threads;
+	job->combine_threads = launch.combine_threads;
+	job->combine_pdl = launch.combine_pdl;
+	for (int i = 0; i < 3; i++) {
+		job->grid[i] = launch.grid[i];
+		job->combine_grid[i] = launch.combine_grid[i];
+	}
+	job->num_splits = launch.num_splits;
+	job->abi = cfg->sp->abi;
+	job->workspace_bytes = launch.workspace_bytes;
+	job->workspace_init = launch.workspace_init;
+	job->plan = launch.plan;
+	return 0;
+}
+
+/* What runs one job: a GPU worker (a replay never gets here: send gives it
+ * the recording's verdict). */
+struct runner {
+	struct run *r;
+	struct ft_worker *w;
+	int final;		/* the race's final: an interrupt ends it between jobs */
+};
+
+static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+		   struct ft_err *err)
+{
+	struct runner *x = ctx;
+
+	if (x->final && ft_interrupted())
+		return ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
+	return ft_worker_run(x->w, job, x->r->cfg->timeout_ms, res, err);
+}
+
+/* A worker's verdict into the trial. */
+static void take_result(struct ft_trial *t, const struct ft_job_result *res, struct ft_worker *w)
+{
+	if (w) {
+		t->device_index = ft_worker_info(w)->lim.ordinal;
+		snprintf(t->device, sizeof(t->device), "%s", ft_worker_info(w)->lim.name);
+	}
+	t->status = res->status;
+	/* timed exactly when the worker measured it (a verify-only job is not;
+	 * a cut one was, by the race's quick pass) */
+	t->stage = (res->status == FT_ST_OK || res->status == FT_ST_CUT) && !isnan(res->t_median_us)
+			   ? FT_STAGE_TIMED
+			   : FT_STAGE_VERIFIED;
+	snprintf(t->reason, sizeof(t->reason), "%s", res->reason);
+	t->rel_err = res->rel_err;
+	t->t_median_us = res->t_median_us;
+	t->t_min_us = res->t_min_us;
+	t->t_p90_us = res->t_p90_us;
+	t->t_spread = res->t_spread;
+	t->samples = res->samples;
+	t->launches_per_sample = res->launches_per_sample;
+}
+
+static void add_phases(struct run *r, double busy_ms, const struct ft_job_result *res)
+{
+	pthread_mutex_lock(&r->stat_m);
+	r->gpu_ms += busy_ms;
+	r->verify_ms += res->verify_ms;
+	r->timing_ms += res->time_ms;
+	pthread_mutex_unlock(&r->stat_m);
+}
+
+static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
+{
+	struct runner x = { r, w, 0 };
+	struct ft_job job;
 	struct ft_job_result res;
 	struct ft_err err = { 0 };
 	double t0 = now_ms();
-	struct ft_launch launch;
+	int rc;
 
-	if (ft_cache_path(it->t.compile_key, job.cubin_path, sizeof(job.cubin_path), &err))
+	rc = make_job(r, &it->t, &job, &err);
+	if (rc < 0)
 		goto fatal;
-	snprintf(job.kernel, sizeof(job.kernel), "%s", cfg->sp->kernel);
-	snprintf(job.combine_kernel, sizeof(job.combine_kernel), "%s", cfg->sp->combine_kernel);
-	job.shape = *cfg->shape;
-	if (trial_launch(cfg, &it->t, &launch, &err)) {
-		/* the family cannot lay this candidate out: its verdict, not fatune's failure */
-		it->t.stage = FT_STAGE_VERIFIED;
-		it->t.status = FT_ST_CRASHED;
-		snprintf(it->t.reason, sizeof(it->t.reason), "launch plan: %s", err.msg);
+	if (rc > 0) {
 		atomic_fetch_add(&r->evaluated, 1);
 		return;
 	}
-	job.dynamic_smem = launch.dynamic_smem;
-	job.threads = launch.threads;
-	job.combine_threads = launch.combine_threads;
-	job.combine_pdl = launch.combine_pdl;
-	for (int i = 0; i < 3; i++) {
-		job.grid[i] = launch.grid[i];
-		job.combine_grid[i] = launch.combine_grid[i];
-	}
-	job.num_splits = launch.num_splits;
-	job.abi = cfg->sp->abi;
-	job.workspace_bytes = launch.workspace_bytes;
-	job.workspace_init = launch.workspace_init;
-	job.plan = launch.plan;
-	if (ft_worker_run(w, &job, cfg->timeout_ms, &res, &err))
+	ft_job_result_init(&res);
+	if (r->race ? ft_race_evaluate(r->race, &job, run_job, &x, &res, &err)
+		    : run_job(&x, &job, &res, &err))
 		goto fatal;
 	atomic_fetch_add(&r->evaluated, 1);
-	it->t.device_index = ft_worker_info(w)->lim.ordinal;
-	snprintf(it->t.device, sizeof(it->t.device), "%s", ft_worker_info(w)->lim.name);
-	it->t.status = res.status;
-	/* timed exactly when the worker measured it (a verify-only job is not) */
-	it->t.stage = res.status == FT_ST_OK && !isnan(res.t_median_us) ? FT_STAGE_TIMED
-									  : FT_STAGE_VERIFIED;
-	snprintf(it->t.reason, sizeof(it->t.reason), "%s", res.reason);
-	it->t.rel_err = res.rel_err;
-	it->t.t_median_us = res.t_median_us;
-	it->t.t_min_us = res.t_min_us;
-	it->t.t_p90_us = res.t_p90_us;
-	it->t.t_spread = res.t_spread;
-	it->t.samples = res.samples;
-	it->t.launches_per_sample = res.launches_per_sample;
-	pthread_mutex_lock(&r->stat_m);
-	r->gpu_ms += now_ms() - t0;
-	pthread_mutex_unlock(&r->stat_m);
+	take_result(&it->t, &res, w);
+	add_phases(r, now_ms() - t0, &res);
 	return;
 fatal:
 	set_fatal(r, &err);
@@ -484,13 +550,19 @@ static void *eval_thread(void *arg)
 {
 	struct eval_arg *a = arg;
 	struct item *it;
+	double w0 = now_ms();
 
 	while ((it = q_pop(&a->r->eval_q, 1))) {
+		/* the GPU stood idle from w0: waiting for a compiled candidate */
+		pthread_mutex_lock(&a->r->stat_m);
+		a->r->gpu_wait_ms += now_ms() - w0;
+		pthread_mutex_unlock(&a->r->stat_m);
 		if (should_drop(a->r))
 			it->dropped = 1;
 		else
 			evaluate_one(a->r, a->w, it);
 		q_push(&a->r->done_q, it);
+		w0 = now_ms();
 	}
 	return NULL;
 }
@@ -498,8 +570,10 @@ static void *eval_thread(void *arg)
 /* Hands one finished item to emit (or drops it) and frees it. */
 static void finish(struct run *r, struct item *it)
 {
-	if (!it->dropped)
+	if (!it->dropped) {
 		ft_guide_observe(r->guide, &it->t);
+		ft_race_offer(r->race, &it->t);
+	}
 	if (!it->dropped && !atomic_load(&r->stop) && r->cfg->emit(r->cfg->ctx, &it->t)) {
 		atomic_store(&r->stop, 1);
 		pthread_mutex_lock(&r->stat_m);
@@ -561,6 +635,7 @@ static void send(struct run *r, struct item *it)
 	 * back. */
 	if (r->cfg->replay) {
 		ft_replay_lookup(r->cfg->replay, &it->t);
+		ft_race_recorded(r->race, &it->t);
 		atomic_fetch_add(&r->evaluated, 1);
 	}
 	q_push(&r->compile_q, it);
@@ -631,8 +706,15 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 /* The ordered strategies, once every feasible candidate is held: order them,
  * then queue the first `take` (budget) or let the guide choose. Every held
  * item is queued or freed. */
+/* The run's strategy: NULL in a cfg is exhaustive. */
+static const struct ft_strategy *cfg_strategy(const struct ft_pipeline_cfg *cfg)
+{
+	return cfg->strategy ? cfg->strategy : &ft_strategy_exhaustive;
+}
+
 static int feed_ordered(struct run *r, struct ft_err *err)
 {
+	const struct ft_strategy *strat = cfg_strategy(r->cfg);
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_trial **ts = malloc((r->nheld ? r->nheld : 1) * sizeof(*ts));
 	long long take, n = r->nheld;
@@ -645,14 +727,28 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	}
 	for (long long i = 0; i < n; i++)
 		ts[i] = &r->held[i]->t;
-	ft_strategy_order(cfg->strategy, cfg->seed, cfg->sp, cfg->arch, cfg->shape, cfg->sm_count,
-			  ts, n);
+	/* a streamed strategy (exhaustive) reaches here only when racing: the model's order, so that the
+	 * likely winners are timed (and compiled) first and the cut line is low early */
+	ft_strategy_order(strat->feed == FT_FEED_STREAM ? &ft_strategy_model : strat, cfg->seed,
+			  cfg->sp, cfg->arch, cfg->shape, cfg->sm_count, ts, n);
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
-	if (cfg->strategy->feed == FT_FEED_GUIDE)
+	if (strat->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && cfg->strategy->transfer &&
-	    ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds))
-		ft_guide_patience(r->guide, cfg->patience, cfg->gain);
+	if (r->guide && strat->transfer) {
+		/* with seeds or not (the first unit of a group: its exploration picks,
+		 * then the local search), the search stops once it stops improving;
+		 * the patience follows the feasible set's size (transfer.h) */
+		long long pat = cfg->patience;
+
+		ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds);
+
+		if (cfg->patience_frac > 0) {
+			pat = (long long)ceil(cfg->patience_frac * (double)n);
+			pat = pat < cfg->patience_min ? cfg->patience_min : pat;
+			pat = pat > cfg->patience ? cfg->patience : pat;
+		}
+		ft_guide_patience(r->guide, (int)pat, cfg->gain);
+	}
 	if (r->guide) {
 		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))
 			rc = ft_error(err, FT_EFAIL, "out of memory");
@@ -771,6 +867,60 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 	return should_drop(r) ? 0 : rc;
 }
 
+/* The race's final: the finalists timed again, interleaved, on the first GPU
+ * (one GPU, so that they compare); each one's pooled result is emitted as a
+ * new trial of its config. Not run over a recording: replayed times do not
+ * change when taken again. 0, or -1 with err. */
+static int run_final(struct run *r, struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	const struct ft_trial *fin;
+	int n = ft_race_finalists(r->race, &fin), rc = 0;
+	struct runner x = { r, cfg->nworkers > 0 ? r->eargs[0].w : NULL, 1 };
+	struct ft_job *jobs;
+	struct ft_job_result *out;
+	struct ft_trial *ts;
+	double t0 = now_ms();
+
+	if (n < 2 || !x.w || atomic_load(&r->stop) || ft_interrupted())
+		return 0;
+	jobs = calloc((size_t)n, sizeof(*jobs));
+	out = calloc((size_t)n, sizeof(*out));
+	ts = calloc((size_t)n, sizeof(*ts));
+	if (!jobs || !out || !ts) {
+		rc = ft_error(err, FT_EFAIL, "out of memory for the race's final");
+		goto done;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		ts[i] = fin[i];
+		if (make_job(r, &ts[i], &jobs[i], err)) {
+			ft_err_prefix(err, "the race's final");
+			rc = -1;
+		}
+	}
+	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, err)))
+		goto done;
+	for (int i = 0; i < n && !rc; i++) {
+		take_result(&ts[i], &out[i], x.w);
+		/* a row of the final says so: queries and tests tell it from the first one */
+		if (ts[i].status == FT_ST_OK)
+			snprintf(ts[i].reason, sizeof(ts[i].reason),
+				 "%s %d samples over %d interleaved rounds of %d finalists",
+				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n);
+		add_phases(r, 0, &out[i]);
+		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))
+			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");
+	}
+	pthread_mutex_lock(&r->stat_m);
+	r->gpu_ms += now_ms() - t0;
+	pthread_mutex_unlock(&r->stat_m);
+done:
+	free(jobs);
+	free(out);
+	free(ts);
+	return rc;
+}
+
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
 		    struct ft_err *err)
 {
@@ -789,6 +939,13 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_init(&r.done_q);
 	pthread_mutex_init(&r.stat_m, NULL);
 	pthread_mutex_init(&r.inflight_m, NULL);
+	if (cfg->race.on && (cfg->nworkers > 0 || cfg->replay) && !cfg->fixed) {
+		if (!(r.race = ft_race_new(&cfg->race))) {
+			ft_error(err, FT_EFAIL, "out of memory starting the race");
+			goto out_nothreads;
+		}
+		stream = 0; /* ordered by the model (feed_ordered) */
+	}
 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
 		goto out_nothreads;
@@ -826,16 +983,24 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
 		goto out;
 	}
+	if (r.race && run_final(&r, err))
+		goto out;
 	ret = 0;
 out:
 	st->compiled = atomic_load(&r.compiled);
 	st->cache_hits = atomic_load(&r.cache_hits);
 	st->evaluated = atomic_load(&r.evaluated);
 	st->compile_ms_total = r.compile_ms;
+	st->compile_wall_ms = r.compile_t1 > r.compile_t0 ? r.compile_t1 - r.compile_t0 : 0;
 	st->gpu_busy_ms = r.gpu_ms;
+	st->gpu_wait_ms = r.gpu_wait_ms;
+	st->verify_ms = r.verify_ms;
+	st->timing_ms = r.timing_ms;
 	st->first_compile_ms = r.first_compile_ms;
+	ft_race_stats(r.race, &st->race);
 out_nothreads:
 	st->wall_ms = now_ms() - r.t0;
+	ft_race_free(r.race);
 	free(r.held);
 	ft_guide_free(r.guide);
 	ft_enum_close(e);

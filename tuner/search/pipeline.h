@@ -17,6 +17,7 @@
 #include "space/space.h"
 #include "base/trial.h"
 #include "run/worker.h"
+#include "search/race.h"
 #include "search/strategy.h"
 
 struct ft_replay;	/* replay.h: recorded results standing in for the GPU */
@@ -45,8 +46,13 @@ struct ft_pipeline_cfg {
 	double budget_seconds;		/* stop taking new candidates after this, <= 0: none */
 	const char *const *seeds;	/* transfer: configs to evaluate first (NULL: none) */
 	int nseeds;
-	int patience;			/* transfer with seeds: stop after this many results */
+	int patience;			/* transfer with seeds: stop after this many results
+					 * (at most; see patience_frac) */
 	double gain;			/* in a row without a gain of more than this fraction */
+	double patience_frac;		/* > 0: patience = this fraction of the feasible
+					 * candidates, within [patience_min, patience] */
+	int patience_min;
+	struct ft_race_opts race;	/* racing (race.h); race.on 0: one full measurement each */
 
 	/* Resume: return 1 to skip a feasible candidate already finished
 	 * (called on the main thread before it is compiled). May be NULL. */
@@ -60,6 +66,9 @@ struct ft_pipeline_cfg {
 	int (*claim)(void *ctx, const struct ft_trial *t);
 	/* Every finished trial, on the main thread; non-zero stops the run. */
 	int (*emit)(void *ctx, struct ft_trial *t);
+	/* The race's final re-measurement of a finalist (a new trial of a config
+	 * emitted before), on the main thread; NULL: emit. */
+	int (*emit_final)(void *ctx, struct ft_trial *t);
 	void *ctx;
 };
 
@@ -72,9 +81,15 @@ struct ft_pipeline_stats {
 	long long cache_hits;
 	long long evaluated;		/* sent to the GPU worker (or replay) */
 	double compile_ms_total;	/* summed NVRTC time over all threads */
-	double gpu_busy_ms;		/* time the evaluation thread spent in jobs */
+	double compile_wall_ms;		/* from the first compile's start to the last one's end */
+	double gpu_busy_ms;		/* time the evaluation threads spent in jobs (summed) */
+	double gpu_wait_ms;		/* ...waiting for a compiled candidate while more were
+					 * coming (summed over the GPUs) */
+	double verify_ms;		/* the workers' verified calls and checks (summed) */
+	double timing_ms;		/* the workers' timing (summed) */
 	double wall_ms;
 	double first_compile_ms;	/* from start until the first compile began */
+	struct ft_race_stats race;	/* quick passes, full measurements, cuts, final jobs */
 };
 
 /* Runs the pipeline. Returns 0 when every candidate was handled (individual

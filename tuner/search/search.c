@@ -28,16 +28,41 @@ struct ctx {
 	struct ft_progress *prog;
 	struct ft_search_result *res;
 	struct ft_err err;
+	/* the latest ok trial of each config (resumed ones too): after the race's
+	 * final the best and runner-up are chosen again from these, by the rule
+	 * of the best row (db_query.c: the latest trial of each config) */
+	struct ft_trial *oks;
+	long long noks, capoks;
 };
 
-static void count(struct ctx *s, const struct ft_trial *t, int skipped)
+/* Keeps t as its config's latest ok trial (drops the config when t is not ok). */
+static void latest_ok(struct ctx *s, const struct ft_trial *t)
 {
-	struct ft_search_result *r = s->res;
+	long long i;
 
-	r->counts[t->status]++;
-	r->done++;
-	if (s->prog)
-		ft_progress_add(s->prog, t, skipped);
+	for (i = 0; i < s->noks && strcmp(s->oks[i].config, t->config); i++)
+		;
+	if (t->status != FT_ST_OK || isnan(t->t_median_us)) {
+		if (i < s->noks)
+			s->oks[i] = s->oks[--s->noks];
+		return;
+	}
+	if (i == s->capoks) {
+		long long cap = s->capoks ? 2 * s->capoks : 64;
+		struct ft_trial *n = realloc(s->oks, (size_t)cap * sizeof(*n));
+		if (!n)
+			return; /* the summary keeps its first measurements */
+		s->oks = n;
+		s->capoks = cap;
+	}
+	s->oks[i] = *t;
+	s->oks[i].log = NULL;
+	s->noks += i == s->noks;
+}
+
+/* Keeps t in the best and runner-up when it is an ok trial fast enough. */
+static void top_insert(struct ft_search_result *r, const struct ft_trial *t)
+{
 	if (t->status != FT_ST_OK || isnan(t->t_median_us))
 		return;
 	if (isnan(r->top[0].t_median_us) || t->t_median_us < r->top[0].t_median_us) {
@@ -47,6 +72,19 @@ static void count(struct ctx *s, const struct ft_trial *t, int skipped)
 		r->top[1] = *t;
 	}
 	r->top[0].log = r->top[1].log = NULL;
+}
+
+static void count(struct ctx *s, const struct ft_trial *t, int skipped)
+{
+	struct ft_search_result *r = s->res;
+
+	r->counts[t->status]++;
+	r->done++;
+	if (s->prog)
+		ft_progress_add(s->prog, t, skipped);
+	top_insert(r, t);
+	if (t->status == FT_ST_OK)
+		latest_ok(s, t);
 }
 
 static int flush(struct ctx *s)
@@ -84,6 +122,25 @@ static int on_trial(void *arg, struct ft_trial *t)
 		s->batch[s->nbatch++].log = NULL;
 		return s->nbatch == REJECT_BATCH ? flush(s) : 0;
 	}
+	if (flush(s))
+		return -1;
+	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
+}
+
+/* The race's final re-measurement of a finalist: a new trial of its config
+ * (the latest, which the best row is chosen from); the summary's best and
+ * runner-up are chosen again as the best row is. */
+static int on_final(void *arg, struct ft_trial *t)
+{
+	struct ctx *s = arg;
+	struct ft_search_result *r = s->res;
+
+	latest_ok(s, t);
+	ft_trial_init(&r->top[0]);
+	ft_trial_init(&r->top[1]);
+	for (long long i = 0; i < s->noks; i++)
+		top_insert(r, &s->oks[i]);
+	r->finals++;
 	if (flush(s))
 		return -1;
 	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
@@ -210,10 +267,14 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.seeds = seeds.ptr;
 	cfg.nseeds = seeds.n;
 	cfg.patience = FT_TRANSFER_PATIENCE;
+	cfg.patience_frac = FT_TRANSFER_PATIENCE_FRAC;
+	cfg.patience_min = FT_TRANSFER_PATIENCE_MIN;
 	cfg.gain = FT_TRANSFER_GAIN;
+	cfg.race = o->race;
 	cfg.skip = on_skip;
 	cfg.claim = on_claim;
 	cfg.emit = on_trial;
+	cfg.emit_final = on_final;
 	cfg.ctx = s;
 	rc = ft_pipeline_run(&cfg, &res->st, err);
 	if (flush(s) && !rc) {
@@ -233,6 +294,8 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 			 rc ? (res->interrupted ? "interrupted" : "failed") : "done",
 			 res->st.wall_ms / 1e3, NULL);
 out:
+	if (s)
+		free(s->oks);
 	free(s);
 	return rc;
 }

@@ -34,6 +34,7 @@ struct ft_search_opts {
 	const char *timing;		/* "warm" or "cold" */
 	int samples, launches;		/* R and K of the timing method */
 	int timeout_ms;			/* watchdog per candidate */
+	struct ft_race_opts race;	/* racing (race.h): quick pass, cut, final */
 	int fresh;			/* redo trials finished by an earlier run of this search */
 	const char *campaign;		/* recorded with the run, NULL: none */
 	struct ft_progress *progress;	/* counts every trial; NULL: none */
@@ -50,6 +51,7 @@ struct ft_search_result {
 	struct ft_trial top[2];		/* best and runner-up (incl. resumed); NAN when none */
 	int interrupted;		/* stopped by SIGINT/SIGTERM: run the same search again */
 	int nseeds;			/* transfer: configs of tuned neighbours tried first */
+	int finals;			/* the race's final: finalists measured again */
 };
 
 /* Runs one search of sp for shape and stores it in db. Returns 0 when it ran

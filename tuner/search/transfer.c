@@ -11,6 +11,7 @@ struct cand {
 	char config[FT_CONFIG_MAX];
 	double distance;
 	long long order;
+	int same_d;		/* the shape's head dim: preferred over any other */
 };
 
 struct collect {
@@ -56,15 +57,17 @@ static int on_best(void *ctx, int ncols, const char *const *names, const char *c
 	}
 	s_kv = s_kv ? s_kv : s;
 	h_kv = h_kv ? h_kv : h;
-	if (!space || !config || strcmp(space, c->space) || d != sh->d ||
+	if (!space || !config || strcmp(space, c->space) || d < 1 ||
 	    strcmp(layout, ft_layout_name(sh->layout)) || h_kv < 1 ||
 	    h * sh->h_kv != (long long)sh->h * h_kv)
 		return 0;
 	snprintf(x.config, sizeof(x.config), "%s", config);
 	x.distance = log_ratio((double)s, sh->s) + log_ratio((double)s_kv, sh->s_kv) +
 		     log_ratio((double)b * h, (double)sh->b * sh->h) +
-		     (causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0);
+		     (causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0) +
+		     FT_TRANSFER_HEADDIM_COST * log_ratio((double)d, sh->d);
 	x.order = c->n;
+	x.same_d = d == sh->d;
 	if (c->n == c->cap) {
 		struct cand *n = realloc(c->v, (size_t)(c->cap = c->cap ? 2 * c->cap : 32) * sizeof(*n));
 		if (!n)
@@ -91,7 +94,7 @@ int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, co
 	struct ft_query_filter f = { .arch = arch, .device = device, .shape = NULL,
 				     .dtype = shape->dtype, .causal = -1, .run_id = -1, .limit = -1 };
 	struct collect c = { .space = space, .shape = shape };
-	int rc;
+	int rc, any_same_d = 0;
 
 	memset(out, 0, sizeof(*out));
 	rc = ft_db_query(db, FT_Q_BEST, &f, on_best, &c, err);
@@ -102,10 +105,12 @@ int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, co
 	}
 	if (c.n)
 		qsort(c.v, (size_t)c.n, sizeof(*c.v), by_distance);
+	for (long long i = 0; i < c.n; i++)
+		any_same_d |= c.v[i].same_d;
 	for (long long i = 0; i < c.n && out->n < FT_TRANSFER_NEIGHBOURS; i++) {
 		int dup = 0;
 
-		if (!isfinite(c.v[i].distance))
+		if (!isfinite(c.v[i].distance) || (any_same_d && !c.v[i].same_d))
 			continue;
 		for (int k = 0; k < out->n; k++)
 			dup |= !strcmp(out->config[k], c.v[i].config);

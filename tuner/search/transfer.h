@@ -7,23 +7,40 @@
  * the best so far) and stops early:
  *
  *   neighbours: best rows of the same arch, device, space (template) and
- *     dtype, with the same head dim D, KV layout and grouped-query ratio H/H_kv;
+ *     dtype, with the same KV layout and grouped-query ratio H/H_kv, and the
+ *     same head dim D; only when no row has the same D, rows of another D
+ *     (the first unit of a head-dim group: its configs still name tiles and
+ *     warps of the same space, and those that are feasible here are tried);
  *   distance:   |log2 S - log2 S'| + |log2 S_kv - log2 S_kv'| + |log2 B*H - log2 B'*H'|,
  *     plus FT_TRANSFER_CAUSAL_COST when the causal flag differs (a shape of
- *     the other flag is used only when none of the same flag is nearer);
+ *     the other flag is used only when none of the same flag is nearer) and
+ *     FT_TRANSFER_HEADDIM_COST x |log2 D - log2 D'|;
  *   seeds:      the best configs of the FT_TRANSFER_NEIGHBOURS nearest (ties
  *     in the order stored), without repeats;
- *   stop:       once FT_TRANSFER_PATIENCE results in a row, after the seeds,
- *     have not made the best more than FT_TRANSFER_GAIN faster.
+ *   stop:       once P results in a row, after the seeds, have not made the
+ *     best more than FT_TRANSFER_GAIN faster, where P is
+ *     FT_TRANSFER_PATIENCE_FRAC of the feasible candidates, at least
+ *     FT_TRANSFER_PATIENCE_MIN and at most FT_TRANSFER_PATIENCE (a fixed 24
+ *     never stopped a search of 40 feasible candidates).
  *
- * With no neighbour (the first shape of a campaign), transfer is the guided
- * strategy and does not stop early. Measured by replay with
- * `bench/strategies.py --transfer` (docs/perf.md) over a recorded H100
- * campaign of 12 units (tests/data/recorded_h100_campaign.sql): with a
- * patience of 12, two of the 12 targets stopped at 1.036x and 1.060x of their
- * optimum; with 24 every target ends at its optimum, for 2-3 more
- * evaluations to within 5% on average (which the patience does not change)
- * and 12 more spent per shape.
+ * A campaign run with transfer tunes one representative of each group (D,
+ * dtype, layout, H/H_kv; the middle one by size) first, then the others
+ * (campaign_run.c), so every unit but one per group starts seeded. A search
+ * with no neighbour at all (the first unit of a campaign, or of a dtype)
+ * starts with the guided strategy's exploration picks and stops by the same
+ * rule.
+ *
+ * Measured by replay with `bench/strategies.py --transfer` over the
+ * recorded H100 campaign of 12 units, both spaces
+ * (tests/data/recorded_h100_campaign.sql, docs/perf.md): in campaign order
+ * the units spent 835 evaluations of the 1791 an exhaustive search makes
+ * (1210 before these rules), every unit ending at its exhaustive optimum.
+ * A patience of 0.25 of the feasible set (at least 12) spent 637 but ended
+ * 4 units 1.1-7 % off, 0.4 (at least 16) 889 with one 3.6 % off: on these
+ * spaces the optimum of a small set (32-42 feasible) is sometimes found only
+ * by its last candidates, so the patience is scaled down only below 32
+ * candidates (0.75 of them), and is 24 above. With racing a candidate the
+ * search did not need costs a quick pass (a few ms), not a full timing.
  */
 #ifndef FT_TRANSFER_H
 #define FT_TRANSFER_H
@@ -33,6 +50,9 @@
 #define FT_TRANSFER_NEIGHBOURS 4
 #define FT_TRANSFER_CAUSAL_COST 2.0
 #define FT_TRANSFER_PATIENCE 24
+#define FT_TRANSFER_PATIENCE_FRAC 0.75
+#define FT_TRANSFER_PATIENCE_MIN 12
+#define FT_TRANSFER_HEADDIM_COST 3.0
 #define FT_TRANSFER_GAIN 0.01
 
 struct ft_transfer_seeds {

@@ -84,10 +84,15 @@ static void draw(struct ft_progress *p, int force)
 	bar[BAR] = '\0';
 	if (!isnan(p->best_us))
 		snprintf(best, sizeof(best), "  best %.2f us (%.60s)", p->best_us, p->best_config);
-	fprintf(stderr, "\r\033[K%s%s%s[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld%s",
+	fprintf(stderr, "\r\033[K%s%s%s[%s] %lld/%lld  ok %lld  compiled %lld  rejected %lld  failed %lld",
 		p->label[0] ? "[" : "", p->label, p->label[0] ? "] " : "", bar, p->done, p->total,
-		p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected, failed, best);
-	if ((eta = ft_progress_eta_s(p, now)) >= 0)
+		p->counts[FT_ST_OK], p->counts[FT_ST_COMPILED], rejected, failed);
+	if (p->counts[FT_ST_CUT])
+		fprintf(stderr, "  cut %lld", p->counts[FT_ST_CUT]);
+	fprintf(stderr, "%s", best);
+	if (p->phases[0])
+		fprintf(stderr, "  %s", p->phases);
+	else if ((eta = ft_progress_eta_s(p, now)) >= 0)
 		fprintf(stderr, "  ETA %.0fs", eta);
 	fflush(stderr);
 	p->drawn = 1;
@@ -113,6 +118,17 @@ void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skippe
 			fprintf(stderr, "[%s%s%lld/%lld] %s  %s%s%s\n", p->label, sep, p->done, p->total,
 				ft_status_name(t->status), t->config, t->reason[0] ? ": " : "", t->reason);
 	}
+}
+
+void ft_progress_phases(struct ft_progress *p, double compile_wall_ms, double gpu_busy_ms,
+			double gpu_wait_ms, double verify_ms, double timing_ms)
+{
+	snprintf(p->phases, sizeof(p->phases),
+		 "compile %.1fs  GPU busy %.1fs  waiting %.1fs  verify %.1fs  timing %.1fs",
+		 compile_wall_ms / 1e3, gpu_busy_ms / 1e3, gpu_wait_ms / 1e3, verify_ms / 1e3,
+		 timing_ms / 1e3);
+	if (p->mode == FT_PROGRESS_LINES)
+		fprintf(stderr, "[%s%sdone] %s\n", p->label, p->label[0] ? " " : "", p->phases);
 }
 
 void ft_progress_end(struct ft_progress *p)

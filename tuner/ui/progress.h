@@ -35,6 +35,7 @@ struct ft_progress {
 	int unit, units;		/* 0-based unit and the campaign's units (0: no campaign) */
 	int part, parts;		/* 0-based search within the unit, and how many */
 	double campaign_t0_ms;
+	char phases[160];		/* the finished search's time per phase, "" until known */
 };
 
 void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long long total);
@@ -51,6 +52,13 @@ double ft_progress_eta_s(const struct ft_progress *p, double now);
 
 /* Counts a finished trial (skipped: already done in an earlier run) and redraws. */
 void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skipped);
+
+/* Where the finished search's time went, in ms (search.h's pipeline stats):
+ * compiling (wall, first start to last end), the GPUs busy with jobs,
+ * waiting for a compiled candidate, verifying and timing. The TTY line ends
+ * with it; a log gets it as one line. Call before ft_progress_end. */
+void ft_progress_phases(struct ft_progress *p, double compile_wall_ms, double gpu_busy_ms,
+			double gpu_wait_ms, double verify_ms, double timing_ms);
 
 /* Clears the TTY line (before printing the summary). */
 void ft_progress_end(struct ft_progress *p);

@@ -1,0 +1,315 @@
+/* test_race.c - racing (search/race.c) against an in-process runner: what is
+ * cut and what is measured in full, that a wrong-but-fast candidate stays
+ * wrong, that a cut one is never ok and never moves the cut line, the
+ * finalists kept, and the final's round-robin order and pooled statistics.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run/verify.h"
+#include "search/race.h"
+
+/* The fake GPU: job.grid[0] names a candidate, whose time and verdict are
+ * below; each call is logged. Quick jobs are told apart by their sample cap. */
+struct cand {
+	double us;		/* every sample's time */
+	int wrong;		/* wrong_result, however fast */
+};
+
+struct fake {
+	struct cand c[8];
+	int log[64], nlog;	/* candidates in the order run */
+	int quick[64];		/* 1 for a quick pass */
+	int fail_at;		/* the call that fails as fatune's own error, -1: none */
+};
+
+static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+		    struct ft_err *err)
+{
+	struct fake *f = ctx;
+	const struct cand *c = &f->c[job->grid[0]];
+
+	if (f->nlog == f->fail_at)
+		return ft_error(err, FT_EFAIL, "the worker cannot start");
+	f->quick[f->nlog] = job->sample_max_us > 0;
+	f->log[f->nlog++] = (int)job->grid[0];
+	ft_job_result_init(res);
+	if (c->wrong) {
+		res->status = FT_ST_WRONG_RESULT;
+		snprintf(res->reason, sizeof(res->reason), "relative L2 error 0.5 exceeds the tolerance");
+		res->rel_err = 0.5;
+		return 0;
+	}
+	res->rel_err = 3e-4;
+	res->max_abs_err = 1e-3;
+	res->samples = job->samples;
+	res->launches_per_sample = 20;
+	res->nraw = job->samples < FT_RAW_SAMPLES_MAX ? job->samples : FT_RAW_SAMPLES_MAX;
+	for (int i = 0; i < res->nraw; i++)
+		res->raw_us[i] = (float)(c->us * (1 + 0.001 * i));
+	res->t_min_us = c->us;
+	res->t_median_us = c->us * (1 + 0.001 * (res->nraw / 2));
+	res->t_p90_us = c->us * (1 + 0.001 * (res->nraw - 1));
+	res->t_spread = 0.001 * (res->nraw - 1);
+	return 0;
+}
+
+static void job_of(struct ft_job *job, int cand)
+{
+	memset(job, 0, sizeof(*job));
+	job->grid[0] = cand;
+	job->timing = 1;
+	job->samples = 15;
+	job->warmup = 3;
+}
+
+static struct ft_race *race(double margin, int finalists)
+{
+	struct ft_race_opts o;
+	struct ft_race *rc;
+
+	ft_race_defaults(&o);
+	o.margin = margin;
+	o.finalists = finalists;
+	rc = ft_race_new(&o);
+	assert_non_null(rc);
+	return rc;
+}
+
+static enum ft_status eval(struct ft_race *rc, struct fake *f, int cand, struct ft_job_result *res)
+{
+	struct ft_job job;
+	struct ft_err err = { 0 };
+
+	job_of(&job, cand);
+	assert_int_equal(ft_race_evaluate(rc, &job, fake_run, f, res, &err), 0);
+	return res->status;
+}
+
+static void test_defaults(void **state)
+{
+	struct ft_race_opts o;
+	int on = -1;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	ft_race_defaults(&o);
+	assert_int_equal(o.on, 1);
+	assert_true(o.margin > 1.0 && o.margin < 1.5);
+	assert_true(o.quick_samples >= 1 && o.quick_samples < 15);
+	assert_true(o.finalists >= 2 && o.finalists <= FT_RACE_MAX_FINALISTS);
+	assert_int_equal(ft_race_parse("off", &on, &err), 0);
+	assert_int_equal(on, 0);
+	assert_int_equal(ft_race_parse("on", &on, &err), 0);
+	assert_int_equal(on, 1);
+	assert_int_equal(ft_race_parse("yes", &on, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "'yes'"));
+}
+
+/* The first candidate is measured in full (nothing to race against); then
+ * quick passes: over the line is cut with its quick numbers, under the line
+ * goes on to a full measurement. */
+static void test_cut_and_full(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 20.0, 0 }, { 11.0, 0 }, { 11.5, 0 } },
+			  .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 4);
+	struct ft_job_result res;
+	struct ft_race_stats st;
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 1);
+	assert_int_equal(f.quick[0], 0);
+	assert_int_equal(res.samples, 15);
+
+	/* 20 us > 1.15 x 10.07: cut after the quick pass alone */
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_CUT);
+	assert_int_equal(f.nlog, 2);
+	assert_int_equal(f.quick[1], 1);
+	assert_int_equal(res.samples, FT_RACE_QUICK_SAMPLES);
+	assert_true(res.t_min_us == 20.0);
+	assert_non_null(strstr(res.reason, "raced out"));
+	assert_non_null(strstr(res.reason, "1.15x"));
+
+	/* 11 us is within the margin: quick, then full */
+	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 4);
+	assert_int_equal(f.quick[2], 1);
+	assert_int_equal(f.quick[3], 0);
+	assert_int_equal(res.samples, 15);
+
+	/* the line is 1.15 x the best *full* median (10.07, not 11.08): 11.5 is under it */
+	assert_int_equal(eval(rc, &f, 4, &res), FT_ST_OK);
+	ft_race_stats(rc, &st);
+	assert_int_equal(st.quick, 3);
+	assert_int_equal(st.full, 3);
+	assert_int_equal(st.cut, 1);
+	ft_race_free(rc);
+}
+
+/* Wrong but fast: wrong_result from the quick pass, never cut or ok, never
+ * the best; it does not lower the line for the others. */
+static void test_wrong_but_fast(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 1.0, 1 }, { 11.0, 0 } }, .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 4);
+	struct ft_job_result res;
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_WRONG_RESULT);
+	assert_int_equal(f.nlog, 2); /* no full measurement of a wrong one */
+	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
+	/* and wrong as the very first candidate (measured in full at once) */
+	ft_race_free(rc);
+	rc = race(1.15, 4);
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_WRONG_RESULT);
+	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
+	assert_int_equal(f.quick[f.nlog - 1], 0); /* still no best: 3 went in full */
+	ft_race_free(rc);
+}
+
+/* A cut candidate, even one cut when the line was high, never becomes ok
+ * and never sets the line: only full measurements do. */
+static void test_cut_never_moves_the_line(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 100.0, 0 }, { 200.0, 0 }, { 50.0, 0 }, { 56.0, 0 } },
+			  .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 4);
+	struct ft_job_result res;
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_CUT);
+	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK); /* the new best, in full */
+	assert_int_equal(eval(rc, &f, 4, &res), FT_ST_OK); /* 56 < 1.15 x 50 */
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_CUT); /* 100 is now over the line */
+	ft_race_free(rc);
+}
+
+/* fatune's own failure (the worker cannot start) comes back as -1. */
+static void test_runner_failure(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 11.0, 0 } }, .fail_at = 2 };
+	struct ft_race *rc = race(1.15, 4);
+	struct ft_job_result res;
+	struct ft_job job;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	job_of(&job, 2);
+	/* call 1 (quick) runs, call 2 (the full one) fails */
+	assert_int_equal(ft_race_evaluate(rc, &job, fake_run, &f, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot start"));
+	ft_race_free(rc);
+}
+
+static struct ft_trial trial(const char *config, enum ft_status st, double us)
+{
+	struct ft_trial t;
+
+	ft_trial_init(&t);
+	snprintf(t.config, sizeof(t.config), "%s", config);
+	t.status = st;
+	t.t_median_us = us;
+	return t;
+}
+
+/* The finalists: the fastest ok trials, each config once; cut ones never. */
+static void test_finalists(void **state)
+{
+	struct ft_race *rc = race(1.15, 3);
+	const struct ft_trial *fin;
+	struct ft_trial t;
+
+	(void)state;
+	t = trial("A=1", FT_ST_OK, 12);
+	ft_race_offer(rc, &t);
+	t = trial("A=2", FT_ST_CUT, 1);
+	ft_race_offer(rc, &t);
+	t = trial("A=3", FT_ST_OK, 10);
+	ft_race_offer(rc, &t);
+	t = trial("A=4", FT_ST_WRONG_RESULT, 0.5);
+	ft_race_offer(rc, &t);
+	t = trial("A=5", FT_ST_OK, 11);
+	ft_race_offer(rc, &t);
+	t = trial("A=6", FT_ST_OK, 13); /* a fourth: not kept */
+	ft_race_offer(rc, &t);
+	t = trial("A=3", FT_ST_OK, 9); /* the same config again: once */
+	ft_race_offer(rc, &t);
+	assert_int_equal(ft_race_finalists(rc, &fin), 3);
+	assert_string_equal(fin[0].config, "A=3");
+	assert_string_equal(fin[1].config, "A=5");
+	assert_string_equal(fin[2].config, "A=1");
+	t = trial("A=7", FT_ST_OK, 10.5);
+	ft_race_offer(rc, &t);
+	assert_int_equal(ft_race_finalists(rc, &fin), 3);
+	assert_string_equal(fin[1].config, "A=7");
+	assert_string_equal(fin[2].config, "A=5");
+	for (int i = 0; i < 3; i++)
+		assert_true(fin[i].status == FT_ST_OK);
+	ft_race_free(rc);
+}
+
+/* The final: every finalist in every round, each round starting one later
+ * (round-robin), ceil(15 / rounds) samples a job, pooled into 15 samples;
+ * a finalist wrong in a round keeps that verdict and is not run again. */
+static void test_final_round_robin(void **state)
+{
+	struct fake f = { .c = { { 10.0, 0 }, { 11.0, 0 }, { 12.0, 0 } }, .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 3);
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	struct ft_err err = { 0 };
+	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		job_of(&jobs[i], i);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, &err), 0);
+	assert_int_equal(f.nlog, 3 * FT_RACE_ROUNDS);
+	for (int round = 0; round < FT_RACE_ROUNDS; round++)
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(f.log[round * 3 + k], (k + round) % 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out[i].status, FT_ST_OK);
+		assert_int_equal(out[i].samples, per * FT_RACE_ROUNDS);
+		assert_true(fabs(out[i].t_min_us - f.c[i].us) < 1e-5);
+		assert_true(out[i].t_median_us >= out[i].t_min_us);
+		assert_true(out[i].t_median_us < f.c[i].us * 1.01);
+		assert_true(out[i].rel_err == 3e-4);
+	}
+	/* finalist 1 turns out wrong (a kernel right only on its first calls) */
+	f.nlog = 0;
+	f.c[1].wrong = 1;
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, &err), 0);
+	assert_int_equal(out[1].status, FT_ST_WRONG_RESULT);
+	assert_int_equal(out[0].status, FT_ST_OK);
+	assert_int_equal(f.nlog, 1 + 2 * FT_RACE_ROUNDS);
+	ft_race_free(rc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_cut_and_full),
+		cmocka_unit_test(test_wrong_but_fast),
+		cmocka_unit_test(test_cut_never_moves_the_line),
+		cmocka_unit_test(test_runner_failure),
+		cmocka_unit_test(test_finalists),
+		cmocka_unit_test(test_final_round_robin),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

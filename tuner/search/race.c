@@ -1,0 +1,273 @@
+/* race.c - quick pass, cut, full measurement and the interleaved final (see race.h). */
+#include "search/race.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/verify.h"
+
+struct ft_race {
+	struct ft_race_opts o;
+	pthread_mutex_t m;
+	double best_us;		/* best full median so far, NAN: none (under m) */
+	struct ft_race_stats st;	/* under m */
+	struct ft_trial fin[FT_RACE_MAX_FINALISTS];	/* fastest first (main thread) */
+	int nfin;
+};
+
+void ft_race_defaults(struct ft_race_opts *o)
+{
+	o->on = 1;
+	o->margin = FT_RACE_MARGIN;
+	o->quick_samples = FT_RACE_QUICK_SAMPLES;
+	o->finalists = FT_RACE_FINALISTS;
+}
+
+struct ft_race *ft_race_new(const struct ft_race_opts *o)
+{
+	struct ft_race *rc = calloc(1, sizeof(*rc));
+
+	if (!rc)
+		return NULL;
+	rc->o = *o;
+	if (rc->o.finalists > FT_RACE_MAX_FINALISTS)
+		rc->o.finalists = FT_RACE_MAX_FINALISTS;
+	if (rc->o.finalists < 0)
+		rc->o.finalists = 0;
+	if (rc->o.quick_samples < 1)
+		rc->o.quick_samples = 1;
+	rc->best_us = NAN;
+	pthread_mutex_init(&rc->m, NULL);
+	return rc;
+}
+
+void ft_race_free(struct ft_race *rc)
+{
+	if (!rc)
+		return;
+	pthread_mutex_destroy(&rc->m);
+	free(rc);
+}
+
+/* The best full median so far (NAN: none), and one more job of a kind. */
+static double best_now(struct ft_race *rc)
+{
+	double b;
+
+	pthread_mutex_lock(&rc->m);
+	b = rc->best_us;
+	pthread_mutex_unlock(&rc->m);
+	return b;
+}
+
+static void note(struct ft_race *rc, long long *counter, const struct ft_job_result *full)
+{
+	pthread_mutex_lock(&rc->m);
+	(*counter)++;
+	if (full && full->status == FT_ST_OK && isfinite(full->t_median_us) &&
+	    (isnan(rc->best_us) || full->t_median_us < rc->best_us))
+		rc->best_us = full->t_median_us;
+	pthread_mutex_unlock(&rc->m);
+}
+
+int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
+		     struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_job quick;
+	double best = best_now(rc), line;
+	int r;
+
+	if (isnan(best) || !job->timing) {
+		r = run(ctx, job, res, err);
+		if (!r)
+			note(rc, &rc->st.full, res);
+		return r;
+	}
+	quick = *job;
+	quick.samples = rc->o.quick_samples;
+	quick.warmup = 1;
+	quick.sample_max_us = FT_RACE_QUICK_SAMPLE_US;
+	if ((r = run(ctx, &quick, res, err)))
+		return r;
+	note(rc, &rc->st.quick, NULL);
+	if (res->status != FT_ST_OK)
+		return 0; /* wrong, crashed or timed out: the same verdict in full */
+	/* a faster full measurement may have come in from another GPU meanwhile */
+	best = best_now(rc);
+	line = best * rc->o.margin;
+	if (res->t_min_us > line) {
+		res->status = FT_ST_CUT;
+		snprintf(res->reason, sizeof(res->reason),
+			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
+			 res->samples > 0 ? res->samples : quick.samples, res->t_min_us, rc->o.margin,
+			 best);
+		note(rc, &rc->st.cut, NULL);
+		return 0;
+	}
+	if ((r = run(ctx, job, res, err)))
+		return r;
+	note(rc, &rc->st.full, res);
+	return 0;
+}
+
+void ft_race_recorded(struct ft_race *rc, struct ft_trial *t)
+{
+	struct ft_job_result res;
+	double best;
+
+	if (!rc || t->status != FT_ST_OK || !isfinite(t->t_median_us))
+		return;
+	best = best_now(rc);
+	ft_job_result_init(&res);
+	res.status = FT_ST_OK;
+	res.t_median_us = t->t_median_us;
+	if (isnan(best)) {
+		note(rc, &rc->st.full, &res);
+		return;
+	}
+	note(rc, &rc->st.quick, NULL);
+	if (t->t_min_us > best * rc->o.margin) {
+		t->status = FT_ST_CUT;
+		snprintf(t->reason, sizeof(t->reason),
+			 "raced out: recorded min %.4g us > %.3gx the best %.4g us", t->t_min_us,
+			 rc->o.margin, best);
+		note(rc, &rc->st.cut, NULL);
+		return;
+	}
+	note(rc, &rc->st.full, &res);
+}
+
+void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
+{
+	int at;
+
+	if (!rc || t->status != FT_ST_OK || !isfinite(t->t_median_us) || !rc->o.finalists)
+		return;
+	for (at = 0; at < rc->nfin; at++) {
+		if (!strcmp(rc->fin[at].config, t->config))
+			return; /* already a finalist (the final's own rows) */
+	}
+	for (at = rc->nfin; at > 0 && rc->fin[at - 1].t_median_us > t->t_median_us; at--)
+		;
+	if (at >= rc->o.finalists)
+		return;
+	if (rc->nfin < rc->o.finalists)
+		rc->nfin++;
+	memmove(&rc->fin[at + 1], &rc->fin[at], (size_t)(rc->nfin - 1 - at) * sizeof(rc->fin[0]));
+	rc->fin[at] = *t;
+	rc->fin[at].log = NULL;
+}
+
+int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out)
+{
+	*out = rc ? rc->fin : NULL;
+	return rc ? rc->nfin : 0;
+}
+
+/* The samples of one round's result: its raw ones, or its median when the
+ * runner gave none (a replay). Returns how many were added. */
+static int pool(double *into, int have, int cap, const struct ft_job_result *r)
+{
+	int n = 0;
+
+	if (r->nraw > 0) {
+		for (int i = 0; i < r->nraw && have + n < cap; i++)
+			into[have + n++] = r->raw_us[i];
+	} else if (isfinite(r->t_median_us) && have < cap) {
+		into[have + n++] = r->t_median_us;
+	}
+	return n;
+}
+
+int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
+		  void *ctx, struct ft_job_result *out, struct ft_err *err)
+{
+	const int cap = FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX;
+	double(*samples)[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX] = NULL;
+	int have[FT_RACE_MAX_FINALISTS] = { 0 }, done[FT_RACE_MAX_FINALISTS] = { 0 };
+	int rc_ = 0;
+
+	if (n <= 0)
+		return 0;
+	if (n > FT_RACE_MAX_FINALISTS)
+		n = FT_RACE_MAX_FINALISTS;
+	samples = malloc((size_t)n * sizeof(*samples));
+	if (!samples)
+		return ft_error(err, FT_EFAIL, "out of memory for the final's samples");
+	for (int i = 0; i < n; i++) {
+		ft_job_result_init(&out[i]);
+		out[i].rel_err = 0;
+		out[i].max_abs_err = 0;
+	}
+	for (int round = 0; round < FT_RACE_ROUNDS && !rc_; round++) {
+		for (int k = 0; k < n && !rc_; k++) {
+			int i = (k + round) % n; /* each round starts one later */
+			struct ft_job job = jobs[i];
+			struct ft_job_result res;
+
+			if (done[i])
+				continue;
+			job.samples = (jobs[i].samples + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+			if (job.samples > FT_RAW_SAMPLES_MAX)
+				job.samples = FT_RAW_SAMPLES_MAX;
+			if ((rc_ = run(ctx, &job, &res, err)))
+				break;
+			note(rc, &rc->st.final_jobs, NULL);
+			if (res.status != FT_ST_OK) {
+				out[i] = res; /* the first verdict that is not ok stands */
+				done[i] = 1;
+				continue;
+			}
+			have[i] += pool(samples[i], have[i], cap, &res);
+			if (!(res.rel_err <= out[i].rel_err))
+				out[i].rel_err = res.rel_err;
+			if (!(res.max_abs_err <= out[i].max_abs_err))
+				out[i].max_abs_err = res.max_abs_err;
+			out[i].launches_per_sample = res.launches_per_sample;
+			out[i].verify_ms += res.verify_ms;
+			out[i].time_ms += res.time_ms;
+		}
+	}
+	for (int i = 0; i < n && !rc_; i++) {
+		struct ft_stats st;
+
+		if (done[i])
+			continue;
+		if (ft_stats_compute(samples[i], have[i], &st)) {
+			out[i].status = FT_ST_CRASHED;
+			snprintf(out[i].reason, sizeof(out[i].reason),
+				 "the final gave no finite sample: is the GPU in a bad state?");
+			continue;
+		}
+		out[i].status = FT_ST_OK;
+		out[i].t_median_us = st.median;
+		out[i].t_min_us = st.min;
+		out[i].t_p90_us = st.p90;
+		out[i].t_spread = st.spread;
+		out[i].samples = have[i];
+	}
+	free(samples);
+	return rc_;
+}
+
+void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!rc)
+		return;
+	pthread_mutex_lock((pthread_mutex_t *)&rc->m);
+	*st = rc->st;
+	pthread_mutex_unlock((pthread_mutex_t *)&rc->m);
+}
+
+int ft_race_parse(const char *text, int *on, struct ft_err *err)
+{
+	if (!strcmp(text, "on") || !strcmp(text, "off")) {
+		*on = !strcmp(text, "on");
+		return 0;
+	}
+	return ft_error(err, FT_EINPUT, "bad --race '%s': use on or off", text);
+}

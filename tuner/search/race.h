@@ -1,0 +1,120 @@
+/* race.h - racing candidates: a quick first pass for each, a full measurement
+ * only for those that can still win, an interleaved final for the top few.
+ *
+ * A search spends its GPU time timing candidates, most of which are far from
+ * the best. With racing (the default; `--race off` restores one full
+ * measurement per candidate):
+ *
+ *   quick pass: every verified candidate is timed with FT_RACE_QUICK_SAMPLES
+ *     samples of at most FT_RACE_QUICK_SAMPLE_US each, after one warm-up graph
+ *     launch (its verified call and the call that sizes K came before);
+ *   cut:        when the quick pass's fastest sample is slower than `margin`
+ *     times the best full median so far, the candidate is stored as `cut`
+ *     with its quick statistics (never `ok`); the quick min is used because
+ *     noise (clocks, another process) only ever makes a sample slower;
+ *   full:       the others are measured again with the search's samples and
+ *     stored as `ok`; only full measurements move the best (and the cut
+ *     line), so the best is never a quickly timed candidate;
+ *   final:      after every candidate, the `finalists` fastest full ones are
+ *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
+ *     samples each, round-robin across the finalists (the start rotating), so
+ *     a clock drift during the final affects them all alike; each finalist's
+ *     samples are pooled into one new trial row (its reason starts with
+ *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
+ *     one the best row is chosen from.
+ *
+ * The defaults are justified in docs/timing.md. The race is shared by the
+ * evaluation threads of every GPU of a search (its state is under a mutex)
+ * and runs jobs through a runner callback, so the GPU worker, the replay of a
+ * recording and the tests' fakes all race the same way.
+ */
+#ifndef FT_RACE_H
+#define FT_RACE_H
+
+#include "base/err.h"
+#include "base/trial.h"
+#include "run/worker.h"
+
+/* Cut a candidate whose quick min is over 1.15x the best median: in the
+ * recorded H100 campaign a full measurement's spread (p90 - min over the
+ * median) is 0.6 % in the median and 5 % at the 90th percentile, and a quick
+ * pass of 3 short samples adds a few percent more, so 15 % keeps every
+ * candidate that could still be the best while cutting ~80 % of them
+ * (docs/timing.md). */
+#define FT_RACE_MARGIN 1.15
+#define FT_RACE_QUICK_SAMPLES 3
+/* A quick sample lasts at most ~1 ms (K is lowered from 20 for kernels over
+ * 50 us): three of them cost ~3 ms of GPU time where 15 full samples of K 20
+ * cost 66 ms for a 0.22 ms kernel. */
+#define FT_RACE_QUICK_SAMPLE_US 1000.0
+#define FT_RACE_FINALISTS 4
+#define FT_RACE_ROUNDS 3
+#define FT_RACE_MAX_FINALISTS 16
+/* How the reason of a final's ok row starts ("" is every other ok row's). */
+#define FT_RACE_FINAL_REASON "race final:"
+
+struct ft_race_opts {
+	int on;			/* 0: every candidate gets one full measurement */
+	double margin;		/* > 1: cut when quick min > margin x best median */
+	int quick_samples;	/* samples of the quick pass, >= 1 */
+	int finalists;		/* 0..FT_RACE_MAX_FINALISTS measured again at the end */
+};
+
+/* The defaults above, racing on. */
+void ft_race_defaults(struct ft_race_opts *o);
+
+/* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
+ * failed (ft_worker_run's contract). */
+typedef int (*ft_race_run_fn)(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+			      struct ft_err *err);
+
+struct ft_race;
+
+/* NULL when out of memory. o is copied. */
+struct ft_race *ft_race_new(const struct ft_race_opts *o);
+void ft_race_free(struct ft_race *rc);
+
+/* Evaluates one candidate whose full job is `job`: while no full
+ * measurement is known, the full job alone; else the quick pass, then the
+ * full job unless the quick min is over the cut line (then res->status is
+ * FT_ST_CUT, with the quick statistics and a reason quoting the numbers).
+ * A verdict other than ok (wrong_result, crashed, timeout) is returned as
+ * it came. Thread-safe. Returns what run returns. */
+int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
+		     struct ft_job_result *res, struct ft_err *err);
+
+/* A recorded verdict (`search --replay`) raced as a worker's would be: an ok
+ * trial whose recorded min is over the cut line becomes FT_ST_CUT (its
+ * recorded times standing for the quick pass), one under it counts as a full
+ * measurement and may move the line. NULL rc: nothing. Main thread. */
+void ft_race_recorded(struct ft_race *rc, struct ft_trial *t);
+
+/* Offers a finished trial as a finalist (only ok ones with a time count;
+ * the race keeps the `finalists` fastest, copied without the log). Main
+ * thread. */
+void ft_race_offer(struct ft_race *rc, const struct ft_trial *t);
+
+/* The finalists, fastest first, and how many (<= opts.finalists). */
+int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
+
+/* The final: jobs[i] is finalist i's full job (samples = the search's);
+ * each gets FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples, run
+ * round-robin; out[i] gets the pooled verdict: ok with statistics over
+ * every sample (rel_err the largest seen), or the first verdict that was
+ * not ok. Returns -1 with err when run does. */
+int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
+		  void *ctx, struct ft_job_result *out, struct ft_err *err);
+
+/* Counts for the search's report. */
+struct ft_race_stats {
+	long long quick;	/* quick passes run */
+	long long full;		/* full measurements run */
+	long long cut;		/* candidates cut after the quick pass */
+	long long final_jobs;	/* jobs of the final */
+};
+void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st);
+
+/* "on" | "off" -> 1 | 0; -1 with err (FT_EINPUT) otherwise. */
+int ft_race_parse(const char *text, int *on, struct ft_err *err);
+
+#endif
