@@ -29,8 +29,7 @@ run $R --strategy guided --budget 5s --db "$T/secs.db"; expect_rc 0 "a budget in
 run search --replay "$REC" --arch sm_89 --shape 1x8x512x64 --db "$T/none.db"
 expect_bad_input "holds no timed trial for sm_89"
 # transfer replayed as a campaign of the two recorded targets (non-causal, then causal): the first
-# has no tuned neighbour and runs as guided, stopping once it stops improving, at its optimum
-# all the same; the second starts from the first's best,
+# has no tuned neighbour and runs as guided, to the end; the second starts from the first's best,
 # must come within 5% of its exhaustive optimum in fewer than a third of random's evaluations
 # (median over 9 seeds) and stop early, with the optimum's quality
 cat >"$T/fixture.yaml" <<'YAML'
@@ -64,10 +63,7 @@ def seq(db, causal):
 def to_within(s):
     return next(i for i, (st, m) in enumerate(s, 1) if st == "ok" and m <= 1.05 * opt)
 first, second = seq(f"{tmp}/transfer.db", 0), seq(f"{tmp}/transfer.db", 1)
-opt0 = con.execute("SELECT min(t.t_median_us) FROM trials t JOIN runs r ON r.id = t.run_id "
-                   "WHERE t.status = 'ok' AND r.causal = 0 AND r.s = 512").fetchone()[0]
-assert len(first) < evaluated_all, (len(first), evaluated_all)
-assert min(m for st, m in first if st == "ok") <= 1.01 * opt0, (first, opt0)
+assert len(first) == evaluated_all, (len(first), evaluated_all)
 t = to_within(second)
 r = statistics.median(to_within(seq(f"{tmp}/random{k}.db", 1)) for k in range(1, 10))
 found = min(m for st, m in second if st == "ok")

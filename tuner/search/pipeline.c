@@ -734,13 +734,10 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
 	if (strat->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && strat->transfer) {
-		/* with seeds or not (the first unit of a group: its exploration picks,
-		 * then the local search), the search stops once it stops improving;
-		 * the patience follows the feasible set's size (transfer.h) */
+	if (r->guide && strat->transfer && ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds)) {
+		/* seeded: the search stops once it stops improving, the patience
+		 * following the feasible set's size (transfer.h) */
 		long long pat = cfg->patience;
-
-		ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds);
 
 		if (cfg->patience_frac > 0) {
 			pat = (long long)ceil(cfg->patience_frac * (double)n);

@@ -26,9 +26,8 @@
  * A campaign run with transfer tunes one representative of each group (D,
  * dtype, layout, H/H_kv; the middle one by size) first, then the others
  * (campaign_run.c), so every unit but one per group starts seeded. A search
- * with no neighbour at all (the first unit of a campaign, or of a dtype)
- * starts with the guided strategy's exploration picks and stops by the same
- * rule.
+ * with no neighbour at all (the first unit of a campaign, or of a dtype) runs
+ * as the guided strategy, to the end.
  *
  * Measured by replay with `bench/strategies.py --transfer` over the
  * recorded H100 campaign of 12 units, both spaces
