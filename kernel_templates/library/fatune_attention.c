@@ -36,6 +36,22 @@ typedef int (*cu_module_get_function_t)(void **, void *, const char *);
 typedef int (*cu_func_set_attribute_t)(void *, int, int);
 typedef int (*cu_launch_kernel_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 				  unsigned, void *, void **, void **);
+/* cuLaunchKernelEx's CUlaunchConfig and CUlaunchAttribute (cuda.h, CUDA 12) */
+struct cu_launch_attribute {
+	int id;
+	char pad[4];
+	union {
+		char bytes[64];
+		int programmatic_stream_serialization_allowed;
+	} value;
+};
+struct cu_launch_config {
+	unsigned grid[3], block[3], smem;
+	void *stream;
+	struct cu_launch_attribute *attrs;
+	unsigned nattrs;
+};
+typedef int (*cu_launch_kernel_ex_t)(const struct cu_launch_config *, void *, void **, void **);
 typedef int (*cu_memset_d8_async_t)(unsigned long long, unsigned char, size_t, void *);
 typedef int (*cu_tensor_map_encode_tiled_t)(void *, int, unsigned, void *, const unsigned long long *,
 					    const unsigned long long *, const unsigned *, const unsigned *, int, int,
@@ -48,6 +64,7 @@ typedef int (*cu_tensor_map_encode_tiled_t)(void *, int, unsigned, void *, const
 #define CU_TENSOR_MAP_DATA_TYPE_FLOAT16 6
 #define CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 9
 #define CU_TENSOR_MAP_L2_PROMOTION_L2_128B 2
+#define CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 
 static struct {
 	pthread_once_t once;
@@ -60,6 +77,7 @@ static struct {
 	cu_module_get_function_t module_get_function;
 	cu_func_set_attribute_t func_set_attribute;
 	cu_launch_kernel_t launch_kernel;
+	cu_launch_kernel_ex_t launch_kernel_ex;	/* NULL on drivers before CUDA 11.8 */
 	cu_memset_d8_async_t memset_d8_async;
 	cu_tensor_map_encode_tiled_t tensor_map_encode_tiled;	/* NULL on drivers before CUDA 12 */
 } cu = { .once = PTHREAD_ONCE_INIT, .status = FATUNE_E_DRIVER };
@@ -78,6 +96,7 @@ static void open_driver(void)
 	*(void **)&cu.module_get_function = dlsym(h, "cuModuleGetFunction");
 	*(void **)&cu.func_set_attribute = dlsym(h, "cuFuncSetAttribute");
 	*(void **)&cu.launch_kernel = dlsym(h, "cuLaunchKernel");
+	*(void **)&cu.launch_kernel_ex = dlsym(h, "cuLaunchKernelEx");
 	*(void **)&cu.memset_d8_async = dlsym(h, "cuMemsetD8Async");
 	*(void **)&cu.tensor_map_encode_tiled = dlsym(h, "cuTensorMapEncodeTiled");
 	if (cu.init && cu.ctx_get_current && cu.ctx_get_device && cu.device_get_attribute && cu.module_load_data &&
@@ -484,6 +503,38 @@ struct last_launch {
 
 static __thread struct last_launch last_launch;
 
+/* The combine kernel, as the worker launched it when it timed the entry:
+ * with programmatic dependent launch where launch.combine_pdl said so (it
+ * starts while the main kernel's last blocks run and waits for their
+ * partials in griddepcontrol.wait), else plainly. A driver without
+ * cuLaunchKernelEx gets the plain launch, which is as correct (the wait
+ * returns at once) but serialised. */
+static int launch_combine(const struct last_launch *l, void *stream, void **args)
+{
+	struct cu_launch_attribute attr;
+	struct cu_launch_config cfg;
+
+	if (!l->combine_fn)
+		return FATUNE_E_CUDA;
+	if (!fatune_lib_combine_pdl[l->c.index] || !cu.launch_kernel_ex)
+		return cu.launch_kernel(l->combine_fn, (unsigned)l->c.g[6], (unsigned)l->c.g[7], (unsigned)l->c.g[8],
+					(unsigned)l->c.g[5], 1, 1, 0, stream, args, NULL)
+			       ? FATUNE_E_CUDA
+			       : FATUNE_OK;
+	memset(&attr, 0, sizeof(attr));
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmatic_stream_serialization_allowed = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	for (int i = 0; i < 3; i++)
+		cfg.grid[i] = (unsigned)l->c.g[6 + i];
+	cfg.block[0] = (unsigned)l->c.g[5];
+	cfg.block[1] = cfg.block[2] = 1;
+	cfg.stream = stream;
+	cfg.attrs = &attr;
+	cfg.nattrs = 1;
+	return cu.launch_kernel_ex(&cfg, l->combine_fn, args, NULL) ? FATUNE_E_CUDA : FATUNE_OK;
+}
+
 int fatune_attention_forward(const struct fatune_attention_args *a, void *stream)
 {
 	struct last_launch *l = &last_launch;
@@ -537,9 +588,7 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
 			     (unsigned)l->c.g[1], 1, 1, FATUNE_LIB_SMEM_DYNAMIC ? (unsigned)l->c.g[0] : 0, stream, args,
 			     NULL))
 		return FATUNE_E_CUDA;
-	if (fatune_lib_num_splits[l->c.index] > 1 && l->c.g[5] > 0 &&
-	    (!l->combine_fn || cu.launch_kernel(l->combine_fn, (unsigned)l->c.g[6], (unsigned)l->c.g[7],
-						(unsigned)l->c.g[8], (unsigned)l->c.g[5], 1, 1, 0, stream, args, NULL)))
+	if (fatune_lib_num_splits[l->c.index] > 1 && l->c.g[5] > 0 && launch_combine(l, stream, args))
 		return FATUNE_E_CUDA;
 	return FATUNE_OK;
 }

@@ -6,7 +6,8 @@
  * FATUNE_WORKSPACE_KEPT), and builds the bare baseline from the library's
  * plan and tables: its own module of the same CUBIN, the same kernel and
  * combine kernel, grid, block, dynamic shared memory (and opt-in attribute),
- * the same parameter block with the TMA descriptors the family needs, and
+ * the same parameter block with the TMA descriptors the family needs, the
+ * combine with programmatic dependent launch where the entry's PDL is 1, and
  * the memset of the scratch where the space's init is zero (every call) - so
  * a bare call issues exactly the launches a library call issues, with raw
  * cuLaunchKernel. On one non-blocking stream it measures:
@@ -78,9 +79,27 @@ static void bare_call(CUstream st)
 		CK(cuMemsetD8Async(bare.scratch, 0, bare.scratch_bytes, st));
 	CK(cuLaunchKernel(bare.main_fn, bare.p.grid[0], bare.p.grid[1], bare.p.grid[2], bare.p.threads, 1, 1, bare.smem,
 			  st, bare.args, NULL));
-	if (bare.combine_fn)
+	if (bare.combine_fn && !fatune_lib_combine_pdl[bare.p.entry])
 		CK(cuLaunchKernel(bare.combine_fn, bare.p.combine_grid[0], bare.p.combine_grid[1], bare.p.combine_grid[2],
 				  bare.p.combine_threads, 1, 1, 0, st, bare.args, NULL));
+	if (bare.combine_fn && fatune_lib_combine_pdl[bare.p.entry]) {	/* as the worker launches a PDL=1 combine */
+		CUlaunchAttribute attr;
+		CUlaunchConfig cfg;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+		attr.value.programmaticStreamSerializationAllowed = 1;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.gridDimX = bare.p.combine_grid[0];
+		cfg.gridDimY = bare.p.combine_grid[1];
+		cfg.gridDimZ = bare.p.combine_grid[2];
+		cfg.blockDimX = bare.p.combine_threads;
+		cfg.blockDimY = cfg.blockDimZ = 1;
+		cfg.hStream = st;
+		cfg.attrs = &attr;
+		cfg.numAttrs = 1;
+		CK(cuLaunchKernelEx(&cfg, bare.combine_fn, bare.args, NULL));
+	}
 }
 
 /* The TMA descriptors of the entry (fatune_lib_tma: rows, cols, swizzle per
@@ -279,8 +298,9 @@ int main(int argc, char **argv)
 	bare_gpu = graph_us(bare_call, st, e0, e1);
 	CK(cuCtxSynchronize());
 	printf("{\"library_us\": %.3f, \"bare_us\": %.3f, \"overhead_us\": %.3f, \"gpu_us\": %.3f, \"bare_gpu_us\": %.3f, "
-	       "\"gpu_stream_us\": %.3f, \"bare_gpu_stream_us\": %.3f, \"combine\": %d, \"memset\": %d}\n",
+	       "\"gpu_stream_us\": %.3f, \"bare_gpu_stream_us\": %.3f, \"combine\": %d, \"pdl\": %d, \"memset\": %d}\n",
 	       lib_host, bare_host, lib_host - bare_host, lib_gpu, bare_gpu, lib_gpu_stream, bare_gpu_stream,
-	       bare.p.combine_threads > 0, bare.scratch_bytes > 0);
+	       bare.p.combine_threads > 0, bare.p.combine_threads > 0 && fatune_lib_combine_pdl[bare.p.entry],
+	       bare.scratch_bytes > 0);
 	return 0;
 }
