@@ -17,6 +17,12 @@
  * once per CUDA context and kernel (the caller's current context), under a
  * mutex; a call allocates nothing: split-KV partials and the kernel's
  * scratch live in the caller's workspace (fatune_attention_workspace_size).
+ * A call issues what fatune's worker issued when it timed the config: the
+ * main kernel, the combine kernel when the config has one (with
+ * programmatic dependent launch where the config has PDL=1), and a memset of
+ * the scratch only where the space's workspace init asks for it; a thread
+ * calling again with the same arguments and context reuses the previous
+ * call's parameter block (TMA descriptors included) and functions.
  * All functions are thread-safe.
  */
 #ifndef FATUNE_ATTENTION_H
@@ -46,6 +52,13 @@ enum fatune_status {
 enum fatune_dtype { FATUNE_FP16 = 0, FATUNE_BF16 = 1 };
 
 #define FATUNE_STRICT 1u	/* flags: refuse shapes that were not tuned */
+/* flags: the workspace is the one an earlier call used, and nothing else has
+ * written it since. Configs whose scratch is zeroed once (workspace init
+ * zero_once: the kernels leave it zero) then skip the cuMemsetD8Async that a
+ * call otherwise issues before its launch, as fatune's worker zeroes it only
+ * before the first call. Set it from the second call on a workspace kept for
+ * the library (a serving loop's); never on memory that is fresh or shared. */
+#define FATUNE_WORKSPACE_KEPT 2u
 
 struct fatune_attention_args {
 	const void *q, *k, *v;		/* device pointers */
@@ -57,7 +70,7 @@ struct fatune_attention_args {
 	int b, h, h_kv, s_q, s_kv, d;	/* batch, query heads, KV heads, query rows, keys, head dim */
 	int dtype;			/* enum fatune_dtype */
 	int causal;			/* 0 or 1 */
-	unsigned flags;			/* FATUNE_STRICT */
+	unsigned flags;			/* FATUNE_STRICT, FATUNE_WORKSPACE_KEPT */
 	void *workspace;		/* device memory of workspace_bytes, NULL when 0 are needed */
 	size_t workspace_bytes;
 };

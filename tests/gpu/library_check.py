@@ -4,8 +4,10 @@ usage: library_check.py DB SPACE_NAME FATUNE OVERHEAD_BIN UNTUNED_SHAPE...
 For every tuned unit of SPACE_NAME in DB, and for each UNTUNED_SHAPE (BxHxSxD[,kv_heads=N][,kv_len=N]
 [,layout=L]:dtype:causal), runs fatune_attention.attention (installed by pip) on random inputs, compares with
 an fp32 SDPA reference (bottom-right causal mask, GQA heads repeated) and prints one line per unit: max abs
-error, relative L2 error, the library's GPU time and host overhead (OVERHEAD_BIN, library_overhead.c) and
-fatune's own timing of the config (`fatune bench --best --json`). Exits 1 on a wrong result, a unit whose
+error, relative L2 error, the library's GPU and host times against bare cuLaunchKernel of the same launches
+(OVERHEAD_BIN, library_overhead.c: gpu_us is timed as the worker times, a CUDA graph of 20 calls) and
+fatune's own timing of the config (`fatune bench --best --json`), with the issue's targets as reported
+verdicts: time_ok (gpu_us within 2 % or 0.5 us of fatune_us) and overhead_ok (overhead_us <= 1 us). Exits 1 on a wrong result, a unit whose
 plan is not its own tuned entry, an untuned shape run as tuned, or input errors that do not raise.
 """
 import json
@@ -87,6 +89,8 @@ def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, ov
     if "gpu_us" in line and "fatune_us" in line:
         gap = line["gpu_us"] - line["fatune_us"]
         line["time_ok"] = gap <= max(0.02 * line["fatune_us"], 0.5)
+    if "overhead_us" in line:
+        line["overhead_ok"] = line["overhead_us"] <= 1.0
     line["ok"] = bool(ok)
     print(json.dumps(line), flush=True)
     return ok

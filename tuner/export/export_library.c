@@ -234,6 +234,10 @@ static int write_config(const char *dir, const struct ft_dispatch *d, const int 
 	      "static const int fatune_lib_num_splits[] = {", f);
 	for (int r = 0; r < d->n; r++)
 		fprintf(f, "%s%d", r ? ", " : " ", d->launch[r].num_splits);
+	fputs(" };\n\n/* per entry: 1 launches its combine kernel with programmatic dependent launch (launch.combine_pdl) */\n"
+	      "static const int fatune_lib_combine_pdl[] = {", f);
+	for (int r = 0; r < d->n; r++)
+		fprintf(f, "%s%d", r ? ", " : " ", d->launch[r].combine_pdl);
 	fputs(" };\n\n/* per entry: its config */\nstatic const char *const fatune_lib_configs[] = {\n", f);
 	for (int r = 0; r < d->n; r++) {
 		char lit[FT_GEN_SIZE(FT_CONFIG_MAX)];
