@@ -18,19 +18,20 @@ run query --trials --format json --limit 1000
 expect_rc 0
 python3 - "$T/out" <<'PY'
 import json, sys
-rows = json.load(open(sys.argv[1]))
+# the race final re-measures the finalists in rows of their own (docs/timing.md): one row per candidate here
+rows = [r for r in json.load(open(sys.argv[1])) if not r["reason"].startswith("race final:")]
 ws = [r for r in rows if r["space"] == "fa1_workspace"]
 cxx = [r for r in rows if r["space"] == "cxx_template"]
 assert len(ws) == 16 and len(cxx) == 8, (len(ws), len(cxx))
 for r in ws:
     skip = "SKIP_INIT=1" in r["config"]
-    want = "wrong_result" if skip else "ok"
+    want = ("wrong_result",) if skip else ("ok", "cut")  # a correct but slow kernel may be raced out
     print(r["shape"], r["config"], r["status"], r["reason"], r["workspace_bytes"])
-    assert r["status"] == want, r
+    assert r["status"] in want, r
     assert r["workspace_bytes"] > 0, r
 for r in cxx:
     print(r["shape"], r["config"], r["status"], r["reason"], r["t_median_us"])
-    assert r["status"] == "ok", r
+    assert r["status"] in ("ok", "cut"), r
 PY
 # the best of each space is its own row, exportable by its space file
 ARCH=$(sql "$FATUNE_DB" "SELECT arch FROM runs LIMIT 1")
