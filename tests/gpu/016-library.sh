@@ -30,7 +30,12 @@ shapes:
     kv_len: 8192
     layout: bshd
 YAML
-run search --campaign "$T/units.yaml" --strategy guided --budget 24 --quiet --json
+# LIBRARY_CAMPAIGN=FILE: the units of that campaign instead (e.g. bench/campaigns/suite24.yaml; transfer)
+if [ -n "${LIBRARY_CAMPAIGN:-}" ]; then
+	run search --campaign "$LIBRARY_CAMPAIGN" --strategy transfer --quiet --json
+else
+	run search --campaign "$T/units.yaml" --strategy guided --budget 24 --quiet --json
+fi
 tail -n 3 "$T/out"
 expect_rc 0 "the campaign"
 spaces=$(sql "$FATUNE_DB" "SELECT DISTINCT space_name FROM best ORDER BY 1")
