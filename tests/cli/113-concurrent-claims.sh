@@ -29,14 +29,17 @@ no_duplicates() {
 	[ "$(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials")" -eq 0 ] ||
 		fail "$1: $(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials") duplicate trials"
 }
-# together FILE N C: two searches of space FILE at once; N distinct trials, none twice, C compiles in all
+# together FILE N C RC: two searches of space FILE at once, each exiting RC (1: no candidate of the
+# space can run, as every one fails to compile); N distinct trials, none twice, C compiles in all
 together() {
 	local S="--arch sm_89 --shape 1x8x512x64 --space $1 --jobs 1" name
 	name=$(basename "$1" .yaml)
 	"$FATUNE" search $S >"$T/a.out" 2>"$T/a.err" &
-	local a=$!
-	"$FATUNE" search $S >"$T/b.out" 2>"$T/b.err" || { cat "$T/b.err"; fail "$1: the second search failed"; }
-	wait $a || { cat "$T/a.err"; fail "$1: the first search failed"; }
+	local a=$! rb=0 ra=0
+	"$FATUNE" search $S >"$T/b.out" 2>"$T/b.err" || rb=$?
+	wait $a || ra=$?
+	[ "$rb" -eq "$4" ] || { cat "$T/b.err"; fail "$1: the second search exited $rb, not $4"; }
+	[ "$ra" -eq "$4" ] || { cat "$T/a.err"; fail "$1: the first search exited $ra, not $4"; }
 	no_duplicates "$1"
 	[ "$(sql "$FATUNE_DB" "SELECT count(DISTINCT config) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.space_name = '$name'")" -eq "$2" ] ||
 		fail "$1: not all $2 candidates stored"
@@ -46,8 +49,8 @@ together() {
 	[ $((na + nb)) -eq "$3" ] || fail "$name: $((na + nb)) compiles for $3 candidates: some were compiled twice"
 	[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM claims")" -eq 0 ] || fail "$1: claims left after both runs ended"
 }
-together "$T/fast.yaml" 110 100
-together "$TESTSPACES/static_smem_two.yaml" 2 2
+together "$T/fast.yaml" 110 100 1
+together "$TESTSPACES/static_smem_two.yaml" 2 2 0
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'compiled'")" -eq 2 ] || fail "real: 2 compiled rows expected"
 
 # a killed search's claims are taken over
@@ -61,7 +64,7 @@ wait $pid || true
 claimed=$(sql "$FATUNE_DB" "SELECT count(*) FROM claims")
 [ "$claimed" -gt 0 ] || fail "the killed search left no claim (kill it earlier)"
 run search $S
-expect_rc 0 "search after a killed one"
+expect_rc 1 "search after a killed one (every candidate fails to compile: nothing can run)"
 no_duplicates "after a kill"
 [ "$(sql "$FATUNE_DB" "SELECT count(DISTINCT config) FROM trials")" -eq 110 ] || fail "the claims of the killed search were not taken over"
 echo "ok ($claimed claims of a killed search taken over)"
