@@ -113,16 +113,17 @@ def main():
             print(json.dumps({"shape": text, "refused": str(e)}))
     # strict mode and bad input raise, with the library's message
     q = torch.randn(1, 8, 700, 64, dtype=torch.float16, device="cuda")
-    for bad, want in ((lambda: fa.attention(q, q, q, strict=True), "not tuned"),
-                      (lambda: fa.attention(q.cpu(), q, q), "CUDA tensors"),
-                      (lambda: fa.attention(q.float(), q, q), "float16"),
-                      (lambda: fa.attention(q[0], q, q), "dimensions")):
+    # (a library tuned for other head dims refuses the strict call for that reason instead)
+    for bad, want in ((lambda: fa.attention(q, q, q, strict=True), ("not tuned", "no config was tuned")),
+                      (lambda: fa.attention(q.cpu(), q, q), ("CUDA tensors",)),
+                      (lambda: fa.attention(q.float(), q, q), ("float16",)),
+                      (lambda: fa.attention(q[0], q, q), ("dimensions",))):
         try:
             bad()
             print(f"no error for a call that should raise ({want})")
             good = False
         except (fa.FatuneError, ValueError) as e:
-            if want not in str(e):
+            if not any(w in str(e) for w in want):
                 good = False
             print(f"raised as it should: {e}")
     sys.exit(0 if good else 1)
