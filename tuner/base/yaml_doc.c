@@ -208,6 +208,18 @@ const char *ft_yaml_scalar(struct ft_yaml *y, yaml_node_t *n, const char *key, c
 }
 
 /* An integer written as a plain decimal number. */
+int ft_yaml_version(struct ft_yaml *y, yaml_node_t *n, const char *key)
+{
+	long long version;
+
+	if (ft_yaml_integer(y, n, key, &version))
+		return -1;
+	if (version != 1)
+		return ft_yaml_fail(y, ft_yaml_line(n), key,
+				    "format version %lld is not supported: this fatune reads version 1", version);
+	return 0;
+}
+
 int ft_yaml_integer(struct ft_yaml *y, yaml_node_t *n, const char *key, long long *out)
 {
 	const char *s = ft_yaml_scalar(y, n, key, "an integer");

@@ -71,6 +71,10 @@ const char *ft_yaml_scalar(struct ft_yaml *y, yaml_node_t *n, const char *key, c
 /* An integer written as a plain (unquoted) decimal number. */
 int ft_yaml_integer(struct ft_yaml *y, yaml_node_t *n, const char *key, long long *out);
 
+/* The file's format version (`fatune_space: 1`, `fatune_campaign: 1`): 0 when n is the integer 1,
+ * else -1 with the failure recorded ("format version N is not supported"). */
+int ft_yaml_version(struct ft_yaml *y, yaml_node_t *n, const char *key);
+
 /* A name of [A-Za-z0-9_-]+ (ident != 0: a C identifier) of fewer than size
  * characters, copied into out. */
 int ft_yaml_name(struct ft_yaml *y, yaml_node_t *n, const char *key, int ident, char *out,

@@ -218,17 +218,9 @@ static int shapes_entries(struct ft_yaml *y, struct reader *r)
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
 	struct reader *r = arg;
-	long long version;
 
-	if (!strcmp(key, "fatune_campaign")) {
-		if (ft_yaml_integer(y, v, key, &version))
-			return -1;
-		if (version != 1)
-			return ft_yaml_fail(y, ft_yaml_line(v), key,
-					    "format version %lld is not supported: this fatune reads version 1",
-					    version);
-		return 0;
-	}
+	if (!strcmp(key, "fatune_campaign"))
+		return ft_yaml_version(y, v, key);
 	if (!strcmp(key, "name"))
 		return ft_yaml_name(y, v, key, 0, r->c->name, sizeof(r->c->name));
 	if (!strcmp(key, "description"))

@@ -582,17 +582,9 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	static const char *const launch_keys[] = { "threads", "grid", "combine_threads",
 						   "combine_grid", "combine_pdl" };
 	struct ft_space *sp = y->user;
-	long long version;
 
-	if (!strcmp(key, "fatune_space")) {
-		if (ft_yaml_integer(y, v, key, &version))
-			return -1;
-		if (version != 1)
-			return ft_yaml_fail(y, ft_yaml_line(v), key,
-				    "format version %lld is not supported: this fatune reads version 1",
-				    version);
-		return 0;
-	}
+	if (!strcmp(key, "fatune_space"))
+		return ft_yaml_version(y, v, key);
 	if (!strcmp(key, "name"))
 		return ft_yaml_name(y, v, key, 0, sp->name, sizeof(sp->name));
 	if (!strcmp(key, "description"))
