@@ -20,9 +20,11 @@
 #include "export/gen.h"
 #include "search/pipeline.h"
 #include "space/candidate.h"
+#include "base/outfile.h"
 #include "base/paths.h"
 
 #define MARKER ".fatune-library"
+#define MARKER_TEXT "written by fatune export --library: may be overwritten by it\n"
 
 /* The runtime's files: template path (under the data dir) -> name in DIR. */
 static const char *const copied[][2] = {
@@ -44,36 +46,30 @@ struct cubin {
 
 /* ---- files --------------------------------------------------------------- */
 
-/* Opens DIR/name.tmp for writing; *tmp receives its path. */
-static FILE *open_tmp(const char *dir, const char *name, char *tmp, size_t size, struct ft_err *err)
-{
-	FILE *f;
-
-	snprintf(tmp, size, "%s/%s.%d.tmp", dir, name, (int)getpid());
-	if (!(f = fopen(tmp, "w")))
-		ft_error(err, FT_EFAIL, "cannot write '%s': %s: check the directory", tmp, strerror(errno));
-	return f;
-}
-
-/* Closes f and renames tmp to DIR/name; removes tmp on any failure. */
-static int commit(FILE *f, const char *tmp, const char *dir, const char *name, int rc, struct ft_err *err)
+/* Opens DIR/name for writing through the one writer of output files
+ * (base/outfile.h: a new temporary file beside it, never through a link). */
+static FILE *open_tmp(const char *dir, const char *name, struct ft_outfile *o, struct ft_err *err)
 {
 	char path[FT_PATH_MAX + 64];
-	int bad = ferror(f);
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((fclose(f) || bad) && !rc)
-		rc = ft_error(err, FT_EFAIL, "cannot write '%s': %s: check the disk", tmp, strerror(errno));
-	if (!rc && rename(tmp, path))
-		rc = ft_error(err, FT_EFAIL, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-	if (rc)
-		unlink(tmp);
-	return rc;
+	return ft_outfile_open(o, path, NULL, err) ? NULL : o->f;
+}
+
+/* Commits o when rc is 0 (renamed over the target), else drops it. */
+static int commit(struct ft_outfile *o, int rc, struct ft_err *err)
+{
+	if (rc) {
+		ft_outfile_abort(o);
+		return rc;
+	}
+	return ft_outfile_commit(o, err);
 }
 
 static int copy_file(const char *dir, const char *from_rel, const char *to, struct ft_err *err)
 {
-	char from[FT_PATH_MAX + 64], tmp[FT_PATH_MAX + 128], buf[8192];
+	char from[FT_PATH_MAX + 64], buf[8192];
+	struct ft_outfile tmp;
 	FILE *in, *out;
 	size_t n;
 
@@ -81,7 +77,7 @@ static int copy_file(const char *dir, const char *from_rel, const char *to, stru
 	if (!(in = fopen(from, "r")))
 		return ft_error(err, FT_EFAIL, "cannot read the library template '%s': %s: reinstall fatune", from,
 				strerror(errno));
-	if (!(out = open_tmp(dir, to, tmp, sizeof(tmp), err))) {
+	if (!(out = open_tmp(dir, to, &tmp, err))) {
 		fclose(in);
 		return -1;
 	}
@@ -89,7 +85,7 @@ static int copy_file(const char *dir, const char *from_rel, const char *to, stru
 		fwrite(buf, 1, n, out);
 	n = (size_t)ferror(in);
 	fclose(in);
-	return commit(out, tmp, dir, to, n ? ft_error(err, FT_EFAIL, "cannot read '%s'", from) : 0, err);
+	return commit(&tmp, n ? ft_error(err, FT_EFAIL, "cannot read '%s'", from) : 0, err);
 }
 
 /* dir usable: missing (created), empty, or one of ours. */
@@ -97,7 +93,6 @@ static int prepare_dir(const char *dir, struct ft_err *err)
 {
 	char path[FT_PATH_MAX + 64];
 	struct stat st;
-	FILE *f;
 
 	if (stat(dir, &st)) {
 		if (mkdir(dir, 0777))
@@ -117,10 +112,7 @@ static int prepare_dir(const char *dir, struct ft_err *err)
 	if (mkdir(path, 0777) && errno != EEXIST)
 		return ft_error(err, FT_EFAIL, "cannot create '%s': %s", path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/%s", dir, MARKER);
-	if (!(f = fopen(path, "w")) || fputs("written by fatune export --library: may be overwritten by it\n", f) < 0 ||
-	    fclose(f))
-		return ft_error(err, FT_EFAIL, "cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	return ft_outfile_write(path, MARKER_TEXT, sizeof(MARKER_TEXT) - 1, err);
 }
 
 /* ---- CUBINs ---------------------------------------------------------------- */
@@ -178,8 +170,8 @@ out:
 
 static int write_cubins(const char *dir, const struct cubin *cubins, int n, struct ft_err *err)
 {
-	char tmp[FT_PATH_MAX + 128];
-	FILE *f = open_tmp(dir, "fatune_cubins.c", tmp, sizeof(tmp), err);
+	struct ft_outfile tmp;
+	FILE *f = open_tmp(dir, "fatune_cubins.c", &tmp, err);
 
 	if (!f)
 		return -1;
@@ -198,15 +190,15 @@ static int write_cubins(const char *dir, const struct cubin *cubins, int n, stru
 	for (int c = 0; c < n; c++)
 		fprintf(f, "\t{ cubin_%d, %zu, %lld, \"%s\" },\n", c, cubins[c].size, cubins[c].smem, cubins[c].key);
 	fputs("};\n", f);
-	return commit(f, tmp, dir, "fatune_cubins.c", 0, err);
+	return commit(&tmp, 0, err);
 }
 
 static int write_config(const char *dir, const struct ft_dispatch *d, const int *cubin_of, int ncubins,
 			struct ft_err *err)
 {
 	const struct ft_space *sp = d->sp;
-	char tmp[FT_PATH_MAX + 128];
-	FILE *f = open_tmp(dir, "fatune_library.h", tmp, sizeof(tmp), err);
+	struct ft_outfile tmp;
+	FILE *f = open_tmp(dir, "fatune_library.h", &tmp, err);
 	int rc = 0;
 
 	if (!f)
@@ -255,14 +247,15 @@ static int write_config(const char *dir, const struct ft_dispatch *d, const int 
 		fputs(" },\n", f);
 	}
 	fputs("};\n\n#endif\n", f);
-	return commit(f, tmp, dir, "fatune_library.h", rc, err);
+	return commit(&tmp, rc, err);
 }
 
 int ft_library_write(const char *dir, const struct ft_dispatch *d, int *ncubins, struct ft_err *err)
 {
 	struct cubin *cubins = calloc((size_t)d->n, sizeof(*cubins));
 	int *cubin_of = calloc((size_t)d->n, sizeof(*cubin_of));
-	char tpl_hash[17], tmp[FT_PATH_MAX + 128];
+	char tpl_hash[17];
+	struct ft_outfile tmp;
 	int n = 0, rc = -1;
 	FILE *f;
 
@@ -283,8 +276,8 @@ int ft_library_write(const char *dir, const struct ft_dispatch *d, int *ncubins,
 			goto out;
 	if (write_cubins(dir, cubins, n, err) || write_config(dir, d, cubin_of, n, err))
 		goto out;
-	if (!(f = open_tmp(dir, "fatune_table.h", tmp, sizeof(tmp), err)) ||
-	    commit(f, tmp, dir, "fatune_table.h", ft_dispatch_write(f, d, FT_DISPATCH_C, err), err))
+	if (!(f = open_tmp(dir, "fatune_table.h", &tmp, err)) ||
+	    commit(&tmp, ft_dispatch_write(f, d, FT_DISPATCH_C, err), err))
 		goto out;
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
 		if (copy_file(dir, copied[i][0], copied[i][1], err))
