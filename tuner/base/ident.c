@@ -36,21 +36,26 @@ int ft_is_fatune_macro(const char *name)
 	return 0;
 }
 
+int ft_is_ident(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
 const char *ft_ident_problem(const char *name)
 {
-	static const char *const not_ident =
-		"it is not a C identifier (letters, digits and _, not starting with a digit)";
 	size_t len = strlen(name);
 
 	if (!len)
 		return "the name is empty";
 	if (len > 63)
 		return "it is longer than 63 characters";
-	if (!(isalpha((unsigned char)name[0]) || name[0] == '_'))
-		return not_ident;
-	for (size_t i = 1; i < len; i++)
-		if (!(isalnum((unsigned char)name[i]) || name[i] == '_'))
-			return not_ident;
+	if (!ft_is_ident(name))
+		return "it is not a C identifier (letters, digits and _, not starting with a digit)";
 	if ((name[0] == '_' && isupper((unsigned char)name[1])) || strstr(name, "__"))
 		return "C and C++ reserve names that start with _ and a capital letter, or hold __, for the compiler";
 	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)

@@ -23,6 +23,10 @@ extern const char *const ft_fatune_macro_names[FT_FATUNE_MACRO_COUNT];
 /* 1 when name is one of ft_fatune_macro_names (exact case). */
 int ft_is_fatune_macro(const char *name);
 
+/* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*), of any length, keyword or not
+ * (ft_ident_problem says whether it may also be a macro name). */
+int ft_is_ident(const char *s);
+
 /* Why name cannot be a macro of generated code, or NULL when it can: empty,
  * longer than 63 characters, not [A-Za-z_][A-Za-z0-9_]*, a C (C23) or C++
  * (C++23) keyword or alternative token, `defined`, or reserved (_X, __). The

@@ -18,22 +18,14 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/ident.h"
+
 /* The deepest nesting any format may allow; a format sets its own bound
  * below it. Deep flow nesting ([[[[...) makes libyaml's scanner slow, so it is
  * refused early (see prescan). */
 #define DEPTH_MAX 32
 /* Keys longer than this are cut in messages (names are shorter anyway). */
 #define KEY_MAX 64
-
-static int is_ident(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
-			return 0;
-	return 1;
-}
 
 /* ---- errors and node access ------------------------------------------------------------------- */
 
@@ -250,7 +242,7 @@ int ft_yaml_name(struct ft_yaml *y, yaml_node_t *n, const char *key, int ident, 
 	if (strlen(s) >= size)
 		return ft_yaml_fail(y, ft_yaml_line(n), key, "'%.40s...' is longer than %d characters", s,
 				    (int)size - 1);
-	if (ident && !is_ident(s))
+	if (ident && !ft_is_ident(s))
 		return ft_yaml_fail(y, ft_yaml_line(n), key,
 			    "'%s' is not a C identifier: use letters, digits and _ (not first)", s);
 	for (const char *p = s; !ident && *p; p++)

@@ -145,16 +145,6 @@ int ft_config_parse(const struct ft_space *sp, const char *text, long long *valu
 	return 0;
 }
 
-int ft_is_ident(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
-			return 0;
-	return 1;
-}
-
 const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, char *buf, size_t size)
 {

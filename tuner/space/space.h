@@ -20,6 +20,7 @@
 
 #include "base/arch.h"
 #include "base/err.h"
+#include "base/ident.h"
 #include "base/limits.h"
 #include "base/shape.h"
 #include "space/family.h"
@@ -151,9 +152,6 @@ const char *ft_space_file_confined(const char *entry, const char *owner_path, ch
  * include directory, an absolute path as it is, anything else relative to
  * the space file's directory. -1 when it does not fit or is empty. */
 int ft_space_include_dir(const char *entry, const char *space_path, char *out, size_t size);
-
-/* 1 when s is a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
-int ft_is_ident(const char *s);
 
 /* Fills plan for a candidate of sp: zeroes it, then runs the family's plan
  * hook (family.h) when it has one. -1 with err when the hook fails. */
