@@ -10,6 +10,7 @@
 #define FT_RUNNERS(X) \
 	X(gpu)		/* run/runner_gpu.c: a worker process on one GPU */ \
 	X(replay)	/* search/replay.c: verdicts recorded in a database */ \
+	X(fake)		/* run/runner_fake.c: tests' made-up times, one config fast but wrong */ \
 	/* end of the table */
 
 #define FT_RUNNER_DECLARE(n) extern const struct ft_runner_ops ft_runner_##n;
