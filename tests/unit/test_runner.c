@@ -1,7 +1,8 @@
 /* test_runner.c - the runner table and interface (run/runner.h) through the runners that need
  * no GPU: names resolved (and a wrong one refused with the list), NAME:SPEC, each op's contract
  * on the toy `fake` runner (deterministic times, the chosen config wrong however fast, a job
- * without a CUBIN key is fatune's failure, not a verdict), and replay's refusal of a bad cfg. */
+ * without a CUBIN key is fatune's failure, not a verdict; the cache refuses a "key" that is a
+ * path), and replay's refusal of a bad cfg. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compile/cache.h"
 #include "run/runner.h"
 
 #define CFG_A "NUM_WARPS=4,TILE_N=64"
@@ -91,6 +93,17 @@ static void test_fake_contract(void **state)
 	assert_int_equal(ft_runner_evaluate(r, &job, 1000, &a, &err), -1);
 	assert_int_equal(err.status, FT_EFAIL);
 	assert_non_null(strstr(err.msg, "names no CUBIN key"));
+	/* what the GPU runner's worker does with such a "key": refused before it is a path */
+	{
+		char path[4096];
+
+		assert_true(ft_cache_key_ok("0123456789abcdef"));
+		assert_false(ft_cache_key_ok("0123456789ABCDEF"));
+		assert_false(ft_cache_key_ok("0123456789abcde"));
+		assert_int_equal(ft_cache_path(job.cubin_key, path, sizeof(path), &err), -1);
+		assert_int_equal(err.status, FT_EINPUT);
+		assert_non_null(strstr(err.msg, "not a CUBIN cache key"));
+	}
 	ft_runner_close(r);
 	ft_runner_close(NULL);
 }

@@ -606,7 +606,7 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 	snprintf(job.cubin_key, sizeof(job.cubin_key), "../../etc/passwd");
 	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
 	assert_int_equal(res.status, FT_ST_CRASHED);
-	assert_non_null(strstr(res.reason, "not a cache key"));
+	assert_non_null(strstr(res.reason, "not a CUBIN cache key"));
 	/* a cached CUBIN altered after it was stored is never loaded */
 	fault_job(src, dir, cc, 0, &shapes[1], 0, &job);
 	{

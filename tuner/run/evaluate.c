@@ -809,11 +809,7 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	r.job = job;
 	/* the job's key resolved through this host's CUBIN cache; the cached
 	 * bytes, checked against their stored hash, never the file as is */
-	if (strlen(job->cubin_key) != 16 || strspn(job->cubin_key, "0123456789abcdef") != 16) {
-		ft_error(&err, FT_EINPUT, "the job's CUBIN key '%.16s' is not a cache key (16 hex digits)",
-			 job->cubin_key);
-		rc = 1;
-	} else if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
+	if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
 	    ft_cache_read(path, &image, &image_size, &err) ||
 	    ft_gpu_module_load_data(ev->gpu, image, path, &mod, &err) ||
 	    ft_gpu_function(ev->gpu, mod, job->kernel, path, &r.main_fn, &err) ||

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/cache.h"
+
 #define FAKE_WRONG_US 1.0
 
 struct fake {
@@ -93,7 +95,7 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 	int n = job->samples > 0 ? job->samples : 1;
 
 	(void)timeout_ms;
-	if (strlen(job->cubin_key) != 16 || strspn(job->cubin_key, "0123456789abcdef") != 16)
+	if (!ft_cache_key_ok(job->cubin_key))
 		return ft_error(err, FT_EFAIL, "fake runner: the job of '%.200s' names no CUBIN key ('%.16s')",
 				job->config, job->cubin_key);
 	res->status = wrong ? FT_ST_WRONG_RESULT : FT_ST_OK;
