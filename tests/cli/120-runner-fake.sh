@@ -33,6 +33,11 @@ ncut=$(count "$T/on.db" "status = 'cut'")
 	fail "racing lost candidates"
 [ "$(count "$T/on.db" "reason LIKE 'race final:%'")" -ge 2 ] || fail "the race's final did not run through the runner"
 run query --best --db "$T/on.db" --format json; expect_rc 0; expect_out "$off_best"
+# resume: the same search again finishes nothing twice (every candidate skipped, no row added)
+rows=$(sql "$T/on.db" "SELECT count(*) FROM trials")
+run search $A --runner fake --db "$T/on.db"; expect_rc 0 "resumed"
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["skipped"])' "$T/out")" -eq "$nok" ] || fail "the resumed search did not skip every finished candidate"
+[ "$(sql "$T/on.db" "SELECT count(*) FROM trials")" -eq "$rows" ] || fail "the resumed search stored rows again"
 
 # wrong but fast: the true best made wrong (the fake reports it at 1 us, faster than any other)
 second=$(sql "$T/off.db" "SELECT config FROM trials WHERE status = 'ok' AND config <> '$off_best' ORDER BY t_median_us LIMIT 1")
