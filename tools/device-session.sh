@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # device-session.sh - everything one GPU-machine call does, logs under $OUT.
 #
-#   tools/device-session.sh [step ...]     steps: build gpu-tests mission retune suite compare
+#   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
 #                                          throughput
@@ -42,6 +42,12 @@ fi
 if has gpu-tests; then
 	(cd build && timeout "${GPU_TESTS_TIMEOUT:-900}" ctest -L gpu --output-on-failure --timeout 300) >"$OUT/ctest-gpu.log" 2>&1
 	grep -E "tests passed|Passed|Failed|Skipped|Timeout|FAIL" "$OUT/ctest-gpu.log"
+fi
+if has runner; then
+	# the gpu runner's worker on a real GPU: jobs name CUBINs by cache key, resolved through this
+	# host's cache (test_worker's GPU part: fault injection, a missing key crashed, a path refused)
+	(cd build && ctest -R 'unit.test_worker$|unit.test_runner$' --output-on-failure) >"$OUT/runner.log" 2>&1
+	grep -E "tests passed|Passed|Failed|FAIL|missing CUBIN" "$OUT/runner.log"
 fi
 if has mission; then
 	for c in "" "--causal"; do

@@ -48,14 +48,14 @@ static void test_two_models_kept_apart(void **state)
 	/* two models of sm_90, in order of their first GPU; the sm_89 one unused */
 	assert_int_equal(g.ngroups, 2);
 	assert_string_equal(g.groups[0].name, "fake H200");
-	assert_int_equal(g.groups[0].nworkers, 2);
+	assert_int_equal(g.groups[0].nrunners, 2);
 	assert_string_equal(g.groups[1].name, "fake H100");
-	assert_int_equal(g.groups[1].nworkers, 1);
+	assert_int_equal(g.groups[1].nrunners, 1);
 	assert_int_equal(g.nunused, 1);
 	for (int i = 0; i < 2; i++)
 		targets[i] = (struct ft_campaign_target){ &g.groups[i].arch, g.groups[i].name,
-							  g.groups[i].driver, g.groups[i].workers,
-							  g.groups[i].nworkers, g.groups[i].sm_count };
+							  g.groups[i].driver, g.groups[i].runners,
+							  g.groups[i].nrunners, g.groups[i].sm_count };
 
 	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
 	assert_int_equal(ft_space_load(sp, path, &err), 0);

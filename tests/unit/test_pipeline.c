@@ -445,8 +445,7 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	char cache[] = "/tmp/fatune-test-pipeline.XXXXXX", hash[17];
 	struct ft_space *sp = two_gpus_space(cache, hash);
 	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
-	struct ft_worker *w[2] = { NULL, NULL };
-	struct ft_device_info info;
+	struct ft_runner *w[2] = { NULL, NULL };
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_pipeline_stats st;
 	struct ft_err err = { 0 };
@@ -454,8 +453,12 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 
 	fake_gpus_use(mode);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(ft_worker_start(&w[i], "unused", i, 10000, &info, &err), 0);
-		assert_int_equal(info.lim.ordinal, i);
+		struct ft_runner_cfg rcfg = { .device = i, .reference_path = "unused", .start_timeout_ms = 10000 };
+
+		assert_int_equal(ft_runner_open(&w[i], "gpu", &rcfg, &err), 0);
+		assert_int_equal(ft_runner_info(w[i])->dev.lim.ordinal, i);
+		assert_int_equal(ft_runner_info(w[i])->device_index, i);
+		assert_int_equal(ft_runner_info(w[i])->measured, 1);
 	}
 	memset(seen, 0, sizeof(*seen));
 	cfg.sp = sp;
@@ -464,8 +467,8 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	cfg.template_hash = hash;
 	cfg.jobs = 2;
 	cfg.compile = 1;
-	cfg.workers = w;
-	cfg.nworkers = 2;
+	cfg.runners = w;
+	cfg.nrunners = 2;
 	cfg.timeout_ms = timeout_ms;
 	cfg.job.seed = 1;
 	cfg.job.tolerance = 2e-3;
@@ -474,16 +477,16 @@ static void run_two_gpus(const char *mode, int timeout_ms, struct seen *seen)
 	cfg.ctx = seen;
 	/* compile first (no GPU), so that both candidates reach the GPUs at once,
 	 * however loaded the machine is: FAKE_JOB_MS apart is then impossible */
-	cfg.nworkers = 0;
+	cfg.nrunners = 0;
 	rc = ft_pipeline_run(&cfg, &st, &err);
 	memset(seen, 0, sizeof(*seen));
-	cfg.nworkers = 2;
+	cfg.nrunners = 2;
 	if (!rc)
 		rc = ft_pipeline_run(&cfg, &st, &err);
 	if (!rc)
 		assert_int_equal(st.cache_hits, 2);
 	for (int i = 0; i < 2; i++)
-		ft_worker_stop(w[i]);
+		ft_runner_close(w[i]);
 	fake_gpus_use(NULL);
 	remove_cache(cache);
 	free(sp);
@@ -556,15 +559,15 @@ static void run_race(const char *map, struct raced *out)
 	char cache[] = "/tmp/fatune-test-race.XXXXXX", hash[17];
 	struct ft_space *sp = two_gpus_space(cache, hash);
 	struct ft_shape shape = { 1, 2, 64, 64, 0, FT_FP16, 64, 2, FT_LAYOUT_BHSD };
-	struct ft_worker *w = NULL;
-	struct ft_device_info info;
+	struct ft_runner *w = NULL;
+	struct ft_runner_cfg rcfg = { .device = 0, .reference_path = "unused", .start_timeout_ms = 10000 };
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_err err = { 0 };
 	int rc;
 
 	setenv("FAKE_RACE", map, 1);
 	fake_gpus_use("race");
-	assert_int_equal(ft_worker_start(&w, "unused", 0, 10000, &info, &err), 0);
+	assert_int_equal(ft_runner_open(&w, "gpu", &rcfg, &err), 0);
 	memset(out, 0, sizeof(*out));
 	cfg.sp = sp;
 	cfg.arch = ft_arch_find("sm_90", &err);
@@ -572,8 +575,8 @@ static void run_race(const char *map, struct raced *out)
 	cfg.template_hash = hash;
 	cfg.jobs = 1;
 	cfg.compile = 1;
-	cfg.workers = &w;
-	cfg.nworkers = 1;
+	cfg.runners = &w;
+	cfg.nrunners = 1;
 	cfg.timeout_ms = 10000;
 	ft_job_timing_defaults(&cfg.job);
 	cfg.job.samples = 15;
@@ -585,7 +588,7 @@ static void run_race(const char *map, struct raced *out)
 	cfg.emit_final = keep_final;
 	cfg.ctx = out;
 	rc = ft_pipeline_run(&cfg, &out->st, &err);
-	ft_worker_stop(w);
+	ft_runner_close(w);
 	fake_gpus_use(NULL);
 	unsetenv("FAKE_RACE");
 	remove_cache(cache);

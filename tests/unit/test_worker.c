@@ -164,7 +164,7 @@ static double now_ms(void)
 static void make_job(struct ft_job *job, unsigned long long seed)
 {
 	memset(job, 0, sizeof(*job));
-	snprintf(job->cubin_path, sizeof(job->cubin_path), "/nonexistent/k.cubin");
+	snprintf(job->cubin_key, sizeof(job->cubin_key), "00000000000000ff");
 	snprintf(job->kernel, sizeof(job->kernel), "k");
 	job->shape = (struct ft_shape){ 1, 1, 8, 64, 0, FT_FP16, 8, 1, FT_LAYOUT_BHSD };
 	job->threads = 32;
@@ -520,7 +520,7 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 	ft_compile_out_release(&co);
 fill:
 	make_job(job, 0x5eedull);
-	snprintf(job->cubin_path, sizeof(job->cubin_path), "%s", path);
+	snprintf(job->cubin_key, sizeof(job->cubin_key), "%s", key);
 	snprintf(job->kernel, sizeof(job->kernel), "fatune_fault_attention");
 	job->shape = *sh;
 	job->threads = 32 * rows;
@@ -596,16 +596,25 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 		assert_int_equal(res.status, FT_ST_OK);
 		assert_true(res.t_median_us > 0);
 	}
-	/* a CUBIN that is not there: crashed, but no lost context */
-	snprintf(job.cubin_path, sizeof(job.cubin_path), "%s/missing.cubin", dir);
+	/* a key the cache does not hold: crashed, but no lost context */
+	snprintf(job.cubin_key, sizeof(job.cubin_key), "00000000deadbeef");
 	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
 	print_result("missing CUBIN", &res);
 	assert_int_equal(res.status, FT_ST_CRASHED);
-	assert_non_null(strstr(res.reason, "missing.cubin"));
+	assert_non_null(strstr(res.reason, "00000000deadbeef.cubin"));
+	/* a key that is not one (a path smuggled in) is never opened */
+	snprintf(job.cubin_key, sizeof(job.cubin_key), "../../etc/passwd");
+	assert_int_equal(ft_worker_run(w, &job, 5000, &res, &err), 0);
+	assert_int_equal(res.status, FT_ST_CRASHED);
+	assert_non_null(strstr(res.reason, "not a CUBIN cache key"));
 	/* a cached CUBIN altered after it was stored is never loaded */
 	fault_job(src, dir, cc, 0, &shapes[1], 0, &job);
 	{
-		FILE *f = fopen(job.cubin_path, "r+b");
+		char path[FT_PATH_MAX];
+		FILE *f;
+
+		assert_int_equal(ft_cache_path(job.cubin_key, path, sizeof(path), &err), 0);
+		f = fopen(path, "r+b");
 		int c;
 
 		assert_non_null(f);
@@ -627,8 +636,12 @@ static void gpu_fault_space(struct ft_worker *w, int cc)
 		snprintf(path, sizeof(path), "%s/cubin/%016x.res", dir, 0xfa0 + fault);
 		unlink(path);
 	}
-	snprintf(job.cubin_path, sizeof(job.cubin_path), "%s/cubin", dir);
-	rmdir(job.cubin_path);
+	{
+		char path[FT_PATH_MAX + 8];
+
+		snprintf(path, sizeof(path), "%s/cubin", dir);
+		rmdir(path);
+	}
 	rmdir(dir);
 }
 

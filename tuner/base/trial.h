@@ -23,7 +23,7 @@
  *          |         | rejected_constraint (registers)           (ends)
  *          |  \----> compiled        no runner takes it           (ends)
  *          |
- *          |  evaluate_one (search/pipeline.c): the GPU worker's ft_worker_run
+ *          |  evaluate_one (search/pipeline.c): the runner's evaluate (run/runner.h)
  *          v
  *      VERIFIED ---> wrong_result | crashed | timeout            (ends)
  *          |  \----> ok              verified, not timed (bench's verify-only jobs)
@@ -41,10 +41,12 @@
  *   MODEL       COMPILED    rejected_smem, rejected_constraint,   ft_feasible_compiled
  *                           spills, compile_failed (smem formula)
  *   MODEL       COMPILED    compiled                              ft_feasible_compiled (returns 1)
- *   MODEL       MODEL       not_in_recording                      ft_replay_lookup
- *   MODEL       (recorded)  the recorded stage and verdict        ft_replay_lookup
- *   COMPILED    VERIFIED    wrong_result, crashed, timeout, ok    evaluate_one (worker verdict)
- *   COMPILED    TIMED       ok                                    evaluate_one (worker verdict)
+ *   MODEL       MODEL       not_in_recording                      replay runner's answer
+ *   MODEL       (recorded)  the recorded stage and verdict        replay runner's answer
+ *   COMPILED    VERIFIED    wrong_result, crashed, timeout, ok    evaluate_one (runner verdict)
+ *   COMPILED    TIMED       ok                                    evaluate_one (runner verdict)
+ *   MODEL       VERIFIED,   as the two rows above, for a runner   evaluate_one (runner verdict)
+ *               TIMED       that loads no CUBIN (needs_cubin 0)
  *   COMPILED    TIMED       cut                                   ft_race_evaluate (search/race.c)
  *   MODEL       TIMED       cut (a recorded ok over the line)     ft_race_recorded
  *
@@ -53,7 +55,8 @@
  * threads, compiled to the GPU workers when there are any - and when no
  * further step runs, that is its final verdict. A replay (`search --replay`)
  * gives each accepted candidate the recording's stage and verdict as it is
- * sent (send, search/pipeline.c), so it skips compiling and running. 'accepted' is never stored
+ * sent (send, search/pipeline.c; the runner's answer, run/runner.h), so it
+ * skips compiling and running. 'accepted' is never stored
  * (only `check` without --compile ends there).
  */
 #ifndef FT_TRIAL_H

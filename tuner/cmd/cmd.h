@@ -36,7 +36,7 @@ int ft_cmd_parse(const struct ft_command_help *h, const struct ft_option *opts, 
 
 
 #include "base/arch.h"
-#include "run/worker.h"
+#include "run/runner.h"
 
 /* The arch a command targets: --arch if given (and known), else the arch of
  * the device in dev (when dev->present), else FT_EINPUT asking for --arch. */
@@ -46,29 +46,30 @@ int ft_cmd_arch(const char *cmd, const char *arch_opt, const struct ft_device_in
 /* Online CPU cores (at least 1): the default for --jobs. */
 int ft_ncores(void);
 
-/* Starts the GPU worker (or learns there is no GPU: dev->present == 0). */
-int ft_cmd_worker(struct ft_worker **w, struct ft_device_info *dev, struct ft_err *err);
+/* Opens the gpu runner on $FATUNE_DEVICE or 0 (or learns there is no GPU:
+ * dev->present == 0, *r NULL). */
+int ft_cmd_runner(struct ft_runner **r, struct ft_device_info *dev, struct ft_err *err);
 
-/* GPUs of one model, timing together (their workers share a search). */
+/* GPUs of one model, timing together (their runners share a search). */
 struct ft_gpu_group {
 	char name[128];			/* the device model, e.g. "NVIDIA H200" */
 	char driver[32];		/* driver version, "13000" */
 	struct ft_arch arch;		/* the target arch with this device's limits */
 	int sm_count;
-	struct ft_worker *workers[FT_MAX_WORKERS];
-	int nworkers;
+	struct ft_runner *runners[FT_MAX_RUNNERS];	/* one gpu runner each */
+	int nrunners;
 };
 
 /* The GPUs a command times on, grouped by model. */
 struct ft_gpus {
 	const struct ft_arch *arch;	/* the target: --arch, else the first GPU's */
-	struct ft_gpu_group groups[FT_MAX_WORKERS];
+	struct ft_gpu_group groups[FT_MAX_RUNNERS];
 	int ngroups;			/* 0: nothing here can time arch (feasibility only) */
-	struct ft_worker *unused[FT_MAX_WORKERS];	/* workers of other archs, stopped later */
+	struct ft_runner *unused[FT_MAX_RUNNERS];	/* runners of other archs, closed later */
 	int nunused;
 };
 
-/* Starts a worker per GPU of `devices` (NULL: $FATUNE_DEVICE or 0; "all";
+/* Opens a gpu runner per GPU of `devices` (NULL: $FATUNE_DEVICE or 0; "all";
  * "0,2,..."), picks the target arch (arch_opt, else the first GPU's) and groups
  * the GPUs of that arch by model. Says on stderr why nothing or some GPUs
  * cannot time the arch. FT_EINPUT for a bad --devices or no arch to take. */

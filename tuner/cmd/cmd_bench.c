@@ -62,7 +62,7 @@ int cmd_bench(int argc, char **argv)
 	struct ft_shape shape;
 	struct ft_space *sp = NULL;
 	const struct ft_arch *arch;
-	struct ft_worker *w = NULL;
+	struct ft_runner *w = NULL;
 	struct ft_device_info dev;
 	struct ft_pipeline_cfg cfg = { 0 };
 	struct ft_pipeline_stats st;
@@ -88,7 +88,7 @@ int cmd_bench(int argc, char **argv)
 		goto fail;
 	if (config && ft_config_parse(sp, config, values, &err))
 		goto fail;
-	if (ft_cmd_worker(&w, &dev, &err) || ft_cmd_arch("bench", o.arch, &dev, &arch, &err))
+	if (ft_cmd_runner(&w, &dev, &err) || ft_cmd_arch("bench", o.arch, &dev, &arch, &err))
 		goto fail;
 	if (!dev.present || dev.lim.cc != arch->cc) {
 		ft_error(&err, FT_EFAIL, "fatune bench: timing %s needs an %s GPU (%s)", arch->name,
@@ -146,8 +146,8 @@ int cmd_bench(int argc, char **argv)
 	cfg.fixed = values;
 	cfg.jobs = 1;
 	cfg.compile = 1;
-	cfg.workers = &w;
-	cfg.nworkers = 1;
+	cfg.runners = &w;
+	cfg.nrunners = 1;
 	cfg.sm_count = dev.lim.sm_count;
 	cfg.timeout_ms = (int)(timeout_s * 1000);
 	ft_job_timing_defaults(&cfg.job);
@@ -192,11 +192,11 @@ int cmd_bench(int argc, char **argv)
 			       (long long)b.t.launches_per_sample, b.t.rel_err);
 	}
 	status = b.t.status == FT_ST_OK ? FT_OK : FT_EFAIL;
-	ft_worker_stop(w);
+	ft_runner_close(w);
 	free(sp);
 	return status;
 fail:
-	ft_worker_stop(w);
+	ft_runner_close(w);
 	free(sp);
 	return ft_report(&err);
 }

@@ -67,18 +67,16 @@ int ft_cmd_arch(const char *cmd, const char *arch_opt, const struct ft_device_in
  * compiling the reference kernel with NVRTC take a few seconds on a cold machine. */
 #define WORKER_START_MS 60000
 
-int ft_cmd_worker(struct ft_worker **w, struct ft_device_info *dev, struct ft_err *err)
-{
-	char ref[4096];
+static int start_one(int ordinal, struct ft_runner **w, struct ft_device_info *dev,
+		     struct ft_err *err);
 
-	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", ft_data_dir());
-	*w = NULL;
-	memset(dev, 0, sizeof(*dev));
-	if (ft_worker_start(w, ref, -1, WORKER_START_MS, dev, err))
+int ft_cmd_runner(struct ft_runner **r, struct ft_device_info *dev, struct ft_err *err)
+{
+	if (start_one(-1, r, dev, err))
 		return -1;
 	if (!dev->present) {
-		ft_worker_stop(*w);
-		*w = NULL;
+		ft_runner_close(*r);
+		*r = NULL;
 	}
 	return 0;
 }
@@ -140,10 +138,10 @@ static int parse_devices(const char *cmd, const char *text, int *list, int *n, s
 
 		errno = 0;
 		v = strtol(p, &end, 10);
-		if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ',') || *n == FT_MAX_WORKERS)
+		if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ',') || *n == FT_MAX_RUNNERS)
 			return ft_error(err, FT_EINPUT,
 					"fatune %s: bad --devices '%s': use all, or GPU ordinals such as 0,1 (at most %d)",
-					cmd, text, FT_MAX_WORKERS);
+					cmd, text, FT_MAX_RUNNERS);
 		for (int i = 0; i < *n; i++)
 			if (list[i] == v)
 				return ft_error(err, FT_EINPUT,
@@ -158,18 +156,25 @@ static int parse_devices(const char *cmd, const char *text, int *list, int *n, s
 	return 0;
 }
 
-static int start_one(int ordinal, struct ft_worker **w, struct ft_device_info *dev,
+/* Opens the gpu runner on GPU `ordinal`; *dev is what its worker found. */
+static int start_one(int ordinal, struct ft_runner **w, struct ft_device_info *dev,
 		     struct ft_err *err)
 {
 	char ref[4096];
+	struct ft_runner_cfg cfg = { .device = ordinal, .reference_path = ref,
+				     .start_timeout_ms = WORKER_START_MS };
 
 	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", ft_data_dir());
 	memset(dev, 0, sizeof(*dev));
-	return ft_worker_start(w, ref, ordinal, WORKER_START_MS, dev, err);
+	*w = NULL;
+	if (ft_runner_open(w, "gpu", &cfg, err))
+		return -1;
+	*dev = ft_runner_info(*w)->dev;
+	return 0;
 }
 
-/* Adds a started worker to the group of its model (or to unused). */
-static void place(struct ft_gpus *g, struct ft_worker *w, const struct ft_device_info *dev)
+/* Adds an opened gpu runner to the group of its model (or to unused). */
+static void place(struct ft_gpus *g, struct ft_runner *w, const struct ft_device_info *dev)
 {
 	struct ft_gpu_group *grp = NULL;
 
@@ -192,15 +197,15 @@ static void place(struct ft_gpus *g, struct ft_worker *w, const struct ft_device
 		/* what runs here is bound by what the driver reports */
 		ft_arch_from_device(g->arch, &dev->lim, &grp->arch);
 	}
-	grp->workers[grp->nworkers++] = w;
+	grp->runners[grp->nrunners++] = w;
 }
 
 int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, struct ft_gpus *g,
 		struct ft_err *err)
 {
-	int list[FT_MAX_WORKERS], n, count;
+	int list[FT_MAX_RUNNERS], n, count;
 	struct ft_device_info first, dev;
-	struct ft_worker *w = NULL;
+	struct ft_runner *w = NULL;
 
 	memset(g, 0, sizeof(*g));
 	if (parse_devices(cmd, devices, list, &n, err))
@@ -208,20 +213,20 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 	if (start_one(list[0] == -2 ? 0 : list[0], &w, &first, err))
 		return -1;
 	if (ft_cmd_arch(cmd, arch_opt, &first, &g->arch, err)) {
-		ft_worker_stop(w);
+		ft_runner_close(w);
 		return -1;
 	}
 	if (!first.present) {
 		fprintf(stderr, "fatune: no GPU here (%s): running the feasibility part (model check and NVRTC compile) for %s; timing needs an %s device\n",
 			first.why_not, g->arch->name, g->arch->name);
-		ft_worker_stop(w);
+		ft_runner_close(w);
 		return 0;
 	}
 	place(g, w, &first);
 	count = first.lim.device_count;
 	if (list[0] == -2) {
 		n = 0;
-		for (int i = 1; i < count && n < FT_MAX_WORKERS - 1; i++)
+		for (int i = 1; i < count && n < FT_MAX_RUNNERS - 1; i++)
 			list[n++] = i;
 	} else {
 		/* the first is started; the rest follow */
@@ -233,7 +238,7 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 			return -1;
 		}
 		if (!dev.present) {
-			ft_worker_stop(w);
+			ft_runner_close(w);
 			ft_cmd_gpus_stop(g);
 			return ft_error(err, FT_EINPUT, "fatune %s: GPU %d cannot be used: %s", cmd,
 					list[i], dev.why_not);
@@ -252,9 +257,9 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 void ft_cmd_gpus_stop(struct ft_gpus *g)
 {
 	for (int i = 0; i < g->ngroups; i++)
-		for (int k = 0; k < g->groups[i].nworkers; k++)
-			ft_worker_stop(g->groups[i].workers[k]);
+		for (int k = 0; k < g->groups[i].nrunners; k++)
+			ft_runner_close(g->groups[i].runners[k]);
 	for (int i = 0; i < g->nunused; i++)
-		ft_worker_stop(g->unused[i]);
+		ft_runner_close(g->unused[i]);
 	g->ngroups = g->nunused = 0;
 }

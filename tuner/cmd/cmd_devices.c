@@ -16,15 +16,15 @@ int cmd_devices(int argc, char **argv)
 	struct ft_option opts[] = { FT_OPT_FLAG_("json", 0, &json, "print as JSON"), FT_OPT_END_ };
 	struct ft_err err = { 0 }, cmp = { 0 };
 	struct ft_device_info dev;
-	struct ft_worker *w = NULL;
+	struct ft_runner *w = NULL;
 	const struct ft_arch *a;
 	const struct ft_device_limits *l = &dev.lim;
 
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
-	if (ft_cmd_worker(&w, &dev, &err))
+	if (ft_cmd_runner(&w, &dev, &err))
 		return ft_report(&err);
-	ft_worker_stop(w);
+	ft_runner_close(w);
 	if (!dev.present) {
 		ft_error(&err, FT_EFAIL, "no GPU: %s", dev.why_not);
 		return ft_report(&err);

@@ -30,7 +30,6 @@
 #include "search/campaign_run.h"
 #include "cmd/cmd.h"
 #include "ui/format.h"
-#include "search/replay.h"
 #include "search/search.h"
 #include "cmd/target.h"
 
@@ -251,7 +250,8 @@ struct search_cmd {
 	struct ft_target_opts o;
 	struct ft_strlist spaces, shapes;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
-	const char *race;
+	const char *race, *runner;
+	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
 	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
 	double race_margin;
 	int fresh, quiet, json;
@@ -261,7 +261,7 @@ struct search_cmd {
 	struct ft_space *sps[FT_LIST_MAX + FT_CAMPAIGN_MAX_SPACES + 4];
 	int nsp;
 	struct ft_gpus gpus;
-	struct ft_campaign_target targets[FT_MAX_WORKERS];
+	struct ft_campaign_target targets[FT_MAX_RUNNERS];
 	int ntargets;
 	const struct ft_arch *arch;	/* the target arch */
 	int timed;			/* on GPUs or replayed */
@@ -392,8 +392,33 @@ static int replay_ok(const struct search_cmd *c, struct ft_err *err)
 	return ft_db_path_ok(c->replay_db, 0, "recording", err);
 }
 
-/* The arch, the spaces and where to run: recorded results (--replay), the
- * GPUs grouped by model, or no GPU (one untimed target). */
+/* --runner NAME[:ARG]: a runner of the table (run/runner.h); gpu is the
+ * default, replay comes with --replay DB. Sets c->unit_runner. */
+static int runner_ok(struct search_cmd *c, struct ft_err *err)
+{
+	char name[64];
+
+	c->unit_runner = c->replay_db ? "replay" : NULL;
+	if (!c->runner)
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(c->runner, ":"), c->runner);
+	if (!ft_runner_find(name, err)) {
+		ft_err_prefix(err, "fatune search: --runner");
+		return -1;
+	}
+	if (!strcmp(name, "replay") != !!c->replay_db)
+		return ft_error(err, FT_EINPUT, "fatune search: --runner %s: a replay is --replay DB (with no --runner, or --runner replay)",
+				c->runner);
+	if (!strcmp(name, "gpu") || c->replay_db)
+		return 0;
+	if (!c->o.arch)
+		return ft_error(err, FT_EINPUT, "fatune search: --runner %s needs --arch (no GPU is asked)", c->runner);
+	c->unit_runner = c->runner;
+	return 0;
+}
+
+/* The arch, the spaces and where to run: a runner opened per unit (--replay
+ * DB, --runner), the GPUs grouped by model, or no GPU (one untimed target). */
 static int setup_targets(struct search_cmd *c, struct ft_err *err)
 {
 	struct ft_strlist list = c->spaces;
@@ -401,10 +426,10 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 	/* the spaces: --space, else the campaign file's, else the families' defaults */
 	for (int i = 0; !c->spaces.n && i < c->camp.nspaces; i++)
 		list.v[list.n++] = c->camp.spaces[i];
-	if (c->replay_db) {
+	if (c->unit_runner) {
 		if (!c->o.arch)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
-		if (list.n > 1)
+		if (c->replay_db && list.n > 1)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
 		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
 		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
@@ -415,11 +440,11 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 	} else {
 		c->arch = c->gpus.arch;
 	}
-	c->timed = c->replay_db || c->gpus.ngroups > 0;
+	c->timed = c->unit_runner || c->gpus.ngroups > 0;
 	for (int g = 0; g < c->gpus.ngroups; g++) {
 		struct ft_gpu_group *grp = &c->gpus.groups[g];
 		c->targets[g] = (struct ft_campaign_target){ &grp->arch, grp->name, grp->driver,
-							     grp->workers, grp->nworkers,
+							     grp->runners, grp->nrunners,
 							     grp->sm_count };
 	}
 	c->ntargets = c->gpus.ngroups;
@@ -494,7 +519,8 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 {
 	struct ft_campaign_run_opts ro = {
 		.camp = &c->camp, .sps = c->sps, .nsp = c->nsp, .targets = c->targets,
-		.ntargets = c->ntargets, .replay_db = c->replay_db, .search = *so,
+		.ntargets = c->ntargets, .unit_runner = c->unit_runner,
+		.unit_cfg = { .device = -1, .db_path = c->replay_db }, .search = *so,
 		.on_skip = on_skip, .on_unit = on_unit, .ctx = c,
 	};
 	struct ft_campaign_result r;
@@ -565,6 +591,8 @@ int cmd_search(int argc, char **argv)
 		"it stops improving: for campaigns.\n"
 		"--replay DB takes each verdict and time from trials recorded in DB instead of a GPU\n"
 		"(for testing strategies; one space, the shipped mma one unless --space says).\n"
+		"--runner NAME[:ARG] evaluates with another runner of the table (tuner/README.md lists\n"
+		"them; gpu is the default, --replay DB is the replay one).\n"
 		"Causal attention with a KV length other than S is bottom-right aligned: query i sees\n"
 		"keys 0 .. i + kv_len - S (FlashAttention >= 2.1, serving engines)."
 	};
@@ -599,6 +627,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_STR_("replay", 0, &c.replay_db, "DB", "take results recorded in DB instead of a GPU"),
+		FT_OPT_STR_("runner", 0, &c.runner, "NAME[:ARG]", "what evaluates: gpu (default) or another runner of the table"),
 		FT_OPT_FLAG_("quiet", 'q', &c.quiet, "no progress output"),
 		FT_OPT_FLAG_("json", 0, &c.json, "print the summary as JSON (one line per shape in a campaign)"),
 		FT_OPT_END_
@@ -636,7 +665,7 @@ int cmd_search(int argc, char **argv)
 	} else if (search_opts(&c, &so, &err) ||
 		   /* database paths refused before any GPU work starts */
 		   ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
-		   (c.replay_db && replay_ok(&c, &err)) ||
+		   (c.replay_db && replay_ok(&c, &err)) || runner_ok(&c, &err) ||
 		   setup_targets(&c, &err) ||
 		   ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);

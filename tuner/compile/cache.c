@@ -83,10 +83,18 @@ int ft_cache_check(struct ft_err *err)
 	return 0;
 }
 
+int ft_cache_key_ok(const char *key)
+{
+	return key && strlen(key) == 16 && strspn(key, "0123456789abcdef") == 16;
+}
+
 int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err)
 {
 	char dir[FT_PATH_MAX];
 
+	if (!ft_cache_key_ok(key))
+		return ft_error(err, FT_EINPUT, "'%.32s' is not a CUBIN cache key (16 hex digits)",
+				key ? key : "(none)");
 	if (ft_cache_dir(dir, sizeof(dir), err))
 		return -1;
 	snprintf(buf, size, "%s/%s.cubin", dir, key);

@@ -57,7 +57,14 @@ void ft_compile_key(const struct ft_compile_req *req, const char *template_hash,
  * before any candidate is judged. */
 int ft_cache_check(struct ft_err *err);
 
-/* Path of the CUBIN for key (whether or not it exists). */
+/* 1 when key is a cache key (16 lowercase hex digits, ft_compile_key's form):
+ * the content key a job names its CUBIN by (run/job.h), checked before it
+ * becomes a path. */
+int ft_cache_key_ok(const char *key);
+
+/* Path of the CUBIN for key (whether or not it exists); FT_EINPUT when key is
+ * not a cache key (ft_cache_key_ok: a path smuggled in as a key is never
+ * opened). */
 int ft_cache_path(const char *key, char *buf, size_t size, struct ft_err *err);
 
 /* 1 on a hit (res[] filled from the .res file, the CUBIN's size and hash

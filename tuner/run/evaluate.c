@@ -787,6 +787,7 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	struct run r;
 	void *image = NULL;
 	size_t image_size = 0;
+	char path[FT_PATH_MAX];
 	int rc;
 
 	ft_job_result_init(res);
@@ -806,13 +807,14 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	memset(&r, 0, sizeof(r));
 	r.ev = ev;
 	r.job = job;
-	/* the cached bytes, checked against their stored hash, never the file as is */
-	if (ft_cache_read(job->cubin_path, &image, &image_size, &err) ||
-	    ft_gpu_module_load_data(ev->gpu, image, job->cubin_path, &mod, &err) ||
-	    ft_gpu_function(ev->gpu, mod, job->kernel, job->cubin_path, &r.main_fn, &err) ||
+	/* the job's key resolved through this host's CUBIN cache; the cached
+	 * bytes, checked against their stored hash, never the file as is */
+	if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
+	    ft_cache_read(path, &image, &image_size, &err) ||
+	    ft_gpu_module_load_data(ev->gpu, image, path, &mod, &err) ||
+	    ft_gpu_function(ev->gpu, mod, job->kernel, path, &r.main_fn, &err) ||
 	    (job->num_splits > 1 && job->combine_threads &&
-	     ft_gpu_function(ev->gpu, mod, job->combine_kernel,
-						    job->cubin_path, &r.combine_fn, &err))) {
+	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
 		rc = 1;
 	} else {
 		rc = run_loaded(&r, res, &err);

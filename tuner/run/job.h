@@ -1,8 +1,9 @@
 /* job.h - one candidate's GPU job and its verdict: what the search sends a worker and gets back.
  *
  * Fixed-size structs, sent as they are over the worker's pipe (same binary on
- * both ends, worker.c), built by the pipeline and read by the evaluator
- * (evaluate.c) and the verification arithmetic (verify.c).
+ * both ends, worker.c), built by the pipeline, handed to a runner (runner.h)
+ * and read by the evaluator (evaluate.c) and the verification arithmetic
+ * (verify.c). A job names no local file: its CUBIN is a content key.
  */
 #ifndef FT_JOB_H
 #define FT_JOB_H
@@ -22,7 +23,11 @@ struct ft_device_info {
 };
 
 struct ft_job {
-	char cubin_path[FT_PATH_MAX];	/* CUBIN file to load */
+	char cubin_key[17];		/* the CUBIN by content: its key in the CUBIN cache
+					 * (ft_compile_key), resolved by the runner where it
+					 * runs (the GPU worker: ft_cache_path on its host) */
+	char config[FT_CONFIG_MAX];	/* the candidate's config text, for messages and the
+					 * runners that answer by config (a test's fake) */
 	char kernel[FT_NAME_MAX];
 	char combine_kernel[FT_NAME_MAX];	/* "" when none */
 	struct ft_shape shape;

@@ -633,7 +633,8 @@ int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 			code = 1;
 			break;
 		}
-		job.cubin_path[sizeof(job.cubin_path) - 1] = '\0';
+		job.cubin_key[sizeof(job.cubin_key) - 1] = '\0';
+		job.config[sizeof(job.config) - 1] = '\0';
 		job.kernel[sizeof(job.kernel) - 1] = '\0';
 		job.combine_kernel[sizeof(job.combine_kernel) - 1] = '\0';
 		memset(&result, 0, sizeof(result));

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "base/interrupt.h"
-#include "search/replay.h"
 
 int ft_campaign_winner(const struct ft_campaign_outcome *out, int n)
 {
@@ -28,18 +27,18 @@ void ft_campaign_result_release(struct ft_campaign_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The search options for target t (and the unit's replay, if any). */
+/* The search options for target t (and the unit's runner, if any: it
+ * evaluates instead of the target's). */
 static void target_opts(const struct ft_campaign_run_opts *o, const struct ft_campaign_target *t,
-			struct ft_replay *replay, struct ft_search_opts *so)
+			struct ft_runner **unit, struct ft_search_opts *so)
 {
 	*so = o->search;
 	so->arch = t->arch;
-	so->device = t->nworkers ? t->device : replay ? ft_replay_device(replay) : "";
+	so->device = *unit ? ft_runner_info(*unit)->device : t->nrunners ? t->device : "";
 	so->driver_version = t->driver_version ? t->driver_version : "";
-	so->workers = t->workers;
-	so->nworkers = t->nworkers;
+	so->runners = *unit ? unit : t->runners;
+	so->nrunners = *unit ? 1 : t->nrunners;
 	so->sm_count = t->sm_count;
-	so->replay = replay;
 }
 
 /* The searches unit u will run: the spaces that fit, on every target. */
@@ -59,14 +58,14 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
  * over the unit's targets). Returns -1 on a failure beyond the unit (err),
  * with r->interrupted on an interrupt. */
 static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
-		      const struct ft_campaign_target *t, struct ft_replay *replay,
+		      const struct ft_campaign_target *t, struct ft_runner **unit,
 		      const char *label, int *part, int parts, struct ft_campaign_result *r,
 		      char *why, size_t why_size, struct ft_err *err)
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
 
-	target_opts(o, t, replay, &so);
+	target_opts(o, t, unit, &so);
 	for (int i = 0; i < o->nsp && !r->interrupted; i++) {
 		struct ft_campaign_outcome *oc = &r->out[r->nout];
 		int rc;
@@ -111,22 +110,24 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 		    struct ft_campaign_result *r, struct ft_err *err)
 {
 	const struct ft_campaign *c = o->camp;
-	struct ft_replay *replay = NULL;
+	struct ft_runner *unit = NULL;
+	struct ft_runner_cfg ucfg = o->unit_cfg;
 	char label[128] = "", why[512] = "";
 	int rc = 0, w, part = 0, parts = count_parts(o, u);
 
 	r->first[u] = r->nout;
 	if (c->nunits > 1)
 		ft_campaign_label(c, u, label, sizeof(label));
-	if (o->replay_db &&
-	    ft_replay_open(&replay, o->replay_db, o->targets[0].arch->name, &c->units[u],
-			   o->sps[0]->name, err))
+	ucfg.arch = o->targets[0].arch->name;
+	ucfg.shape = &c->units[u];
+	ucfg.template_name = o->sps[0]->name;
+	if (o->unit_runner && ft_runner_open(&unit, o->unit_runner, &ucfg, err))
 		return -1;
 	r->interrupted = r->interrupted || ft_interrupted();
 	for (int g = 0; g < o->ntargets && !r->interrupted && !rc; g++)
-		rc = run_target(db, o, u, &o->targets[g], replay, label, &part, parts, r, why,
+		rc = run_target(db, o, u, &o->targets[g], &unit, label, &part, parts, r, why,
 				sizeof(why), err);
-	ft_replay_close(replay);
+	ft_runner_close(unit);
 	r->count[u] = r->nout - r->first[u];
 	if (rc || r->interrupted)
 		return rc;

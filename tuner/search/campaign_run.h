@@ -28,8 +28,8 @@ struct ft_campaign_target {
 	const struct ft_arch *arch;	/* the limits that govern */
 	const char *device;		/* the model's name, "" when nothing is timed */
 	const char *driver_version;	/* "" without a driver */
-	struct ft_worker **workers;	/* the model's GPUs, one worker each */
-	int nworkers;			/* 0: no GPU (feasibility only, or replay) */
+	struct ft_runner **runners;	/* the model's GPUs, one gpu runner each */
+	int nrunners;			/* 0: no GPU (feasibility only, or a unit runner) */
 	int sm_count;			/* 0 unknown */
 };
 
@@ -46,10 +46,13 @@ struct ft_campaign_run_opts {
 	int nsp;
 	const struct ft_campaign_target *targets;
 	int ntargets;			/* >= 1 */
-	const char *replay_db;		/* non-NULL: recorded results from this DB, one
-					 * space (sps[0]), per unit */
-	struct ft_search_opts search;	/* the template of every search: arch, device,
-					 * workers and replay are filled per target */
+	const char *unit_runner;	/* non-NULL: the runner (runner.h table name) opened
+					 * per unit with unit_cfg, its shape, the first
+					 * target's arch and sps[0]'s name as the template
+					 * (replay: a recording per shape), for every target */
+	struct ft_runner_cfg unit_cfg;
+	struct ft_search_opts search;	/* the template of every search: arch, device
+					 * and runners are filled per target */
 	/* A space skipped for unit u (why: the reason). May be NULL. */
 	void (*on_skip)(void *ctx, int u, const struct ft_space *sp, const char *why);
 	/* Unit u's searches ended (n may be 0: every space skipped, why says the

@@ -6,6 +6,9 @@
  * only one that calls cfg->emit (and so the only one touching the database).
  * With racing (race.h) the GPU threads time through the race, and once every
  * candidate is back the main thread runs the race's final on the first GPU.
+ * What evaluates is a runner (run/runner.h): the pipeline asks it, on the
+ * main thread as each candidate is sent, whether it answers the candidate
+ * itself (a recording), and whether its jobs need CUBINs compiled.
  */
 #include "search/pipeline.h"
 
@@ -26,7 +29,6 @@
 #include "compile/nvrtc.h"
 #include "compile/ptxas.h"
 #include "run/verify.h"
-#include "search/replay.h"
 #include "search/strategy.h"
 #include "space/candidate.h"
 
@@ -85,11 +87,13 @@ struct run {
 	long long nheld, capheld;
 	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
 	long long ndeferred, elsewhere;	/* ... how many; finished by one */
-	pthread_t compilers[64], evaluators[FT_MAX_WORKERS];
+	int evaluates;			/* the runners evaluate jobs (runner.h) */
+	int compiles;			/* candidates are compiled (no runner, or one that loads CUBINs) */
+	pthread_t compilers[64], evaluators[FT_MAX_RUNNERS];
 	struct eval_arg {
 		struct run *r;
-		struct ft_worker *w;	/* NULL with replay */
-	} eargs[FT_MAX_WORKERS];
+		struct ft_runner *x;	/* NULL when no runner evaluates */
+	} eargs[FT_MAX_RUNNERS];
 	int ncompilers, nevaluators;
 };
 
@@ -292,11 +296,12 @@ static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 	return 0;
 }
 
-/* Sends an item on by its stage (trial.h): one still pending (compiled) goes
- * to the evaluation threads when there are any; every other one is finished. */
+/* Sends an item on by its stage (trial.h): one still pending (compiled, or
+ * accepted for a runner that needs no CUBIN) goes to the evaluation threads
+ * when a runner evaluates; every other one is finished. */
 static void route(struct run *r, struct item *it)
 {
-	if (ft_trial_pending(&it->t) && r->cfg->nworkers > 0)
+	if (ft_trial_pending(&it->t) && r->evaluates)
 		q_push(&r->eval_q, it);
 	else
 		q_push(&r->done_q, it);
@@ -364,8 +369,16 @@ static void *compile_thread(void *arg)
 			q_push(&r->done_q, it);
 			continue;
 		}
-		/* replay: the recording's verdict was given when the item was sent */
-		if (r->cfg->replay) {
+		/* answered by the runner when it was sent (a recording), or for a
+		 * runner that never loads a CUBIN: nothing to compile. The job
+		 * still names the CUBIN it would have been (its content key). */
+		if (!ft_trial_pending(&it->t) || !r->compiles) {
+			if (ft_trial_pending(&it->t)) {
+				struct ft_compile_req req;
+
+				ft_pipeline_compile_req(r->cfg->sp, r->cfg->arch, r->cfg->shape, &it->t, &req);
+				ft_compile_key(&req, r->cfg->template_hash, it->t.compile_key);
+			}
 			route(r, it);
 			continue;
 		}
@@ -440,8 +453,8 @@ static int make_job(struct run *r, struct ft_trial *t, struct ft_job *job, struc
 	struct ft_launch launch;
 
 	*job = cfg->job;
-	if (ft_cache_path(t->compile_key, job->cubin_path, sizeof(job->cubin_path), err))
-		return -1;
+	snprintf(job->cubin_key, sizeof(job->cubin_key), "%s", t->compile_key);
+	snprintf(job->config, sizeof(job->config), "%s", t->config);
 	snprintf(job->kernel, sizeof(job->kernel), "%s", cfg->sp->kernel);
 	snprintf(job->combine_kernel, sizeof(job->combine_kernel), "%s", cfg->sp->combine_kernel);
 	job->shape = *cfg->shape;
@@ -467,11 +480,11 @@ static int make_job(struct run *r, struct ft_trial *t, struct ft_job *job, struc
 	return 0;
 }
 
-/* What runs one job: a GPU worker (a replay never gets here: send gives it
- * the recording's verdict). */
+/* What runs one job: a runner that evaluates (one that answered the
+ * candidate when it was sent never gets here). */
 struct runner {
 	struct run *r;
-	struct ft_worker *w;
+	struct ft_runner *x;
 	int final;		/* the race's final: an interrupt ends it between jobs */
 };
 
@@ -482,15 +495,15 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 
 	if (x->final && ft_interrupted())
 		return ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
-	return ft_worker_run(x->w, job, x->r->cfg->timeout_ms, res, err);
+	return ft_runner_evaluate(x->x, job, x->r->cfg->timeout_ms, res, err);
 }
 
-/* A worker's verdict into the trial. */
-static void take_result(struct ft_trial *t, const struct ft_job_result *res, struct ft_worker *w)
+/* A runner's verdict into the trial. */
+static void take_result(struct ft_trial *t, const struct ft_job_result *res, struct ft_runner *x)
 {
-	if (w) {
-		t->device_index = ft_worker_info(w)->lim.ordinal;
-		snprintf(t->device, sizeof(t->device), "%s", ft_worker_info(w)->lim.name);
+	if (x) {
+		t->device_index = ft_runner_info(x)->device_index;
+		snprintf(t->device, sizeof(t->device), "%s", ft_runner_info(x)->device);
 	}
 	t->status = res->status;
 	/* timed exactly when the worker measured it (a verify-only job is not;
@@ -517,7 +530,7 @@ static void add_phases(struct run *r, double busy_ms, const struct ft_job_result
 	pthread_mutex_unlock(&r->stat_m);
 }
 
-static void evaluate_one(struct run *r, struct ft_worker *w, struct item *it)
+static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 {
 	struct runner x = { r, w, 0 };
 	struct ft_job job;
@@ -560,7 +573,7 @@ static void *eval_thread(void *arg)
 		if (should_drop(a->r))
 			it->dropped = 1;
 		else
-			evaluate_one(a->r, a->w, it);
+			evaluate_one(a->r, a->x, it);
 		q_push(&a->r->done_q, it);
 		w0 = now_ms();
 	}
@@ -628,13 +641,11 @@ static void send(struct run *r, struct item *it)
 	 * threads are about to take, so concurrent searches share the work */
 	while (r->sent - r->received >= (r->cfg->claim ? 2 * (r->ncompilers + r->nevaluators) : QUEUE_BOUND))
 		drain(r, 1);
-	/* A replay gives the candidate the recording's verdict here, in the order
-	 * the strategy sends (deterministic for a seed, unlike the threads'
-	 * order): a record of fewer parameters goes to the first of its twins
-	 * sent (replay.h). The item is then no longer pending and comes straight
-	 * back. */
-	if (r->cfg->replay) {
-		ft_replay_lookup(r->cfg->replay, &it->t);
+	/* A runner that answers (a recording) gives the candidate its verdict
+	 * here, in the order the strategy sends (deterministic for a seed, unlike
+	 * the threads' order; runner.h). The item is then no longer pending and
+	 * comes straight back. */
+	if (r->cfg->nrunners > 0 && ft_runner_answer(r->cfg->runners[0], &it->t)) {
 		ft_race_recorded(r->race, &it->t);
 		atomic_fetch_add(&r->evaluated, 1);
 	}
@@ -765,12 +776,12 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 }
 
 /* Starts the compile threads (as many as start, at least one) and one
- * evaluation thread per worker (one for replay or no GPU). */
+ * evaluation thread per evaluating runner (one, idle, when none evaluates). */
 static int start_threads(struct run *r, int jobs, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	int n = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
-	int nev = cfg->nworkers > 0 ? (cfg->nworkers < FT_MAX_WORKERS ? cfg->nworkers : FT_MAX_WORKERS) : 1;
+	int nev = r->evaluates ? (cfg->nrunners < FT_MAX_RUNNERS ? cfg->nrunners : FT_MAX_RUNNERS) : 1;
 
 	atomic_store(&r->live_compilers, n);
 	for (r->ncompilers = 0; r->ncompilers < n; r->ncompilers++)
@@ -782,7 +793,7 @@ static int start_threads(struct run *r, int jobs, struct ft_err *err)
 	for (r->nevaluators = 0; r->nevaluators < nev; r->nevaluators++) {
 		struct eval_arg *a = &r->eargs[r->nevaluators];
 
-		*a = (struct eval_arg){ r, cfg->nworkers > 0 ? cfg->workers[r->nevaluators] : NULL };
+		*a = (struct eval_arg){ r, r->evaluates ? cfg->runners[r->nevaluators] : NULL };
 		if (r->ncompilers == 0 || pthread_create(&r->evaluators[r->nevaluators], NULL, eval_thread, a))
 			return ft_error(err, FT_EFAIL, "cannot start the pipeline threads");
 	}
@@ -866,20 +877,21 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 
 /* The race's final: the finalists timed again, interleaved, on the first GPU
  * (one GPU, so that they compare); each one's pooled result is emitted as a
- * new trial of its config. Not run over a recording: replayed times do not
- * change when taken again. 0, or -1 with err. */
+ * new trial of its config. Not run with a runner that evaluates no job (a
+ * recording: replayed times do not change when taken again). 0, or -1 with
+ * err. */
 static int run_final(struct run *r, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	const struct ft_trial *fin;
 	int n = ft_race_finalists(r->race, &fin), rc = 0;
-	struct runner x = { r, cfg->nworkers > 0 ? r->eargs[0].w : NULL, 1 };
+	struct runner x = { r, r->evaluates ? r->eargs[0].x : NULL, 1 };
 	struct ft_job *jobs;
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	double t0 = now_ms();
 
-	if (n < 2 || !x.w || atomic_load(&r->stop) || ft_interrupted())
+	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
 		return 0;
 	jobs = calloc((size_t)n, sizeof(*jobs));
 	out = calloc((size_t)n, sizeof(*out));
@@ -898,7 +910,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, err)))
 		goto done;
 	for (int i = 0; i < n && !rc; i++) {
-		take_result(&ts[i], &out[i], x.w);
+		take_result(&ts[i], &out[i], x.x);
 		/* a row of the final says so: queries and tests tell it from the first one */
 		if (ts[i].status == FT_ST_OK)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
@@ -936,7 +948,12 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_init(&r.done_q);
 	pthread_mutex_init(&r.stat_m, NULL);
 	pthread_mutex_init(&r.inflight_m, NULL);
-	if (cfg->race.on && (cfg->nworkers > 0 || cfg->replay) && !cfg->fixed) {
+	r.evaluates = 1;
+	for (int i = 0; i < cfg->nrunners; i++)
+		r.evaluates = r.evaluates && ft_runner_evaluates(cfg->runners[i]);
+	r.evaluates = r.evaluates && cfg->nrunners > 0;
+	r.compiles = cfg->nrunners == 0 || ft_runner_info(cfg->runners[0])->needs_cubin;
+	if (cfg->race.on && cfg->nrunners > 0 && !cfg->fixed) {
 		if (!(r.race = ft_race_new(&cfg->race))) {
 			ft_error(err, FT_EFAIL, "out of memory starting the race");
 			goto out_nothreads;
@@ -947,7 +964,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
 		goto out_nothreads;
 	/* a cache that cannot take a CUBIN fails the run before any candidate */
-	if (cfg->compile && !cfg->replay && ft_cache_check(err))
+	if (cfg->compile && r.compiles && ft_cache_check(err))
 		goto out_nothreads;
 	if (start_threads(&r, cfg->jobs, err)) {
 		join_threads(&r);

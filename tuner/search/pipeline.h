@@ -16,11 +16,9 @@
 #include "compile/nvrtc.h"
 #include "space/space.h"
 #include "base/trial.h"
-#include "run/worker.h"
+#include "run/runner.h"
 #include "search/race.h"
 #include "search/strategy.h"
-
-struct ft_replay;	/* replay.h: recorded results standing in for the GPU */
 
 struct ft_pipeline_cfg {
 	const struct ft_space *sp;
@@ -31,11 +29,12 @@ struct ft_pipeline_cfg {
 	int jobs;			/* compile threads, >= 1 */
 	int compile;			/* 0: stop after the model check (check without --compile) */
 
-	struct ft_worker **workers;	/* one per GPU, each fed by its own evaluation
-					 * thread; nworkers 0: no GPU evaluation (status
-					 * compiled) */
-	int nworkers;
-	struct ft_replay *replay;	/* non-NULL: recorded results instead of workers */
+	struct ft_runner **runners;	/* what evaluates (run/runner.h): one per GPU, each
+					 * evaluating runner fed by its own evaluation thread;
+					 * nrunners 0: no evaluation (status compiled). A
+					 * runner that answers candidates (replay) is the
+					 * only one (nrunners 1) */
+	int nrunners;
 	int sm_count;			/* SMs of the target device (model strategy), 0 unknown */
 	struct ft_job job;		/* template for every job: seed, tolerance, timing knobs */
 	int timeout_ms;			/* watchdog per job */
@@ -79,7 +78,7 @@ struct ft_pipeline_stats {
 	long long selected;		/* handed to compile by the strategy */
 	long long compiled;		/* NVRTC runs (cache misses) */
 	long long cache_hits;
-	long long evaluated;		/* sent to the GPU worker (or replay) */
+	long long evaluated;		/* evaluated or answered by a runner */
 	double compile_ms_total;	/* summed NVRTC time over all threads */
 	double compile_wall_ms;		/* from the first compile's start to the last one's end */
 	double gpu_busy_ms;		/* time the evaluation threads spent in jobs (summed) */

@@ -64,7 +64,7 @@ struct ft_race_opts {
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
- * failed (ft_worker_run's contract). */
+ * failed (a runner's evaluate, run/runner.h). */
 typedef int (*ft_race_run_fn)(void *ctx, const struct ft_job *job, struct ft_job_result *res,
 			      struct ft_err *err);
 

@@ -1,5 +1,19 @@
-/* replay.c - a table of recorded trials, looked up by config (see replay.h). */
-#include "search/replay.h"
+/* replay.c - the `replay` runner (run/runner.h): recorded trials standing in for the GPU.
+ *
+ * `fatune search --replay DB` runs the pipeline (enumeration, model check,
+ * strategy, budget) but takes each candidate's compile verdict, check and
+ * times from the trials recorded in DB for the same arch, shape, dtype, causal
+ * flag and template, instead of a GPU. It tests strategies with no GPU (in CI)
+ * and measures how many evaluations each needs to come near the exhaustive
+ * optimum. The runner answers every candidate as it is sent (runner.h's
+ * answer) and evaluates no job: nothing is compiled, and its runs are stored
+ * as replayed (info.measured 0).
+ *
+ * It lives here, above db/, because it reads the database and the config
+ * matching of search/strategy.h; the runner table (run/runner.c) names it by
+ * its extern only.
+ */
+#include "run/runner.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,7 +110,13 @@ static int on_row(void *ctx, int ncols, const char *const *names, const char *co
 	return 0;
 }
 
-int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch,
+static void replay_close(void *ctx);
+
+/* Loads the latest recorded timed trial per config. Fails with FT_EINPUT when
+ * the DB holds no timed trial for the target ("... record one with 'fatune
+ * search' on a GPU first"). Records of runs that were themselves replayed are
+ * not used. */
+static int replay_load(struct ft_replay **out, const char *db_path, const char *arch,
 		   const struct ft_shape *shape, const char *template_name, struct ft_err *err)
 {
 	struct ft_query_filter f = { .arch = arch, .shape = shape, .dtype = shape->dtype,
@@ -111,14 +131,14 @@ int ft_replay_open(struct ft_replay **out, const char *db_path, const char *arch
 	if (ft_db_open(&db, db_path, 0, err) ||
 	    ft_db_query(db, FT_Q_TRIALS, &f, on_row, r, err)) {
 		ft_db_close(db);
-		ft_replay_close(r);
+		replay_close(r);
 		ft_err_prefix(err, "replay");
 		return -1;
 	}
 	ft_db_close(db);
 	r->template_name = NULL;
 	if (r->n == 0) {
-		ft_replay_close(r);
+		replay_close(r);
 		return ft_error(err, FT_EINPUT,
 				"replay: '%s' holds no timed trial for %s %s %s%s: record one with 'fatune search' on a GPU first",
 				db_path, arch, ft_shape_format(shape, sh, sizeof(sh)),
@@ -140,14 +160,24 @@ static void give(const struct rec *x, struct ft_trial *t)
 	t->t_spread = x->spread;
 }
 
-void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
+/* Fills t's stage, status, reason, rel_err and times from the record of
+ * t->config, or else of a recorded config whose every NAME=V t->config holds
+ * (a space that grew parameters since): such a record is given to the first
+ * candidate that holds it, only to that one - a twin differing only in a
+ * parameter the recording lacks was never measured. "First" is the order of
+ * the calls: the pipeline asks on its main thread in the order its strategy
+ * sends (runner.h's answer), so a seed gives the same replay. A config with
+ * no record becomes not_in_recording at stage MODEL, with no time. Always 1:
+ * every candidate is answered. */
+static int replay_answer(void *ctx, struct ft_trial *t)
 {
+	struct ft_replay *r = ctx;
 	struct rec *twin = NULL;
 
 	for (long long i = 0; i < r->n; i++)
 		if (!strcmp(r->recs[i].config, t->config)) {
 			give(&r->recs[i], t);
-			return;
+			return 1;
 		}
 	/* a record of fewer parameters goes to the first candidate that holds it,
 	 * once: its twins (other values of a parameter the recording lacks) were
@@ -159,7 +189,7 @@ void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
 		if (!x->claimed[0] || !strcmp(x->claimed, t->config)) {
 			snprintf(x->claimed, sizeof(x->claimed), "%s", t->config);
 			give(x, t);
-			return;
+			return 1;
 		}
 		twin = x;
 	}
@@ -171,32 +201,40 @@ void ft_replay_lookup(struct ft_replay *r, struct ft_trial *t)
 			 twin->config, twin->claimed);
 	else
 		snprintf(t->reason, sizeof(t->reason), "not in the recording");
+	return 1;
 }
 
-const char *ft_replay_device(const struct ft_replay *r)
+static int replay_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runner_info *info,
+		       struct ft_err *err)
 {
-	return r->device;
+	struct ft_replay *r = NULL;
+
+	if (!cfg->db_path || !cfg->arch || !cfg->shape)
+		return ft_error(err, FT_EINPUT, "replay: give the recording (--replay DB), --arch and a shape");
+	if (replay_load(&r, cfg->db_path, cfg->arch, cfg->shape, cfg->template_name, err))
+		return -1;
+	snprintf(info->device, sizeof(info->device), "%s", r->device);
+	info->measured = 0;	/* copied, not measured: stored as replayed */
+	info->needs_cubin = 0;
+	info->search_tag = "yes";
+	*ctx = r;
+	return 0;
 }
 
-long long ft_replay_size(const struct ft_replay *r)
+static void replay_close(void *ctx)
 {
-	return r->n;
-}
+	struct ft_replay *r = ctx;
 
-double ft_replay_best_us(const struct ft_replay *r)
-{
-	double best = NAN;
-
-	for (long long i = 0; i < r->n; i++)
-		if (r->recs[i].status == FT_ST_OK && (isnan(best) || r->recs[i].median < best))
-			best = r->recs[i].median;
-	return best;
-}
-
-void ft_replay_close(struct ft_replay *r)
-{
 	if (!r)
 		return;
 	free(r->recs);
 	free(r);
 }
+
+const struct ft_runner_ops ft_runner_replay = {
+	.name = "replay",
+	.summary = "the verdicts and times recorded in a database (search --replay DB)",
+	.open = replay_open,
+	.answer = replay_answer,
+	.close = replay_close,
+};

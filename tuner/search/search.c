@@ -182,7 +182,7 @@ static void search_key(const struct ft_space *sp, const struct ft_shape *shape,
 		 sp->hash_hex, tpl_hash, o->arch->name, o->device ? o->device : "",
 		 ft_shape_format(shape, shape_txt, sizeof(shape_txt)), ft_dtype_name(shape->dtype),
 		 shape->causal, timed ? "timed" : "feasibility", o->timing, ft_nvrtc_version(),
-		 o->seed, o->replay ? "yes" : "no");
+		 o->seed, o->nrunners > 0 ? ft_runner_info(o->runners[0])->search_tag : "no");
 	ft_hash_hex(text, strlen(text), key);
 }
 
@@ -201,7 +201,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	ft_trial_init(&res->top[1]);
 	if (!s)
 		return ft_error(err, FT_EFAIL, "out of memory starting a search");
-	res->timed = o->nworkers > 0 || o->replay;
+	res->timed = o->nrunners > 0;
 	if (ft_space_template_hash(sp, res->template_hash, err))
 		goto out;
 	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
@@ -224,7 +224,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 		.search_key = res->search_key,
 		.shape = *shape,
 		/* a replay's results are copied, not measured: marked as such */
-		.mode = o->replay ? "replayed" : res->timed ? "timed" : "feasibility",
+		.mode = !res->timed ? "feasibility" : ft_runner_info(o->runners[0])->measured ? "timed" : "replayed",
 		.strategy = ft_strategy_name(o->strategy),
 		.seed = o->seed,
 		.budget = o->budget_n,
@@ -249,9 +249,8 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.template_hash = res->template_hash;
 	cfg.jobs = o->jobs;
 	cfg.compile = 1;
-	cfg.workers = o->workers;
-	cfg.nworkers = o->nworkers;
-	cfg.replay = o->replay;
+	cfg.runners = o->runners;
+	cfg.nrunners = o->nrunners;
 	cfg.sm_count = o->sm_count;
 	cfg.timeout_ms = o->timeout_ms;
 	ft_job_timing_defaults(&cfg.job);

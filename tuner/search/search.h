@@ -9,7 +9,7 @@
  *
  * The search key hashes everything a trial's verdict depends on (space and
  * template hashes, arch, device, the whole shape, dtype, causal, timing mode,
- * NVRTC version, seed, replay or not): a change starts a new search.
+ * NVRTC version, seed, the runner's search_tag): a change starts a new search.
  */
 #ifndef FT_SEARCH_H
 #define FT_SEARCH_H
@@ -22,9 +22,9 @@ struct ft_search_opts {
 	const struct ft_arch *arch;	/* the limits that govern (the device's when timed) */
 	const char *device;		/* the GPU's name, "" when nothing is timed */
 	const char *driver_version;	/* "" without a driver */
-	struct ft_worker **workers;	/* GPU workers, one per device; nworkers 0: no timing */
-	int nworkers;
-	struct ft_replay *replay;	/* recorded results instead of workers (timed) */
+	struct ft_runner **runners;	/* what evaluates (run/runner.h): one per GPU, or one
+					 * replay or test runner; nrunners 0: no timing */
+	int nrunners;
 	int sm_count;			/* SMs of the device (model strategy), 0 unknown */
 	int jobs;			/* compile threads */
 	const struct ft_strategy *strategy;	/* strategy.h; NULL: exhaustive */

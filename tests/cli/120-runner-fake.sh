@@ -1,0 +1,68 @@
+# 120-runner-fake: racing and verification in CI through the toy `fake` runner (tuner/run/runner_fake.c, no GPU,
+# no compile): a cut candidate is never stored ok (cut is its own status, with its quick pass's time), racing never
+# cuts the true best, and a wrong-but-fast candidate is stored wrong_result and is never the best nor exported.
+. "$FT_TEST_LIB"
+A="--arch sm_90 --shape 1x8x512x64 --quiet --json"
+best_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["config"])' "$T/out"; }
+count() { sql "$1" "SELECT count(*) FROM trials WHERE $2"; }
+
+# race off: every candidate gets one full measurement; its best is the fake's true optimum
+run search $A --runner fake --race off --db "$T/off.db"; expect_rc 0
+off_best=$(best_of)
+[ -n "$off_best" ] || fail "no best without racing"
+[ "$(count "$T/off.db" "status = 'cut'")" -eq 0 ] || fail "cut rows without racing"
+nok=$(count "$T/off.db" "status = 'ok'")
+[ "$nok" -gt 20 ] || fail "only $nok ok trials: the test needs a field to race"
+# times that are not measurements are stored as such, with the runner's device
+[ "$(sql "$T/off.db" "SELECT mode || ' ' || device FROM runs")" = "replayed fake" ] || fail "a fake run is not stored as replayed on device fake"
+
+# race on (the default): same optimum, most candidates cut, none of them ok
+run search $A --runner fake --db "$T/on.db"; expect_rc 0
+[ "$(best_of)" = "$off_best" ] || fail "racing lost the true best $off_best (got $(best_of))"
+ncut=$(count "$T/on.db" "status = 'cut'")
+[ "$ncut" -gt $((nok / 2)) ] || fail "only $ncut of $nok candidates cut: the race did not race"
+[ "$(count "$T/on.db" "status = 'cut' AND (samples <> 3 OR t_median_us IS NULL OR t_min_us IS NULL OR stage <> 'timed')")" -eq 0 ] ||
+	fail "a cut row lacks its quick pass (3 samples, timed, with a time)"
+[ "$(sql "$T/on.db" "SELECT count(*) FROM trials c JOIN trials o ON o.run_id = c.run_id AND o.config = c.config
+	WHERE c.status = 'cut' AND o.status = 'ok'")" -eq 0 ] || fail "a cut candidate was also stored ok"
+# a cut's quick min is over the margin times the best so far, which is never below the final best
+[ "$(count "$T/on.db" "status = 'cut' AND t_min_us <= 1.15 * (SELECT min(t_median_us) FROM trials WHERE status = 'ok')")" -eq 0 ] ||
+	fail "a candidate within the margin of the best was cut"
+# every candidate the race-off run judged is judged once here too: ok + cut (the final's rows aside)
+[ "$(sql "$T/on.db" "SELECT count(DISTINCT config) FROM trials WHERE status IN ('ok', 'cut')")" -eq "$nok" ] ||
+	fail "racing lost candidates"
+[ "$(count "$T/on.db" "reason LIKE 'race final:%'")" -ge 2 ] || fail "the race's final did not run through the runner"
+run query --best --db "$T/on.db" --format json; expect_rc 0; expect_out "$off_best"
+# resume: the same search again finishes nothing twice (every candidate skipped, no row added)
+rows=$(sql "$T/on.db" "SELECT count(*) FROM trials")
+run search $A --runner fake --db "$T/on.db"; expect_rc 0 "resumed"
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["skipped"])' "$T/out")" -eq "$nok" ] || fail "the resumed search did not skip every finished candidate"
+[ "$(sql "$T/on.db" "SELECT count(*) FROM trials")" -eq "$rows" ] || fail "the resumed search stored rows again"
+
+# wrong but fast: the true best made wrong (the fake reports it at 1 us, faster than any other)
+second=$(sql "$T/off.db" "SELECT config FROM trials WHERE status = 'ok' AND config <> '$off_best' ORDER BY t_median_us LIMIT 1")
+for race in on off; do
+	run search $A --runner "fake:$off_best" --race $race --db "$T/wrong-$race.db"; expect_rc 0 "wrong, race $race"
+	W="$T/wrong-$race.db"
+	[ "$(sql "$W" "SELECT group_concat(DISTINCT status) FROM trials WHERE config = '$off_best'")" = wrong_result ] ||
+		fail "race $race: the wrong candidate is stored $(sql "$W" "SELECT group_concat(status) FROM trials WHERE config = '$off_best'")"
+	[ "$(count "$W" "config = '$off_best' AND t_median_us < (SELECT min(t_median_us) FROM trials WHERE status = 'ok')")" -ge 1 ] ||
+		fail "race $race: the wrong candidate was not the fastest: the test proves nothing"
+	[ "$(best_of)" = "$second" ] || fail "race $race: the best is $(best_of), not the fastest right one $second"
+	# its 1 us never set the cut line: the field was still raced against the right ones
+	[ "$(count "$W" "status = 'ok'")" -ge 2 ] || fail "race $race: the wrong candidate's time cut the field"
+	run query --best --db "$W" --format json; expect_rc 0
+	grep -q "$off_best" "$T/out" && fail "race $race: the best row is the wrong candidate"
+	run export --arch sm_90 --shape 1x8x512x64 --db "$W" --allow-replayed; expect_rc 0
+	expect_out "config +$second"
+	grep -q "$off_best" "$T/out" && fail "race $race: export wrote the wrong candidate"
+done
+
+# the runner's front door: one line, exit 2
+run search --shape 1x8x512x64 --runner fake --db "$T/x.db"
+expect_bad_input "--runner fake needs --arch"
+run search $A --runner fake:NOPE --db "$T/x.db"
+expect_bad_input "bad fake runner spec 'NOPE'"
+run search $A --runner nope --db "$T/x.db"
+expect_bad_input "unknown runner 'nope': use one of gpu, replay, fake"
+exit 0
