@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "base/ident.h"
+#include "space/derive.h"
 #include "space/expr.h"
 #include "base/paths.h"
 #include "base/yaml_doc.h"
@@ -320,6 +321,32 @@ static int constraints_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, 
 	return 0;
 }
 
+/* One `derive:` entry, NAME: expression; resolved after the whole file
+ * (ft_derive_resolve), since parameters: may come after it. */
+static int derive_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct ft_derive_pending *pd = arg;
+	const char *name = (const char *)k->data.scalar.value, *why;
+
+	if ((why = ft_expr_name_problem(name)) || (why = ft_ident_problem(name)))
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "derived parameter name '%s' cannot be used: %s",
+				    name, why);
+	for (int i = 0; i < pd->n; i++)
+		if (!strcasecmp(pd->names[i], name))
+			return ft_yaml_fail(y, ft_yaml_line(k), key,
+					    "'%s' is derived twice (names ignore case in expressions): derive "
+					    "each parameter once",
+					    name);
+	if (pd->n == FT_MAX_PARAMS)
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many derived parameters: at most %d",
+				    FT_MAX_PARAMS);
+	if (expression(y, v, key, &pd->expr[pd->n]))
+		return -1;
+	snprintf(pd->names[pd->n], sizeof(pd->names[pd->n]), "%s", name);
+	pd->n++;
+	return 0;
+}
+
 /* Parenthesis depth change of s. */
 static int paren_delta(const char *s)
 {
@@ -599,6 +626,8 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	}
 	if (!strcmp(key, "constraints"))
 		return ft_yaml_mapping(y, v, key, NULL, 0, constraints_pair, NULL);
+	if (!strcmp(key, "derive"))
+		return ft_yaml_mapping(y, v, key, NULL, 0, derive_pair, arg);
 	if (!strcmp(key, "smem_bytes"))
 		return expression(y, v, key, &sp->smem);
 	if (!strcmp(key, "head_dims"))
@@ -691,6 +720,8 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 					    raw, why);
 	}
 	for (int i = 0; i < sp->nparams; i++) {
+		if (sp->params[i].derived)
+			continue;
 		total *= sp->params[i].nvalues;
 		if (total > SPACE_TOTAL_MAX)
 			return ft_yaml_fail(y, sp->params[i].line, "parameters",
@@ -705,11 +736,13 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	static const char *const top_keys[] = { "fatune_space", "name",	    "description",
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
-						"launch",	"head_dims",  "spills" };
+						"launch",	"head_dims",  "spills",
+						"derive" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
 	};
+	struct ft_derive_pending pending = { 0 };
 	struct ft_yaml y;
 	int ret = -1;
 
@@ -726,8 +759,8 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->abi = 1;
 	sp->family = &ft_family_cuda;	/* a kernel you bring, unless it says */
 	sp->workspace_init = FT_WS_ZERO;
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 12, top_pair, NULL) ||
-	    check_required(&y, y.root))
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 13, top_pair, &pending) ||
+	    ft_derive_resolve(&y, sp, &pending) || check_required(&y, y.root))
 		goto out;
 	if (sp->family->check_space && sp->family->check_space(sp, err))
 		goto out;

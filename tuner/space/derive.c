@@ -1,0 +1,141 @@
+/* derive.c - derived parameters: resolving a space's `derive:` entries, writing them out.
+ *
+ * The names an expression reads come from ft_expr_each_name (identifiers that
+ * are neither SQL keywords nor function calls), so the check at load and the
+ * rewrite at enumeration agree on what a name is. Names compare without case,
+ * as SQL compares them.
+ */
+#include "space/derive.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "space/expr.h"
+
+/* The derived position (index into sp->derived) of parameter name[0..len), or -1. */
+static int derived_pos(const struct ft_space *sp, const char *name, size_t len)
+{
+	for (int k = 0; k < sp->nderived; k++) {
+		const char *p = sp->params[sp->derived[k]].name;
+		if (strlen(p) == len && !strncasecmp(p, name, len))
+			return k;
+	}
+	return -1;
+}
+
+struct name_check {
+	struct ft_yaml *y;
+	const struct ft_space *sp;
+	int self;		/* derived position of the entry being checked */
+	int line;
+	const char *key;
+};
+
+static int check_name(const char *name, size_t len, void *arg)
+{
+	static const char *const context[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
+	struct name_check *c = arg;
+	int k = derived_pos(c->sp, name, len);
+
+	if (k >= c->self)
+		return ft_yaml_fail(c->y, c->line, c->key,
+				    "'%.*s' is derived %s: a derived parameter may use only the shape, "
+				    "enumerated parameters and parameters derived before it (a cycle "
+				    "otherwise): reorder derive or compute it from other names",
+				    (int)len, name, k == c->self ? "by this very entry" : "after this entry");
+	for (int i = 0; i < c->sp->nparams; i++)
+		if (strlen(c->sp->params[i].name) == len && !strncasecmp(c->sp->params[i].name, name, len))
+			return 0;
+	for (int i = 0; i < FT_CONTEXT_COUNT; i++)
+		if (strlen(context[i]) == len && !strncasecmp(context[i], name, len))
+			return 0;
+	return ft_yaml_fail(c->y, c->line, c->key,
+			    "unknown name '%.*s': use a parameter, a derived parameter defined above, the "
+			    "shape (B H S D S_KV H_KV CAUSAL DTYPE DTYPE_BYTES LAYOUT) or an arch limit "
+			    "(SMEM_* REGS_PER_SM THREADS_PER_* CC)",
+			    (int)len, name);
+}
+
+int ft_derive_resolve(struct ft_yaml *y, struct ft_space *sp, const struct ft_derive_pending *pd)
+{
+	for (int d = 0; d < pd->n; d++) {
+		const char *name = pd->names[d];
+		const struct ft_expr_src *e = &pd->expr[d];
+		int i = ft_space_param(sp, name);
+
+		if (i < 0) {
+			for (int j = 0; j < sp->nparams; j++)
+				if (!strcasecmp(sp->params[j].name, name))
+					return ft_yaml_fail(y, e->line, e->key,
+							    "'%s' differs from parameter '%s' (line %d) only in "
+							    "case: write it as the parameter is written",
+							    name, sp->params[j].name, sp->params[j].line);
+			if (sp->nparams == FT_MAX_PARAMS)
+				return ft_yaml_fail(y, e->line, e->key,
+						    "too many parameters with the derived ones: at most %d",
+						    FT_MAX_PARAMS);
+			i = sp->nparams++;
+			memset(&sp->params[i], 0, sizeof(sp->params[i]));
+			snprintf(sp->params[i].name, sizeof(sp->params[i].name), "%s", name);
+			sp->params[i].kind = FT_PARAM_COMPILE;
+			sp->params[i].line = e->line;
+		}
+		sp->params[i].derived = 1;
+		sp->params[i].derive = *e;
+		sp->derived[sp->nderived++] = i;
+	}
+	for (int k = 0; k < sp->nderived; k++) {
+		const struct ft_param *p = &sp->params[sp->derived[k]];
+		struct name_check c = { y, sp, k, p->derive.line, p->derive.key };
+
+		if (ft_expr_each_name(p->derive.text, check_name, &c))
+			return -1;
+	}
+	return 0;
+}
+
+int ft_derive_expand(const struct ft_space *sp, const char *const *expanded, int nexpanded, const char *text,
+		     char *out, size_t size)
+{
+	size_t n = 0;
+	const char *p = text;
+
+	/* the same token rules as ft_expr_each_name: numbers (0x1F) are copied whole */
+	while (*p) {
+		const char *start = p;
+		int k = -1;
+
+		if (isalnum((unsigned char)*p) || *p == '_') {
+			int digit = isdigit((unsigned char)*p);
+			while (isalnum((unsigned char)*p) || *p == '_')
+				p++;
+			if (!digit)
+				k = derived_pos(sp, start, (size_t)(p - start));
+		} else {
+			p++;
+		}
+		if (k >= 0 && k < nexpanded) {
+			const char *q = p;
+			while (isspace((unsigned char)*q))
+				q++;
+			if (*q != '(') {	/* a name, not a call of a function so named */
+				size_t m = strlen(expanded[k]);
+				if (n + m + 3 > size)
+					return -1;
+				out[n++] = '(';
+				memcpy(out + n, expanded[k], m);
+				n += m;
+				out[n++] = ')';
+				continue;
+			}
+		}
+		if (n + (size_t)(p - start) + 1 > size)
+			return -1;
+		memcpy(out + n, start, (size_t)(p - start));
+		n += (size_t)(p - start);
+	}
+	out[n] = '\0';
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* derive.h - derived parameters: a space's `derive:` entries checked at load and written out.
+ *
+ * A derived parameter is computed per candidate from the shape, the
+ * enumerated parameters and earlier derived ones (search_spaces/README.md,
+ * "derive"). The loader (space_yaml.c) collects the entries, ft_derive_resolve
+ * turns them into parameters and checks their names; the enumeration
+ * (enumerate.c) writes each one out, in parentheses, wherever a later
+ * expression names it (ft_derive_expand), so the engine only ever sees
+ * enumerated parameters and the shape.
+ */
+#ifndef FT_DERIVE_H
+#define FT_DERIVE_H
+
+#include <stddef.h>
+
+#include "base/yaml_doc.h"
+#include "space/space.h"
+
+/* The `derive:` entries of a space file, in file order, before they are resolved. */
+struct ft_derive_pending {
+	int n;
+	char names[FT_MAX_PARAMS][FT_NAME_MAX];
+	struct ft_expr_src expr[FT_MAX_PARAMS];
+};
+
+/* Turns the pending entries into derived parameters of sp (after the whole
+ * file was read): a name under parameters: becomes derived there (its place
+ * in the config and its values kept), any other name is a new parameter
+ * after the others (kind compile, any integer). Each expression may name only
+ * the shape, the arch limits, enumerated parameters and derived ones before
+ * it: a later or its own name is a cycle, anything else an unknown name; both
+ * fail with "FILE:LINE: key 'derive.NAME': ..." through y. -1 on failure. */
+int ft_derive_resolve(struct ft_yaml *y, struct ft_space *sp, const struct ft_derive_pending *pd);
+
+/* text with every name of a derived parameter of sp replaced by
+ * "(EXPANDED)", expanded[k] being the already written-out expression of
+ * sp->derived[k] (k < nexpanded: only those are replaced), into out. -1 when
+ * it does not fit in size. */
+int ft_derive_expand(const struct ft_space *sp, const char *const *expanded, int nexpanded, const char *text,
+		     char *out, size_t size);
+
+#endif
