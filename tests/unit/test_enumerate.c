@@ -457,11 +457,11 @@ static void test_derive_values_and_order(void **state)
 		assert_int_equal(c.values[1], 16 * warps);
 		assert_int_equal(c.values[2], tile_n);
 		assert_int_equal(c.values[3], 16);
-		/* the constraints first, then the derived parameters' guards */
-		if (16 * warps * tile_n > 4096) {
-			assert_int_equal(c.failed_constraint, 0);
-		} else if (16 * warps > 64) {	/* 128 is not among TILE_M's values: its guard */
+		/* the derived parameters' guards first, then the constraints */
+		if (16 * warps > 64) {	/* 128 is not among TILE_M's values: its guard */
 			assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
+		} else if (16 * warps * tile_n > 4096) {
+			assert_int_equal(c.failed_constraint, 0);
 		} else {
 			assert_int_equal(c.failed_constraint, -1);
 			assert_int_equal(c.smem_bytes, 2 * 64 * (16 * warps + 16));
@@ -569,6 +569,58 @@ static void test_derive_errors(void **state)
 		assert_non_null(strstr(err.msg, "small.yaml:7: key 'derive.PER'"));
 		ft_enum_close(e);
 	}
+}
+
+/* A derived parameter written as a list: one of its expressions, a choice
+ * enumerated in the parameter's place; a choice equal to an earlier one of
+ * its list is rejected (no config twice), as is one outside its values. */
+static void test_derive_choice(void **state)
+{
+	static const char text[] = "fatune_space: 1\n"
+				   "name: choice\n"
+				   "template: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+				   "parameters:\n"
+				   "  W: [1, 2, 4]\n"
+				   "  T: [16, 32, 64, 128]\n"
+				   "  N: [7]\n"
+				   "derive:\n"
+				   "  T: [16 * W, 32 * W, min(16 * W, 64) * iif(W == 4, 2, 1)]\n"
+				   "smem_bytes: 64 * T\n"
+				   "launch: {threads: 32 * W, grid: [S, H, B]}\n";
+	/* W = 1: 16, 32, 16 (a repeat); 2: 32, 64, 32 (a repeat); 4: 64, 128, 128 (a repeat) */
+	static const long long want_t[9] = { 16, 32, 16, 32, 64, 32, 64, 128, 128 };
+	struct ft_space sp;
+	struct ft_shape sh = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	struct ft_err err = { 0 };
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	long long values[FT_MAX_PARAMS];
+	int n = 0, rc;
+
+	(void)state;
+	load_text(&sp, "choice.yaml", text);
+	assert_int_equal(sp.params[1].nchoices, 3);
+	assert_int_equal(ft_space_candidates(&sp, &sh, arch("sm_90")), 3 * 3 * 1);
+	assert_int_equal(ft_enum_open(&e, &sp, &sh, arch("sm_90"), NULL, &err), 0);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+		assert_int_equal(c.values[0], 1LL << (n / 3));	/* W: 1, 2, 4 */
+		assert_int_equal(c.values[1], want_t[n]);
+		assert_int_equal(c.values[2], 7);
+		assert_int_equal(c.failed_constraint, n % 3 == 2 ? sp.nconstraints + 0 : -1);
+		if (n % 3 != 2)
+			assert_int_equal(c.smem_bytes, 64 * want_t[n]);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 9);
+	ft_enum_close(e);
+	/* given whole: one of the choices passes, another value of the list does not */
+	assert_int_equal(ft_config_parse(&sp, "W=2,T=64,N=7", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, -1);
+	assert_int_equal(ft_config_parse(&sp, "W=2,T=16,N=7", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
 }
 
 /* ---- laziness and speed ---------------------------------------------------------- */
@@ -698,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_derive_values_and_order),
 		cmocka_unit_test(test_derive_fixed_config),
 		cmocka_unit_test(test_derive_errors),
+		cmocka_unit_test(test_derive_choice),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_speed_100k),
 	};

@@ -39,7 +39,8 @@ struct check_ctx {
 };
 
 /* Counts a rejection left out of the table under its reason ("constraint
- * 'X'", "shared memory over the limit", else its status; past CHECK_REASONS
+ * 'X'", "derived parameter 'X'", "shared memory over the limit", else its
+ * status; past CHECK_REASONS
  * distinct ones, the last slot takes the rest). */
 static void count_unlisted(struct check_ctx *c, const struct ft_trial *t)
 {
@@ -50,6 +51,9 @@ static void count_unlisted(struct check_ctx *c, const struct ft_trial *t)
 	c->unlisted++;
 	if (t->status == FT_ST_REJECTED_CONSTRAINT && !strncmp(t->reason, "constraint '", 12)) {
 		n = 12 + strcspn(t->reason + 12, "'");	/* "constraint 'NAME'" */
+		snprintf(key, sizeof(key), "%.*s'", (int)n, t->reason);
+	} else if (t->status == FT_ST_REJECTED_CONSTRAINT && !strncmp(t->reason, "derived parameter '", 19)) {
+		n = 19 + strcspn(t->reason + 19, "'");	/* "derived parameter 'NAME'" */
 		snprintf(key, sizeof(key), "%.*s'", (int)n, t->reason);
 	} else if (t->status == FT_ST_REJECTED_SMEM) {
 		snprintf(key, sizeof(key), "shared memory over the limit");

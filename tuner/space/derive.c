@@ -84,6 +84,7 @@ int ft_derive_resolve(struct ft_yaml *y, struct ft_space *sp, const struct ft_de
 		}
 		sp->params[i].derived = 1;
 		sp->params[i].derive = *e;
+		sp->params[i].nchoices = pd->nchoices[d];
 		sp->derived[sp->nderived++] = i;
 	}
 	for (int k = 0; k < sp->nderived; k++) {
@@ -138,4 +139,43 @@ int ft_derive_expand(const struct ft_space *sp, const char *const *expanded, int
 	}
 	out[n] = '\0';
 	return 0;
+}
+
+int ft_derive_choice(const char *text, int i, char *out, size_t size)
+{
+	const char *start = text, *p;
+	int depth = 0, item = 0;
+
+	for (p = text;; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if (*p == '\0' || (*p == ',' && depth == 0)) {
+			if (item == i) {
+				while (isspace((unsigned char)*start))
+					start++;
+				if ((size_t)(p - start) + 1 > size)
+					return -1;
+				memcpy(out, start, (size_t)(p - start));
+				out[p - start] = '\0';
+				return 0;
+			}
+			if (!*p)
+				return -1;
+			item++;
+			start = p + 1;
+		}
+	}
+}
+
+int ft_derive_nchoices(const char *text)
+{
+	int depth = 0, n = 1;
+
+	for (const char *p = text; *p; p++) {
+		depth += (*p == '(') - (*p == ')');
+		n += *p == ',' && depth == 0;
+	}
+	return n;
 }

@@ -21,6 +21,7 @@ struct ft_derive_pending {
 	int n;
 	char names[FT_MAX_PARAMS][FT_NAME_MAX];
 	struct ft_expr_src expr[FT_MAX_PARAMS];
+	int nchoices[FT_MAX_PARAMS];	/* 0: one expression; n: a list of n (joined by ", ") */
 };
 
 /* Turns the pending entries into derived parameters of sp (after the whole
@@ -38,5 +39,12 @@ int ft_derive_resolve(struct ft_yaml *y, struct ft_space *sp, const struct ft_de
  * it does not fit in size. */
 int ft_derive_expand(const struct ft_space *sp, const char *const *expanded, int nexpanded, const char *text,
 		     char *out, size_t size);
+
+/* Item i of a list of expressions joined by ", " (text split at its commas
+ * outside parentheses) into out. -1 when there is no item i or it does not fit. */
+int ft_derive_choice(const char *text, int i, char *out, size_t size);
+
+/* How many items such a list has (its commas outside parentheses, plus one). */
+int ft_derive_nchoices(const char *text);
 
 #endif

@@ -10,11 +10,16 @@
  *
  * Derived parameters (derive:) get no table: each is written out, in
  * parentheses, wherever a later derive, a constraint or a formula names it
- * (derive.c), and computed for every row as an "always" column. Each has one
- * guard after the constraints: its value among the parameter's values (when
- * it lists any). A fixed enumeration (a config given whole) instead gets a
- * one-row table for every parameter, derived ones too, and the guard checks
- * that the given value is the one the shape derives.
+ * (derive.c), and computed for every row as an "always" column. One derived
+ * from a list of n expressions (a choice) gets a table of its own, in its
+ * place among the parameters: the choice's index 0..n-1 (column fatune_cK),
+ * and it is written out as CASE fatune_cK WHEN 0 THEN (first) ... END; its
+ * guard also rejects a choice equal to an earlier one (no config twice). Each has one
+ * guard, before the constraints: its value among the parameter's values
+ * (when it lists any). A fixed enumeration (a config given whole) instead
+ * gets a one-row table for every parameter, derived ones too, and the guard,
+ * after the constraints, checks that the given value is the one the shape
+ * derives.
  *
  * When a step fails (a division by zero, an integer overflow), the statement
  * cannot say which expression failed, so the candidate is re-evaluated one
@@ -22,6 +27,7 @@
  */
 #include "space/space.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +39,9 @@
  * workspace, the compile.defines */
 #define MAX_FORMULAS (11 + FT_MAX_SPACE_DEFINES)
 
-/* written-out texts: derived parameters, constraints, derived guards, formulas */
-#define MAX_TEXTS (FT_MAX_PARAMS + FT_MAX_CONSTRAINTS + FT_MAX_PARAMS + MAX_FORMULAS)
+/* written-out texts: derived parameters (and their choices' CASE),
+ * constraints, derived guards, formulas, and one scratch */
+#define MAX_TEXTS (2 * FT_MAX_PARAMS + FT_MAX_CONSTRAINTS + FT_MAX_PARAMS + MAX_FORMULAS + 1)
 
 struct ft_enum {
 	struct ft_space sp;		/* a copy: the caller's may go away */
@@ -49,11 +56,15 @@ struct ft_enum {
 	int f_combine, f_pdl, f_workspace, f_defines;	/* where those formulas start, -1: absent */
 	const struct ft_expr_src *formulas[MAX_FORMULAS];
 	const char *formula_text[MAX_FORMULAS];
-	int nguards;			/* constraints, then one per derived parameter */
+	int nguards;			/* constraints and one per derived parameter: */
 	const char *guard_text[FT_MAX_CONSTRAINTS + FT_MAX_PARAMS];
-	int nenum;			/* enumerated parameters (a table each, unless fixed) */
+	int guard_id[FT_MAX_CONSTRAINTS + FT_MAX_PARAMS];	/* as failed_constraint numbers them */
+	int nenum;			/* enumerated parameters and choices (a table each,
+					 * unless fixed), in parameter order */
 	int enum_idx[FT_MAX_PARAMS];	/* their indices in sp.params */
+	int choice_of[FT_MAX_PARAMS];	/* a choice's derived position (sp.derived), by param */
 	const char *derived_text[FT_MAX_PARAMS];	/* derived, written out (not fixed) */
+	const char *choices_text[FT_MAX_PARAMS];	/* a choice's list, written out */
 	/* the written-out texts: derived, constraints, derived guards, formulas */
 	char (*text)[FT_EXPR_EXPANDED_MAX];
 	int ntext;
@@ -77,14 +88,20 @@ static int value_pos(const struct ft_param *p, long long v)
 	return -1;
 }
 
+/* Rows of parameter p's table: its values, or its choices. */
+static int table_rows(const struct ft_param *p)
+{
+	return p->derived ? p->nchoices : p->nvalues;
+}
+
 /* The positions of candidate index in the enumerated parameters' tables
  * (mixed radix, first parameter most significant). */
 static void positions(const struct ft_enum *e, long long index, int *pos)
 {
 	for (int k = e->nenum - 1; k >= 0; k--) {
-		const struct ft_param *p = &e->sp.params[e->enum_idx[k]];
-		pos[k] = (int)(index % p->nvalues);
-		index /= p->nvalues;
+		int rows = table_rows(&e->sp.params[e->enum_idx[k]]);
+		pos[k] = (int)(index % rows);
+		index /= rows;
 	}
 }
 
@@ -104,26 +121,73 @@ static const char *expand(struct ft_enum *e, const char *text, int nderived)
 	return out;
 }
 
-/* A derived parameter's guard: (fixed) the given value is the one derived;
- * its value among the parameter's values, when it lists any; else "1". */
-static const char *derived_guard(struct ft_enum *e, const struct ft_param *p, const char *value)
+/* printf at out + *n (FT_EXPR_EXPANDED_MAX in all), *n moved on. */
+static void put(char *out, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void put(char *out, size_t *n, const char *fmt, ...)
 {
-	char *out = e->text[e->ntext++];
+	va_list ap;
+
+	if (*n >= FT_EXPR_EXPANDED_MAX)
+		return;
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(out + *n, FT_EXPR_EXPANDED_MAX - *n, fmt, ap);
+	va_end(ap);
+}
+
+/* A choice written out (choices: its list, each item already expanded):
+ * CASE fatune_cK WHEN 0 THEN (first) WHEN 1 THEN (second) ... END. */
+static const char *choice_case(struct ft_enum *e, int k, const char *choices, int nchoices)
+{
+	char *out = e->text[e->ntext++], item[FT_EXPR_EXPANDED_MAX];
 	size_t n = 0;
 
-	if (e->fixed)
-		n = (size_t)snprintf(out, FT_EXPR_EXPANDED_MAX, "%s == (%s)%s", p->name, p->derive.text,
-				     p->nvalues ? " AND " : "");
-	if (!p->nvalues) {
-		if (!e->fixed)
-			snprintf(out, FT_EXPR_EXPANDED_MAX, "1");
-		return out;
+	put(out, &n, "CASE fatune_c%d", k);
+	for (int j = 0; j < nchoices; j++) {
+		if (ft_derive_choice(choices, j, item, sizeof(item)))
+			return NULL;
+		put(out, &n, " WHEN %d THEN (%s)", j, item);
 	}
-	n += (size_t)snprintf(out + n, FT_EXPR_EXPANDED_MAX - n, "(%s) IN (", value);
-	for (int j = 0; j < p->nvalues && n < FT_EXPR_EXPANDED_MAX; j++)
-		n += (size_t)snprintf(out + n, FT_EXPR_EXPANDED_MAX - n, "%s%lld", j ? ", " : "", p->values[j]);
-	if (n < FT_EXPR_EXPANDED_MAX)
-		snprintf(out + n, FT_EXPR_EXPANDED_MAX - n, ")");
+	put(out, &n, " END");
+	return n < FT_EXPR_EXPANDED_MAX ? out : NULL;
+}
+
+/* A derived parameter's guard. Fixed: the given value is the one derived
+ * (one of the choices, for a choice). Enumerated: a choice is not one made
+ * earlier in its list. Both: the value is one of the parameter's values,
+ * when it lists any. "1" when there is nothing to check. value: the
+ * parameter's value (its name when fixed, else its written-out text);
+ * choices: its list, expanded. */
+static const char *derived_guard(struct ft_enum *e, int k, const char *value, const char *choices)
+{
+	const struct ft_param *p = &e->sp.params[e->sp.derived[k]];
+	char *out = e->text[e->ntext++], item[FT_EXPR_EXPANDED_MAX];
+	size_t n = 0;
+
+	put(out, &n, "1");
+	if (e->fixed)
+		put(out, &n, p->nchoices ? " AND %s IN (%s)" : " AND %s == (%s)", p->name, p->derive.text);
+	if (!e->fixed && p->nchoices > 1) {
+		put(out, &n, " AND CASE fatune_c%d", k);
+		for (int j = 1; j < p->nchoices; j++) {
+			if (ft_derive_choice(choices, j, item, sizeof(item)))
+				return NULL;
+			put(out, &n, " WHEN %d THEN (%s) NOT IN (", j, item);
+			for (int i = 0; i < j; i++) {
+				if (ft_derive_choice(choices, i, item, sizeof(item)))
+					return NULL;
+				put(out, &n, "%s(%s)", i ? ", " : "", item);
+			}
+			put(out, &n, ")");
+		}
+		put(out, &n, " ELSE 1 END");
+	}
+	if (p->nvalues) {
+		put(out, &n, " AND (%s) IN (", value);
+		for (int j = 0; j < p->nvalues; j++)
+			put(out, &n, "%s%lld", j ? ", " : "", p->values[j]);
+		put(out, &n, ")");
+	}
 	return n + 1 < FT_EXPR_EXPANDED_MAX ? out : NULL;
 }
 
@@ -158,8 +222,20 @@ static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
 	for (int i = 0; i < sp->nparams; i++) {
 		const char *name = sp->params[i].name;
 		const long long *vals = e->fixed ? &e->fixed_values[i] : sp->params[i].values;
-		if (sp->params[i].derived && !e->fixed)
-			continue;	/* written out where it is used */
+		if (sp->params[i].derived && !e->fixed) {
+			/* written out where it is used; a choice's index has a table */
+			char cname[FT_NAME_MAX];
+			const char *cn = cname;
+			long long idx[FT_MAX_VALUES];
+			if (!sp->params[i].nchoices)
+				continue;
+			snprintf(cname, sizeof(cname), "fatune_c%d", e->choice_of[i]);
+			for (int j = 0; j < sp->params[i].nchoices; j++)
+				idx[j] = j;
+			if (ft_expr_add_table(e->x, &cn, 1, idx, sp->params[i].nchoices, err))
+				return -1;
+			continue;
+		}
 		if (ft_expr_add_table(e->x, &name, 1, vals, e->fixed ? 1 : sp->params[i].nvalues,
 				      err))
 			return -1;
@@ -189,11 +265,13 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	sp = &e->sp;
 
 	e->total = 1;
+	for (int k = 0; k < sp->nderived; k++)
+		e->choice_of[sp->derived[k]] = k;
 	for (int i = 0; i < sp->nparams; i++) {
-		if (sp->params[i].derived)
+		if (sp->params[i].derived && !sp->params[i].nchoices)
 			continue;
 		e->enum_idx[e->nenum++] = i;
-		e->total *= sp->params[i].nvalues;	/* bounded at load: <= 2^40 */
+		e->total *= table_rows(&sp->params[i]);	/* bounded at load: <= 2^40 */
 	}
 	if (fixed) {
 		e->fixed = 1;
@@ -222,36 +300,59 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	 * derived parameters first, each written out with those before it */
 	for (int k = 0; k < sp->nderived; k++) {
 		const struct ft_param *p = &sp->params[sp->derived[k]];
-		if (!(e->derived_text[k] = expand(e, p->derive.text, k))) {
+		if (!(e->derived_text[k] = e->choices_text[k] = expand(e, p->derive.text, k)) ||
+		    (p->nchoices && !e->fixed &&
+		     !(e->derived_text[k] = choice_case(e, k, e->choices_text[k], p->nchoices)))) {
 			expr_fail(sp, &p->derive, "written out with the derived parameters it uses, it is "
 				  "too long: simplify it", err);
 			goto fail;
 		}
-		if (ft_expr_check_as(e->x, e->derived_text[k], p->derive.text, &why)) {
-			expr_fail(sp, &p->derive, why.msg, err);
-			goto fail;
+		for (int j = 0; j < (p->nchoices ? p->nchoices : 1); j++) {
+			const char *one = e->derived_text[k];
+			if (p->nchoices) {	/* each choice on its own */
+				one = e->text[e->ntext];
+				ft_derive_choice(e->choices_text[k], j, e->text[e->ntext], FT_EXPR_EXPANDED_MAX);
+			}
+			if (ft_expr_check_as(e->x, one, p->derive.text, &why)) {
+				expr_fail(sp, &p->derive, why.msg, err);
+				goto fail;
+			}
 		}
 	}
-	for (int i = 0; i < sp->nconstraints; i++) {
-		if (!(e->guard_text[i] = expand(e, sp->constraints[i].expr.text, sp->nderived))) {
-			expr_fail(sp, &sp->constraints[i].expr, "written out with the derived parameters "
-				  "it uses, it is too long: simplify it", err);
-			goto fail;
+	/* the derived parameters' guards first when enumerating (a candidate
+	 * with a value its parameter does not take is rejected for that, not by
+	 * a constraint reading the value), last for a fixed config (a constraint
+	 * of the space says best why it cannot run there) */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == (e->fixed ? 1 : 0)) {
+			for (int k = 0; k < sp->nderived; k++) {
+				const struct ft_param *p = &sp->params[sp->derived[k]];
+				const char *g = derived_guard(e, k, e->fixed ? p->name : e->derived_text[k],
+							      e->choices_text[k]);
+				if (!g || ft_expr_check_as(e->x, g, p->derive.text, &why)) {
+					expr_fail(sp, &p->derive, g ? why.msg : "its guard is too long: list fewer values",
+						  err);
+					goto fail;
+				}
+				e->guard_id[e->nguards] = sp->nconstraints + k;
+				e->guard_text[e->nguards++] = g;
+			}
+			continue;
 		}
-		if (ft_expr_check_as(e->x, e->guard_text[i], sp->constraints[i].expr.text, &why)) {
-			expr_fail(sp, &sp->constraints[i].expr, why.msg, err);
-			goto fail;
+		for (int i = 0; i < sp->nconstraints; i++) {
+			const char *g = expand(e, sp->constraints[i].expr.text, sp->nderived);
+			if (!g) {
+				expr_fail(sp, &sp->constraints[i].expr, "written out with the derived parameters "
+					  "it uses, it is too long: simplify it", err);
+				goto fail;
+			}
+			if (ft_expr_check_as(e->x, g, sp->constraints[i].expr.text, &why)) {
+				expr_fail(sp, &sp->constraints[i].expr, why.msg, err);
+				goto fail;
+			}
+			e->guard_id[e->nguards] = i;
+			e->guard_text[e->nguards++] = g;
 		}
-	}
-	e->nguards = sp->nconstraints;
-	for (int k = 0; k < sp->nderived; k++) {
-		const struct ft_param *p = &sp->params[sp->derived[k]];
-		const char *g = derived_guard(e, p, e->fixed ? p->name : e->derived_text[k]);
-		if (!g || ft_expr_check_as(e->x, g, p->derive.text, &why)) {
-			expr_fail(sp, &p->derive, g ? why.msg : "its guard is too long: list fewer values", err);
-			goto fail;
-		}
-		e->guard_text[e->nguards++] = g;
 	}
 	e->formulas[e->nformulas++] = &sp->smem;
 	e->formulas[e->nformulas++] = &sp->threads;
@@ -317,7 +418,8 @@ static int diagnose(struct ft_enum *e, long long index, const struct ft_err *ste
 	} else {
 		positions(e, index, rowsel + 1);
 		for (int k = 0; k < e->nenum; k++)
-			values[e->enum_idx[k]] = sp->params[e->enum_idx[k]].values[rowsel[k + 1]];
+			if (!sp->params[e->enum_idx[k]].derived)
+				values[e->enum_idx[k]] = sp->params[e->enum_idx[k]].values[rowsel[k + 1]];
 		for (int k = 0; k < sp->nderived; k++) {
 			const struct ft_param *p = &sp->params[sp->derived[k]];
 			if (ft_expr_eval(e->x, e->derived_text[k], rowsel, &v, &eval)) {
@@ -332,8 +434,9 @@ static int diagnose(struct ft_enum *e, long long index, const struct ft_err *ste
 		if (ft_expr_eval(e->x, e->guard_text[i], rowsel, &v, &eval)) {
 			snprintf(why, sizeof(why), "%s, for candidate %lld (%s)", eval.msg, index,
 				 config);
-			return expr_fail(sp, i < sp->nconstraints ? &sp->constraints[i].expr
-								   : &sp->params[sp->derived[i - sp->nconstraints]].derive,
+			int id = e->guard_id[i];
+			return expr_fail(sp, id < sp->nconstraints ? &sp->constraints[id].expr
+								    : &sp->params[sp->derived[id - sp->nconstraints]].derive,
 					 why, err);
 		}
 		failed = v == 0;
@@ -383,11 +486,14 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 			c->values[i] = cols[COL_PARAMS + i];
 	} else {
 		for (int k = 0; k < e->nenum; k++)
-			c->values[e->enum_idx[k]] = cols[COL_PARAMS + k];
+			if (!e->sp.params[e->enum_idx[k]].derived)	/* not a choice's index */
+				c->values[e->enum_idx[k]] = cols[COL_PARAMS + k];
 		for (int k = 0; k < nalways; k++)
 			c->values[e->sp.derived[k]] = cols[COL_PARAMS + ntables + k];
 	}
 	c->failed_constraint = (int)cols[COL_PARAMS + ntables + nalways];
+	if (c->failed_constraint >= 0)
+		c->failed_constraint = e->guard_id[c->failed_constraint];
 	f = &cols[COL_PARAMS + ntables + nalways + 1];
 	c->smem_bytes = f[0];
 	c->threads = f[1];
@@ -429,7 +535,7 @@ long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *
 	(void)shape;
 	(void)arch;
 	for (int i = 0; i < sp->nparams; i++)
-		if (!sp->params[i].derived)
-			total *= sp->params[i].nvalues;	/* bounded at load: <= 2^40 */
+		if (!sp->params[i].derived || sp->params[i].nchoices)
+			total *= table_rows(&sp->params[i]);	/* bounded at load: <= 2^40 */
 	return total;
 }

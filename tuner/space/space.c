@@ -158,7 +158,10 @@ const char *ft_space_guard_text(const struct ft_space *sp, int failed, int *line
 	p = &sp->params[sp->derived[failed - sp->nconstraints]];
 	*line = p->derive.line;
 	list_values(p, allowed, sizeof(allowed));
-	if (p->nvalues)
+	if (p->nchoices)
+		snprintf(buf, size, "derived parameter '%s' (one of %s) is not one of %s%s, or repeats an earlier choice",
+			 p->name, p->derive.text, p->nvalues ? allowed : "its choices", p->nvalues ? " nor a choice" : "");
+	else if (p->nvalues)
 		snprintf(buf, size, "derived parameter '%s' (%s) is not one of %s or not what the shape gives",
 			 p->name, p->derive.text, allowed);
 	else

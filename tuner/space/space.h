@@ -65,7 +65,13 @@ struct ft_param {
 						 * derived value is not one is rejected) */
 	int line;
 	int derived;		/* 1: not enumerated, computed by derive (below) */
-	struct ft_expr_src derive;	/* `derive.NAME`: its expression ("" when enumerated) */
+	struct ft_expr_src derive;	/* `derive.NAME`: its expression ("" when enumerated);
+					 * with nchoices, the list's expressions joined
+					 * by ", " */
+	int nchoices;		/* 0: derive is one expression; n >= 1: derive was a
+				 * list, the value is one of its n expressions (a
+				 * choice that other parameters set: enumerated over
+				 * the n, each a candidate of its own) */
 };
 
 struct ft_constraint {
@@ -200,8 +206,11 @@ struct ft_candidate {
 	int failed_constraint;		/* index of the first false constraint, -1 if none;
 					 * nconstraints + i: derived parameter
 					 * sp->derived[i] failed its guard (a value not
-					 * among its values, or, for a fixed config, not
-					 * the value the shape derives) */
+					 * among its values, a choice made twice, or, for
+					 * a fixed config, not the value the shape
+					 * derives). Enumerating, the guards are checked
+					 * before the constraints; for a fixed config,
+					 * after them */
 	long long smem_bytes;		/* the smem_bytes formula */
 	long long threads;		/* launch.threads */
 	long long grid[3];		/* launch.grid */
@@ -232,8 +241,9 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
  * failed_constraint set and formulas possibly 0. */
 int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
 
-/* Size of sp's cartesian product (enumerated parameters only): the
- * candidates a search of it goes through. */
+/* Size of sp's cartesian product (enumerated parameters' values, and the
+ * choices of derived ones written as lists): the candidates a search of it
+ * goes through. */
 long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *shape,
 			      const struct ft_arch *arch);
 

@@ -340,8 +340,41 @@ static int derive_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 	if (pd->n == FT_MAX_PARAMS)
 		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many derived parameters: at most %d",
 				    FT_MAX_PARAMS);
-	if (expression(y, v, key, &pd->expr[pd->n]))
+	if (v->type == YAML_SEQUENCE_NODE) {
+		/* a choice: the list's items joined back by ", " (a comma inside an
+		 * item's parentheses split it; joining restores it, see grid()) */
+		char text[FT_EXPR_MAX];
+		size_t len = 0;
+		yaml_node_t joined;
+
+		if (v->data.sequence.items.top == v->data.sequence.items.start)
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "an empty list: give the expressions to choose from");
+		for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+			yaml_node_t *item = ft_yaml_node(y, *it);
+			const char *t;
+			if (!item)
+				return ft_yaml_fail(y, ft_yaml_line(v), key, "broken YAML node");
+			if (!(t = ft_yaml_scalar(y, item, key, "an expression")))
+				return -1;
+			len += (size_t)snprintf(text + len, len < sizeof(text) ? sizeof(text) - len : 0, "%s%s",
+						len ? ", " : "", t);
+			if (len >= sizeof(text))
+				return ft_yaml_fail(y, ft_yaml_line(item), key, "the list is longer than %d characters",
+						    FT_EXPR_MAX - 1);
+		}
+		joined = *ft_yaml_node(y, *v->data.sequence.items.start);
+		joined.data.scalar.value = (yaml_char_t *)text;
+		joined.data.scalar.length = strlen(text);
+		if (expression(y, &joined, key, &pd->expr[pd->n]))
+			return -1;
+		pd->expr[pd->n].line = ft_yaml_line(k);
+		pd->nchoices[pd->n] = ft_derive_nchoices(text);
+		if (pd->nchoices[pd->n] > FT_MAX_VALUES)
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "%d expressions: at most %d", pd->nchoices[pd->n],
+					    FT_MAX_VALUES);
+	} else if (expression(y, v, key, &pd->expr[pd->n])) {
 		return -1;
+	}
 	snprintf(pd->names[pd->n], sizeof(pd->names[pd->n]), "%s", name);
 	pd->n++;
 	return 0;
@@ -720,9 +753,9 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 					    raw, why);
 	}
 	for (int i = 0; i < sp->nparams; i++) {
-		if (sp->params[i].derived)
+		if (sp->params[i].derived && !sp->params[i].nchoices)
 			continue;
-		total *= sp->params[i].nvalues;
+		total *= sp->params[i].derived ? sp->params[i].nchoices : sp->params[i].nvalues;
 		if (total > SPACE_TOTAL_MAX)
 			return ft_yaml_fail(y, sp->params[i].line, "parameters",
 				    "the space has more than 2^40 candidates: drop values or "
