@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/ident.h"
 #include "space/expr.h"
 
 /* The derived position (index into sp->derived) of parameter name[0..len), or -1. */
@@ -56,6 +57,63 @@ static int check_name(const char *name, size_t len, void *arg)
 			    "shape (B H S D S_KV H_KV CAUSAL DTYPE DTYPE_BYTES LAYOUT) or an arch limit "
 			    "(SMEM_* REGS_PER_SM THREADS_PER_* CC)",
 			    (int)len, name);
+}
+
+int ft_derive_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct ft_derive_pending *pd = arg;
+	const char *name = (const char *)k->data.scalar.value, *why;
+
+	if ((why = ft_expr_name_problem(name)) || (why = ft_ident_problem(name)))
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "derived parameter name '%s' cannot be used: %s",
+				    name, why);
+	for (int i = 0; i < pd->n; i++)
+		if (!strcasecmp(pd->names[i], name))
+			return ft_yaml_fail(y, ft_yaml_line(k), key,
+					    "'%s' is derived twice (names ignore case in expressions): derive "
+					    "each parameter once",
+					    name);
+	if (pd->n == FT_MAX_PARAMS)
+		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many derived parameters: at most %d",
+				    FT_MAX_PARAMS);
+	if (v->type == YAML_SEQUENCE_NODE) {
+		/* a choice: the list's items joined back by ", " (a comma inside an
+		 * item's parentheses split it; joining restores it, see grid()) */
+		char text[FT_EXPR_MAX];
+		size_t len = 0;
+		yaml_node_t joined;
+
+		if (v->data.sequence.items.top == v->data.sequence.items.start)
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "an empty list: give the expressions to choose from");
+		for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+			yaml_node_t *item = ft_yaml_node(y, *it);
+			const char *t;
+			if (!item)
+				return ft_yaml_fail(y, ft_yaml_line(v), key, "broken YAML node");
+			if (!(t = ft_yaml_scalar(y, item, key, "an expression")))
+				return -1;
+			len += (size_t)snprintf(text + len, len < sizeof(text) ? sizeof(text) - len : 0, "%s%s",
+						len ? ", " : "", t);
+			if (len >= sizeof(text))
+				return ft_yaml_fail(y, ft_yaml_line(item), key, "the list is longer than %d characters",
+						    FT_EXPR_MAX - 1);
+		}
+		joined = *ft_yaml_node(y, *v->data.sequence.items.start);
+		joined.data.scalar.value = (yaml_char_t *)text;
+		joined.data.scalar.length = strlen(text);
+		if (ft_space_yaml_expression(y, &joined, key, &pd->expr[pd->n]))
+			return -1;
+		pd->expr[pd->n].line = ft_yaml_line(k);
+		pd->nchoices[pd->n] = ft_derive_nchoices(text);
+		if (pd->nchoices[pd->n] > FT_MAX_VALUES)
+			return ft_yaml_fail(y, ft_yaml_line(v), key, "%d expressions: at most %d", pd->nchoices[pd->n],
+					    FT_MAX_VALUES);
+	} else if (ft_space_yaml_expression(y, v, key, &pd->expr[pd->n])) {
+		return -1;
+	}
+	snprintf(pd->names[pd->n], sizeof(pd->names[pd->n]), "%s", name);
+	pd->n++;
+	return 0;
 }
 
 int ft_derive_resolve(struct ft_yaml *y, struct ft_space *sp, const struct ft_derive_pending *pd)

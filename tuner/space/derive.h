@@ -24,6 +24,16 @@ struct ft_derive_pending {
 	int nchoices[FT_MAX_PARAMS];	/* 0: one expression; n: a list of n (joined by ", ") */
 };
 
+/* The ft_yaml_mapping callback of `derive:`: one entry, NAME: expression
+ * (or NAME: [expression, ...], a choice), appended to the ft_derive_pending
+ * arg after checking its name and text; resolved once the whole file is read
+ * (ft_derive_resolve), since parameters: may come after it. */
+int ft_derive_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg);
+
+/* space_yaml.c's reading of an expression (a scalar, non-empty, passing
+ * ft_expr_precheck) into *e with its key and line. */
+int ft_space_yaml_expression(struct ft_yaml *y, yaml_node_t *n, const char *key, struct ft_expr_src *e);
+
 /* Turns the pending entries into derived parameters of sp (after the whole
  * file was read): a name under parameters: becomes derived there (its place
  * in the config and its values kept), any other name is a new parameter

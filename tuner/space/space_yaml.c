@@ -40,7 +40,7 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static int expression(struct ft_yaml *y, yaml_node_t *n, const char *key, struct ft_expr_src *e)
+int ft_space_yaml_expression(struct ft_yaml *y, yaml_node_t *n, const char *key, struct ft_expr_src *e)
 {
 	const char *s = ft_yaml_scalar(y, n, key, "an expression");
 	struct ft_err why;
@@ -315,68 +315,9 @@ static int constraints_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, 
 			    FT_MAX_CONSTRAINTS);
 	c = &sp->constraints[sp->nconstraints];
 	strcpy(c->name, name);
-	if (expression(y, v, key, &c->expr))
+	if (ft_space_yaml_expression(y, v, key, &c->expr))
 		return -1;
 	sp->nconstraints++;
-	return 0;
-}
-
-/* One `derive:` entry, NAME: expression; resolved after the whole file
- * (ft_derive_resolve), since parameters: may come after it. */
-static int derive_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
-{
-	struct ft_derive_pending *pd = arg;
-	const char *name = (const char *)k->data.scalar.value, *why;
-
-	if ((why = ft_expr_name_problem(name)) || (why = ft_ident_problem(name)))
-		return ft_yaml_fail(y, ft_yaml_line(k), key, "derived parameter name '%s' cannot be used: %s",
-				    name, why);
-	for (int i = 0; i < pd->n; i++)
-		if (!strcasecmp(pd->names[i], name))
-			return ft_yaml_fail(y, ft_yaml_line(k), key,
-					    "'%s' is derived twice (names ignore case in expressions): derive "
-					    "each parameter once",
-					    name);
-	if (pd->n == FT_MAX_PARAMS)
-		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many derived parameters: at most %d",
-				    FT_MAX_PARAMS);
-	if (v->type == YAML_SEQUENCE_NODE) {
-		/* a choice: the list's items joined back by ", " (a comma inside an
-		 * item's parentheses split it; joining restores it, see grid()) */
-		char text[FT_EXPR_MAX];
-		size_t len = 0;
-		yaml_node_t joined;
-
-		if (v->data.sequence.items.top == v->data.sequence.items.start)
-			return ft_yaml_fail(y, ft_yaml_line(v), key, "an empty list: give the expressions to choose from");
-		for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-			yaml_node_t *item = ft_yaml_node(y, *it);
-			const char *t;
-			if (!item)
-				return ft_yaml_fail(y, ft_yaml_line(v), key, "broken YAML node");
-			if (!(t = ft_yaml_scalar(y, item, key, "an expression")))
-				return -1;
-			len += (size_t)snprintf(text + len, len < sizeof(text) ? sizeof(text) - len : 0, "%s%s",
-						len ? ", " : "", t);
-			if (len >= sizeof(text))
-				return ft_yaml_fail(y, ft_yaml_line(item), key, "the list is longer than %d characters",
-						    FT_EXPR_MAX - 1);
-		}
-		joined = *ft_yaml_node(y, *v->data.sequence.items.start);
-		joined.data.scalar.value = (yaml_char_t *)text;
-		joined.data.scalar.length = strlen(text);
-		if (expression(y, &joined, key, &pd->expr[pd->n]))
-			return -1;
-		pd->expr[pd->n].line = ft_yaml_line(k);
-		pd->nchoices[pd->n] = ft_derive_nchoices(text);
-		if (pd->nchoices[pd->n] > FT_MAX_VALUES)
-			return ft_yaml_fail(y, ft_yaml_line(v), key, "%d expressions: at most %d", pd->nchoices[pd->n],
-					    FT_MAX_VALUES);
-	} else if (expression(y, v, key, &pd->expr[pd->n])) {
-		return -1;
-	}
-	snprintf(pd->names[pd->n], sizeof(pd->names[pd->n]), "%s", name);
-	pd->n++;
 	return 0;
 }
 
@@ -427,12 +368,12 @@ static int grid(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_ex
 		if (n == 3)
 			return ft_yaml_fail(y, ft_yaml_line(v), key,
 				    "has more than 3 items: a grid is exactly 3 expressions [x, y, z]");
-		/* a scalar node holding the joined text, so expression() sees one value */
+		/* a scalar node holding the joined text, so ft_space_yaml_expression() sees one value */
 		{
 			yaml_node_t joined = *first;
 			joined.data.scalar.value = (yaml_char_t *)text;
 			joined.data.scalar.length = strlen(text);
-			if (expression(y, &joined, ikey, &g[n]))
+			if (ft_space_yaml_expression(y, &joined, ikey, &g[n]))
 				return -1;
 		}
 		n++;
@@ -450,13 +391,13 @@ static int launch_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 	const char *name = (const char *)k->data.scalar.value;
 
 	if (!strcmp(name, "threads"))
-		return expression(y, v, key, &sp->threads);
+		return ft_space_yaml_expression(y, v, key, &sp->threads);
 	if (!strcmp(name, "grid"))
 		return grid(y, v, key, sp->grid);
 	if (!strcmp(name, "combine_threads"))
-		return expression(y, v, key, &sp->combine_threads);
+		return ft_space_yaml_expression(y, v, key, &sp->combine_threads);
 	if (!strcmp(name, "combine_pdl"))
-		return expression(y, v, key, &sp->combine_pdl);
+		return ft_space_yaml_expression(y, v, key, &sp->combine_pdl);
 	return grid(y, v, key, sp->combine_grid);
 }
 
@@ -469,7 +410,7 @@ static int workspace_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, ya
 	const char *s;
 
 	if (!strcmp((const char *)k->data.scalar.value, "bytes"))
-		return expression(y, v, key, &sp->workspace);
+		return ft_space_yaml_expression(y, v, key, &sp->workspace);
 	if (!(s = ft_yaml_scalar(y, v, key, "zero, poison, none or zero_once")))
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -569,7 +510,7 @@ static int define_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many defines: at most %d",
 				    FT_MAX_SPACE_DEFINES);
 	strcpy(sp->define_names[sp->ndefines], name);
-	if (expression(y, v, key, &sp->defines[sp->ndefines]))
+	if (ft_space_yaml_expression(y, v, key, &sp->defines[sp->ndefines]))
 		return -1;
 	sp->ndefines++;
 	return 0;
@@ -660,9 +601,9 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	if (!strcmp(key, "constraints"))
 		return ft_yaml_mapping(y, v, key, NULL, 0, constraints_pair, NULL);
 	if (!strcmp(key, "derive"))
-		return ft_yaml_mapping(y, v, key, NULL, 0, derive_pair, arg);
+		return ft_yaml_mapping(y, v, key, NULL, 0, ft_derive_pair, arg);
 	if (!strcmp(key, "smem_bytes"))
-		return expression(y, v, key, &sp->smem);
+		return ft_space_yaml_expression(y, v, key, &sp->smem);
 	if (!strcmp(key, "head_dims"))
 		return head_dims(y, v, key, sp);
 	if (!strcmp(key, "spills"))
