@@ -2,7 +2,7 @@
 # rejected on sm_89 before compiling, with the 48 KB reason; 8 warps or smaller tiles pass.
 . "$FT_TEST_LIB"
 SP="$TESTSPACES/static_smem.yaml"
-run check --arch sm_89 --shape 1x8x512x64 --space "$SP" --format json
+run check --all --arch sm_89 --shape 1x8x512x64 --space "$SP" --format json
 cat "$T/err"
 expect_rc 0
 python3 - "$T/out" <<'PY'
@@ -24,10 +24,10 @@ for r in rows:
 print(len(h100), "H100 configs rejected;", len(eight), "8-warp and", len(small12), "small-tile 12-warp configs accepted")
 PY
 # the static limit is 48 KB on every arch, H100 included: the opt-in limit is for dynamic smem only
-run check --arch sm_90 --shape 1x8x512x64 --space "$SP" --format json; expect_rc 0
+run check --all --arch sm_90 --shape 1x8x512x64 --space "$SP" --format json; expect_rc 0
 grep -q "smem 163840 B > 49152 B static limit of sm_90" "$T/out" || fail "sm_90 accepted 160 KB of static smem"
 # compiled: ptxas agrees with the space's footprint formula for every accepted candidate
-run check --arch sm_89 --shape 1x8x512x64 --space "$SP" --compile --format json
+run check --all --arch sm_89 --shape 1x8x512x64 --space "$SP" --compile --format json
 cat "$T/err"
 expect_rc 0
 python3 - "$T/out" <<'PY'

@@ -6,7 +6,7 @@ total=0
 for arch in sm_80 sm_89 sm_90; do
 	for d in 32 64 128; do
 		for flags in "--dtype fp16" "--dtype bf16 --causal"; do
-			run check --arch $arch --shape 1x8x512x$d $flags --compile --format json
+			run check --all --arch $arch --shape 1x8x512x$d $flags --compile --format json
 			cat "$T/err"
 			expect_rc 0 "$arch d$d $flags"
 			n=$(python3 - "$T/out" <<'PY'

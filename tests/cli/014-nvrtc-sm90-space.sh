@@ -25,17 +25,17 @@ PY
 for d in 64 128 256; do
 	: >"$T/reach.$d"
 	for b in 1 4; do for h in 1 8 32; do for s in 1 17 64 200 512 2048 8192; do
-		run check --arch sm_90 --space "$SP" --shape ${b}x${h}x${s}x$d --format json
+		run check --all --arch sm_90 --space "$SP" --shape ${b}x${h}x${s}x$d --format json
 		[ "$rc" -le 1 ] || { cat "$T/err"; fail "check ${b}x${h}x${s}x$d"; }
 		configs "$T/out" accepted >>"$T/reach.$d"
 	done; done; done
 	for kv in "--shape 1x8x1x$d --kv-len 32768 --kv-heads 1" "--shape 2x16x512x$d --kv-len 8192 --kv-heads 4"; do
-		run check --arch sm_90 --space "$SP" $kv --format json
+		run check --all --arch sm_90 --space "$SP" $kv --format json
 		[ "$rc" -le 1 ] || { cat "$T/err"; fail "check $kv"; }
 		configs "$T/out" accepted >>"$T/reach.$d"
 	done
 	sort -u -o "$T/reach.$d" "$T/reach.$d"
-	run check --arch sm_90 --space "$SP" --shape 1x1x8192x$d --format json; expect_rc 0 "check d$d"
+	run check --all --arch sm_90 --space "$SP" --shape 1x1x8192x$d --format json; expect_rc 0 "check d$d"
 	configs "$T/out" accepted | sort -u >"$T/long.$d"
 	[ -s "$T/long.$d" ] || fail "d$d: the long shape admits nothing"
 	missing=$(comm -23 "$T/reach.$d" "$T/long.$d")
@@ -46,7 +46,7 @@ done
 total=0
 for d in 64 128 256; do
 	for flags in "--dtype fp16" "--dtype fp16 --causal" "--dtype bf16" "--dtype bf16 --causal"; do
-		run check --arch sm_90 --space "$SP" --shape 1x1x8192x$d $flags --compile --format json
+		run check --all --arch sm_90 --space "$SP" --shape 1x1x8192x$d $flags --compile --format json
 		cat "$T/err"
 		expect_rc 0 "d$d $flags"
 		n=$(python3 - "$T/out" <<'PY'
@@ -82,7 +82,7 @@ sed -e "s|file: ../kernel_templates/|file: $FATUNE_SOURCE_DIR/kernel_templates/|
 	-e 's|^  PERSISTENT: .*|  PERSISTENT: [0]|' -e 's|^  Q_IN_REGS: .*|  Q_IN_REGS: [0]|' \
 	-e 's|^  PINGPONG: .*|  PINGPONG: [0]|' "$SP" >"$T/off.yaml"
 grep -q "^smem_bytes: 8 + " "$T/off.yaml" || fail "could not perturb smem_bytes"
-run check --arch sm_90 --space "$T/off.yaml" --shape 1x8x512x64 --compile --format json
+run check --all --arch sm_90 --space "$T/off.yaml" --shape 1x8x512x64 --compile --format json
 python3 - "$T/out" <<'PY' || fail "a wrong smem_bytes formula compiled"
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1])) if r["status"] != "rejected_constraint"]

@@ -27,7 +27,7 @@ for r in json.load(open(sys.argv[1])): print(r["status"] + "|" + (r["reason"] or
 
 # the exact formula compiles (the control: every failure below comes from the one change)
 space "$T/exact.yaml" "$KSRC" fatune_static_smem_fwd "$EXACT"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/exact.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/exact.yaml" --format json
 expect_rc 0
 reasons "$T/out" >"$T/r"
 [ "$(grep -c '^compiled|' "$T/r")" -eq 5 ] || { cat "$T/r"; fail "exact formula: not 5 compiled"; }
@@ -36,7 +36,7 @@ grep -q '^rejected_smem|smem 65536 B > 49152 B static limit of sm_89$' "$T/r" ||
 
 # 1. a misspelled entry point
 space "$T/typo.yaml" "$KSRC" fatune_static_smem_fw "$EXACT"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/typo.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/typo.yaml" --format json
 expect_rc 1 "no candidate can compile"
 reasons "$T/out" >"$T/r"
 [ "$(grep -c "^compile_failed|entry point 'fatune_static_smem_fw' is not in the compiled template; it has fatune_static_smem_fwd: declare the kernel extern \"C\"" "$T/r")" -eq 5 ] ||
@@ -47,7 +47,7 @@ expect_err "compile_failed 5"
 sed 's/^extern "C" __global__/__global__/' "$KSRC" >"$T/mangled.cu"
 grep -q '^__global__' "$T/mangled.cu" || fail "the test did not remove extern \"C\""
 space "$T/cxx.yaml" "$T/mangled.cu" fatune_static_smem_fwd "$EXACT"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/cxx.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/cxx.yaml" --format json
 expect_rc 1
 reasons "$T/out" >"$T/r"
 [ "$(grep -c "^compile_failed|entry point 'fatune_static_smem_fwd' is not in the compiled template; it has _Z22fatune_static_smem_fwd" "$T/r")" -eq 5 ] ||
@@ -57,7 +57,7 @@ reasons "$T/out" >"$T/r"
 sed 's/fatune_static_smem_fwd(struct fatune_attn_params p)/fatune_static_smem_fwd(struct fatune_attn_params_v1 p)/' "$KSRC" >"$T/v1.cu"
 grep -q 'fatune_attn_params_v1 p' "$T/v1.cu" || fail "the test did not pin the v1 struct"
 space "$T/abi.yaml" "$T/v1.cu" fatune_static_smem_fwd "$EXACT" 2
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/abi.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/abi.yaml" --format json
 expect_rc 1
 reasons "$T/out" >"$T/r"
 [ "$(grep -c "^compile_failed|kernel 'fatune_static_smem_fwd' takes 1 parameter of 72 bytes, but its ABI passes one struct fatune_attn_params of 768 bytes: a template built for another ABI version" "$T/r")" -eq 5 ] ||
@@ -67,19 +67,19 @@ reasons "$T/out" >"$T/r"
 sed 's/fatune_static_smem_fwd(struct fatune_attn_params p)/fatune_static_smem_fwd(struct fatune_attn_params_v2 p)/' "$KSRC" |
 	sed 's/p\.s\b/p.s_q/g' >"$T/v2.cu"
 space "$T/abi1.yaml" "$T/v2.cu" fatune_static_smem_fwd "$EXACT" 1
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/abi1.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/abi1.yaml" --format json
 expect_rc 1
 reasons "$T/out" >"$T/r"
 [ "$(grep -c "^compile_failed|kernel 'fatune_static_smem_fwd' takes 1 parameter of 768 bytes, but its ABI passes one struct fatune_attn_params of 72 bytes" "$T/r")" -eq 5 ] ||
 	{ cat "$T/r"; fail "v2 kernel under ABI v1 not reported"; }
 # a v1 template still runs self-attention (above), and refuses what v1 cannot express, before compiling
-run check --arch sm_89 --shape 1x8x512x64 --kv-len 1024 --space "$T/exact.yaml"
+run check --all --arch sm_89 --shape 1x8x512x64 --kv-len 1024 --space "$T/exact.yaml"
 expect_bad_input "its template speaks ABI v1 .*which cannot run kv_len != S: migrate it to ABI v2"
 
 # 4. a formula too small: under 48 KB the difference with ptxas is named; past 48 KB the model
 # let the config through, and ptxas's own error (which NVRTC's log drops) is the reason
 space "$T/small.yaml" "$KSRC" fatune_static_smem_fwd 1024
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/small.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/small.yaml" --format json
 expect_rc 1
 reasons "$T/out" >"$T/r"
 cat "$T/r"
@@ -98,7 +98,7 @@ expect_err "no candidate of 1x8x512x64 can run on sm_89"
 
 # 5. a formula too large: ptxas's smaller number is named
 space "$T/large.yaml" "$KSRC" fatune_static_smem_fwd 45000
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/large.yaml" --format json
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/large.yaml" --format json
 expect_rc 1
 reasons "$T/out" >"$T/r"
 grep -q "^compile_failed|the space's smem_bytes formula gives 45000 B but ptxas reports 12288 B" "$T/r" ||

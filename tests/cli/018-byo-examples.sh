@@ -5,7 +5,7 @@
 . "$FT_TEST_LIB"
 CXX="$TESTSPACES/cxx_template.yaml"
 for arch in sm_89 sm_90; do
-	run check --compile --arch "$arch" --shape 1x8x512x64 --space "$CXX" --format json
+	run check --all --compile --arch "$arch" --shape 1x8x512x64 --space "$CXX" --format json
 	cat "$T/err"
 	expect_rc 0
 	python3 - "$T/out" <<'PY'
@@ -15,15 +15,15 @@ assert len(rows) == 4 and all(r["status"] == "compiled" for r in rows), rows
 PY
 done
 # DTYPE in an expression: bf16 keeps only ROWS_PER_WARP=4 (constraint bf16_rows)
-run check --arch sm_90 --shape 1x8x512x64 --dtype bf16 --space "$CXX" --format csv
+run check --all --arch sm_90 --shape 1x8x512x64 --dtype bf16 --space "$CXX" --format csv
 expect_rc 0
 [ "$(grep -c "constraint 'bf16_rows' is false" "$T/out")" -eq 2 ] || { cat "$T/out"; fail "DTYPE not seen by the constraint"; }
 [ "$(grep -c ',accepted,' "$T/out")" -eq 2 ] || { cat "$T/out"; fail "bf16: not 2 accepted"; }
-run check --arch sm_90 --shape 1x8x512x64 --space "$CXX" --format csv
+run check --all --arch sm_90 --shape 1x8x512x64 --space "$CXX" --format csv
 [ "$(grep -c ',accepted,' "$T/out")" -eq 4 ] || { cat "$T/out"; fail "fp16: not 4 accepted"; }
 # compile.defines from the shape reaches the code: KEYS_PER_LANE = ceil(S_KV / 32) >= 1 is
 # static_asserted; a grouped-query decode shape in bshd compiles too
-run check --compile --arch sm_90 --shape 2x8x4x64 --kv-heads 2 --kv-len 1000 --layout bshd --causal --space "$CXX"
+run check --all --compile --arch sm_90 --shape 2x8x4x64 --kv-heads 2 --kv-len 1000 --layout bshd --causal --space "$CXX"
 cat "$T/err"
 expect_rc 0
 expect_err "4 compiled"
@@ -34,13 +34,13 @@ mkdir -p "$T/byo/kernels/include"
 cp "$FATUNE_SOURCE_DIR/tests/kernels/cxx_template.cu" "$T/byo/kernels/"
 cp "$FATUNE_SOURCE_DIR/tests/kernels/include/warp_softmax.cuh" "$T/byo/kernels/include/"
 sed 's/^  WARPS: .*/  WARPS: [2]/; s/^  ROWS_PER_WARP: .*/  ROWS_PER_WARP: [4]/; s|\.\./kernels/|kernels/|g' "$CXX" >"$T/byo/cxx.yaml"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_rc 0
 expect_err "1 compiled, 0 cache hits"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_err "0 compiled, 1 cache hits"
 echo "/* edited */" >>"$T/byo/kernels/include/warp_softmax.cuh"
-run check --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
+run check --all --compile --arch sm_89 --shape 1x8x512x64 --space "$T/byo/cxx.yaml"
 expect_err "1 compiled, 0 cache hits"
 
 # the workspace example: compiled, and each trial stores its workspace size (B*H*S*(D+2)*4)
@@ -52,9 +52,9 @@ expect_rc 0
 	{ sql "$FATUNE_DB" "SELECT config, status, reason, workspace_bytes FROM trials"; fail "workspace size not stored"; }
 
 # the slow kernel compiles without spills at D 64 and is kept out of D 128
-run check --compile --arch sm_90 --shape 1x8x512x64 --space "$TESTSPACES/slow.yaml"
+run check --all --compile --arch sm_90 --shape 1x8x512x64 --space "$TESTSPACES/slow.yaml"
 expect_rc 0
 expect_err "2 compiled"
-run check --arch sm_90 --shape 1x8x512x128 --space "$TESTSPACES/slow.yaml"
+run check --all --arch sm_90 --shape 1x8x512x128 --space "$TESTSPACES/slow.yaml"
 expect_rc 1
 echo "ok"

@@ -56,7 +56,13 @@ t0=$(now_ms)
 run "${SEARCH[@]}" --db "$T/ref.db"; expect_rc 0 "reference search"
 span=$(($(now_ms) - t0))
 trials "$T/ref.db" >"$T/ref.txt"
-[ "$(wc -l <"$T/ref.txt")" -gt 30000 ] || fail "the reference stored too few trials"
+# every candidate of the five shapes is a trial: as many as check enumerates for them
+want=0
+for s in 256 512 1024 2048 4096; do
+	run check --arch sm_89 --shape 1x8x${s}x64; expect_rc 0 "check 1x8x${s}x64"
+	want=$((want + $(sed -n 's/.*1x8x'$s'x64: \([0-9]*\) candidates.*/\1/p' "$T/err")))
+done
+[ "$want" -gt 10000 ] && [ "$(wc -l <"$T/ref.txt")" -eq "$want" ] || fail "the reference stored $(wc -l <"$T/ref.txt") trials, not the $want candidates"
 same_as_ref "$db"
 echo "cold cache: $kills kills, reference run ${span} ms"
 

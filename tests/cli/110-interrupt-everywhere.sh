@@ -48,11 +48,11 @@ interrupt TERM "$T/out" search $S --shape 1x8x512x64 --quiet
 db_ok
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials")" -gt "$n1" ] || fail "the resumed search added nothing"
 
-interrupt INT "$T/check.txt" check $S --shape 1x8x512x64
+interrupt INT "$T/check.txt" check $S --shape 1x8x512x64 --all
 expect_err "interrupted: check stopped after [0-9]+ candidates"
 [ "$(grep -c rejected_constraint "$T/check.txt")" -gt 1000 ] || fail "check printed no rows before the interrupt"
 
-interrupt TERM "$T/check.txt" check $S --shape 1x8x512x64 --format json
+interrupt TERM "$T/check.txt" check $S --shape 1x8x512x64 --format json --all
 
 # a campaign of two units: the first is interrupted, the second never starts
 interrupt INT "$T/out" search $S --shape 1x8x256:512x64 --quiet

@@ -1,4 +1,4 @@
-/* test_enumerate.c - candidates: order, counts, constraints, formulas, fixed configs, speed.
+/* test_enumerate.c - candidates: order, counts, constraints, formulas, fixed configs, derived parameters, speed.
  *
  * Expected values are computed here in C from the same definitions (mixed-
  * radix order with the first parameter slowest, the formulas written out), so
@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "space/candidate.h"
 #include "space/space.h"
 
 static char srcdir[FT_PATH_MAX];
@@ -32,11 +33,11 @@ static const struct ft_arch *arch(const char *name)
 	return a;
 }
 
-/* Writes a space file into the scratch dir (with template k.cu) and loads it. */
-static void load_text(struct ft_space *sp, const char *name, const char *body)
+/* Writes a space file into the scratch dir (with template k.cu) and loads it:
+ * 0, or -1 with the loader's message in err. */
+static int try_load_text(struct ft_space *sp, const char *name, const char *body, struct ft_err *err)
 {
 	char path[128];
-	struct ft_err err = { 0 };
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
@@ -44,7 +45,15 @@ static void load_text(struct ft_space *sp, const char *name, const char *body)
 	assert_non_null(f);
 	assert_int_equal(fwrite(body, 1, strlen(body), f), strlen(body));
 	assert_int_equal(fclose(f), 0);
-	if (ft_space_load(sp, path, &err))
+	return ft_space_load(sp, path, err);
+}
+
+/* The same, failing the test when the space does not load. */
+static void load_text(struct ft_space *sp, const char *name, const char *body)
+{
+	struct ft_err err = { 0 };
+
+	if (try_load_text(sp, name, body, &err))
 		fail_msg("%s", err.msg);
 }
 
@@ -399,6 +408,221 @@ static void test_combine_in_kernel(void **state)
 	}
 }
 
+/* ---- derived parameters (derive:) ----------------------------------------------------- */
+
+/* WARPS enumerated, TILE_M derived from it (with values), ROWS_PER_WARP derived
+ * from TILE_M (a later derive, declared only under derive:), a constraint and
+ * the smem formula reading derived values. */
+static const char small[] = "fatune_space: 1\n"
+			    "name: small\n"
+			    "template: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+			    "parameters:\n"
+			    "  WARPS: [1, 2, 4, 8]\n"
+			    "  TILE_M: [16, 32, 64]\n"
+			    "  TILE_N: [32, 64]\n"
+			    "derive:\n"
+			    "  TILE_M: 16 * WARPS\n"
+			    "  ROWS_PER_WARP: TILE_M / WARPS + iif(H_KV < H, 100, 0)\n"
+			    "constraints:\n"
+			    "  narrow: TILE_M * TILE_N <= 4096\n"
+			    "smem_bytes: 2 * D * (TILE_M + ROWS_PER_WARP)\n"
+			    "launch: {threads: 32 * WARPS, grid: [S, H, B]}\n";
+
+static void test_derive_values_and_order(void **state)
+{
+	struct ft_space sp;
+	struct ft_shape sh = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	struct ft_err err = { 0 };
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	char cfg[FT_CONFIG_MAX];
+	int n = 0, rc;
+
+	(void)state;
+	if (try_load_text(&sp, "small.yaml", small, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(sp.nparams, 4);
+	assert_string_equal(sp.params[3].name, "ROWS_PER_WARP");	/* declared under derive: alone: last */
+	assert_int_equal(sp.nderived, 2);
+	assert_int_equal(sp.derived[0], 1);
+	assert_int_equal(sp.derived[1], 3);
+	assert_int_equal(ft_space_candidates(&sp, &sh, arch("sm_90")), 4 * 2);
+
+	assert_int_equal(ft_enum_open(&e, &sp, &sh, arch("sm_90"), NULL, &err), 0);
+	assert_int_equal(ft_enum_total(e), 8);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+		long long warps = 1LL << (n / 2), tile_n = n % 2 ? 64 : 32;
+		assert_int_equal(c.index, n);
+		assert_int_equal(c.values[0], warps);
+		assert_int_equal(c.values[1], 16 * warps);
+		assert_int_equal(c.values[2], tile_n);
+		assert_int_equal(c.values[3], 16);
+		/* the derived parameters' guards first, then the constraints */
+		if (16 * warps > 64) {	/* 128 is not among TILE_M's values: its guard */
+			assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
+		} else if (16 * warps * tile_n > 4096) {
+			assert_int_equal(c.failed_constraint, 0);
+		} else {
+			assert_int_equal(c.failed_constraint, -1);
+			assert_int_equal(c.smem_bytes, 2 * 64 * (16 * warps + 16));
+		}
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 8);
+	ft_enum_close(e);
+	/* the config of a rejected candidate holds its derived values too */
+	ft_config_format(&sp, c.values, cfg, sizeof(cfg));
+	assert_string_equal(cfg, "WARPS=8,TILE_M=128,TILE_N=64,ROWS_PER_WARP=16");
+
+	/* grouped-query: a later derive reads the shape */
+	sh.h_kv = 2;
+	assert_int_equal(ft_enum_open(&e, &sp, &sh, arch("sm_90"), NULL, &err), 0);
+	assert_int_equal(ft_enum_next(e, &c, &err), 1);
+	assert_int_equal(c.values[3], 116);
+	ft_enum_close(e);
+}
+
+static void test_derive_fixed_config(void **state)
+{
+	struct ft_space sp;
+	struct ft_shape sh = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	struct ft_err err = { 0 };
+	struct ft_candidate c;
+	long long values[FT_MAX_PARAMS];
+	char why[FT_EXPR_MAX + 256];
+	int line = 0;
+
+	(void)state;
+	if (try_load_text(&sp, "small.yaml", small, &err))
+		fail_msg("%s", err.msg);
+	/* what the enumeration gives, given whole: accepted, its formulas as enumerated */
+	assert_int_equal(ft_config_parse(&sp, "WARPS=2,TILE_M=32,TILE_N=64,ROWS_PER_WARP=16", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, -1);
+	assert_int_equal(c.smem_bytes, 2 * 64 * (32 + 16));
+	/* a derived value the shape does not give: that parameter's guard */
+	assert_int_equal(ft_config_parse(&sp, "WARPS=2,TILE_M=64,TILE_N=32,ROWS_PER_WARP=16", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
+	ft_space_guard_text(&sp, c.failed_constraint, &line, why, sizeof(why));
+	assert_non_null(strstr(why, "derived parameter 'TILE_M'"));
+	assert_int_equal(line, 9);
+	/* a derived parameter with no values takes any integer in a config, and its guard checks it */
+	assert_int_equal(ft_config_parse(&sp, "WARPS=2,TILE_M=32,TILE_N=32,ROWS_PER_WARP=7", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, sp.nconstraints + 1);
+	ft_space_guard_text(&sp, c.failed_constraint, &line, why, sizeof(why));
+	assert_non_null(strstr(why, "derived parameter 'ROWS_PER_WARP'"));
+	assert_int_equal(line, 10);
+	/* a listed derived parameter still refuses a value outside its list */
+	assert_int_equal(ft_config_parse(&sp, "WARPS=2,TILE_M=48,TILE_N=32,ROWS_PER_WARP=16", values, &err), -1);
+	assert_non_null(strstr(err.msg, "TILE_M=48 is not in the space"));
+}
+
+static void test_derive_errors(void **state)
+{
+	static const struct {
+		const char *derive, *want;
+	} cases[] = {
+		{ "  A_X: B_X + 1\n  B_X: 2\n", "small.yaml:9: key 'derive.A_X': 'B_X' is derived after this entry" },
+		{ "  A_X: A_X + 1\n", "key 'derive.A_X': 'A_X' is derived by this very entry" },
+		{ "  A_X: NOPE * 2\n", "key 'derive.A_X': unknown name 'NOPE'" },
+		{ "  A_X: 1\n  a_x: 2\n", "'a_x' is derived twice" },
+		{ "  warps: 2\n", "'warps' differs from parameter 'WARPS' (line 5) only in case" },
+		{ "  HEAD_DIM: 2\n", "derived parameter name 'HEAD_DIM' cannot be used" },
+		{ "  A_X: min(WARPS\n", "'(' not closed" },
+	};
+	char body[2048];
+	struct ft_space sp;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(body, sizeof(body),
+			 "fatune_space: 1\nname: small\ntemplate: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+			 "parameters:\n  WARPS: [1, 2]\nconstraints:\n  c: 1\nderive:\n%s"
+			 "smem_bytes: 64\nlaunch: {threads: 32 * WARPS, grid: [S, H, B]}\n",
+			 cases[i].derive);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(try_load_text(&sp, "small.yaml", body, &err), -1);
+		assert_int_equal(err.status, FT_EINPUT);
+		if (!strstr(err.msg, cases[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, cases[i].want);
+	}
+	/* a division by zero in a derive names the derive's key at enumeration */
+	snprintf(body, sizeof(body),
+		 "fatune_space: 1\nname: small\ntemplate: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+		 "parameters:\n  WARPS: [1, 0]\nderive:\n  PER: 64 / WARPS\n"
+		 "smem_bytes: 64 * PER\nlaunch: {threads: 32, grid: [S, H, B]}\n");
+	if (try_load_text(&sp, "small.yaml", body, &err))
+		fail_msg("%s", err.msg);
+	{
+		struct ft_shape sh = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+		struct ft_enum *e = NULL;
+		struct ft_candidate c;
+
+		assert_int_equal(ft_enum_open(&e, &sp, &sh, arch("sm_90"), NULL, &err), 0);
+		assert_int_equal(ft_enum_next(e, &c, &err), 1);
+		assert_int_equal(c.values[1], 64);
+		assert_int_equal(ft_enum_next(e, &c, &err), -1);
+		assert_non_null(strstr(err.msg, "small.yaml:7: key 'derive.PER'"));
+		ft_enum_close(e);
+	}
+}
+
+/* A derived parameter written as a list: one of its expressions, a choice
+ * enumerated in the parameter's place; a choice equal to an earlier one of
+ * its list is rejected (no config twice), as is one outside its values. */
+static void test_derive_choice(void **state)
+{
+	static const char text[] = "fatune_space: 1\n"
+				   "name: choice\n"
+				   "template: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+				   "parameters:\n"
+				   "  W: [1, 2, 4]\n"
+				   "  T: [16, 32, 64, 128]\n"
+				   "  N: [7]\n"
+				   "derive:\n"
+				   "  T: [16 * W, 32 * W, min(16 * W, 64) * iif(W == 4, 2, 1)]\n"
+				   "smem_bytes: 64 * T\n"
+				   "launch: {threads: 32 * W, grid: [S, H, B]}\n";
+	/* W = 1: 16, 32, 16 (a repeat); 2: 32, 64, 32 (a repeat); 4: 64, 128, 128 (a repeat) */
+	static const long long want_t[9] = { 16, 32, 16, 32, 64, 32, 64, 128, 128 };
+	struct ft_space sp;
+	struct ft_shape sh = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	struct ft_err err = { 0 };
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	long long values[FT_MAX_PARAMS];
+	int n = 0, rc;
+
+	(void)state;
+	load_text(&sp, "choice.yaml", text);
+	assert_int_equal(sp.params[1].nchoices, 3);
+	assert_int_equal(ft_space_candidates(&sp, &sh, arch("sm_90")), 3 * 3 * 1);
+	assert_int_equal(ft_enum_open(&e, &sp, &sh, arch("sm_90"), NULL, &err), 0);
+	while ((rc = ft_enum_next(e, &c, &err)) == 1) {
+		assert_int_equal(c.values[0], 1LL << (n / 3));	/* W: 1, 2, 4 */
+		assert_int_equal(c.values[1], want_t[n]);
+		assert_int_equal(c.values[2], 7);
+		assert_int_equal(c.failed_constraint, n % 3 == 2 ? sp.nconstraints + 0 : -1);
+		if (n % 3 != 2)
+			assert_int_equal(c.smem_bytes, 64 * want_t[n]);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 9);
+	ft_enum_close(e);
+	/* given whole: one of the choices passes, another value of the list does not */
+	assert_int_equal(ft_config_parse(&sp, "W=2,T=64,N=7", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, -1);
+	assert_int_equal(ft_config_parse(&sp, "W=2,T=16,N=7", values, &err), 0);
+	assert_int_equal(ft_candidate_eval(&sp, &sh, arch("sm_90"), values, &c, &err), 0);
+	assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
+}
+
 /* ---- laziness and speed ---------------------------------------------------------- */
 
 static double now(void)
@@ -523,6 +747,10 @@ int main(void)
 		cmocka_unit_test(test_runtime_errors),
 		cmocka_unit_test(test_fixed),
 		cmocka_unit_test(test_combine_in_kernel),
+		cmocka_unit_test(test_derive_values_and_order),
+		cmocka_unit_test(test_derive_fixed_config),
+		cmocka_unit_test(test_derive_errors),
+		cmocka_unit_test(test_derive_choice),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_speed_100k),
 	};

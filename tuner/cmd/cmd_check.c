@@ -1,9 +1,12 @@
-/* cmd_check.c - `fatune check`: every candidate of a space, accepted or rejected with the reason.
+/* cmd_check.c - `fatune check`: a space's candidates, accepted or rejected with the reason.
  *
  * GPU-free. By default only the model check runs (constraints, threads, grid,
  * shared memory against the arch's static or opt-in limit), so nothing is
  * compiled; --compile also compiles the survivors with NVRTC (through the
  * cache) and applies the compiled check (real smem, registers, spills).
+ * The table lists the candidates that pass the model check (and, with
+ * --compile, what compiling made of them); those rejected before are counted
+ * per reason in one line (--all lists every candidate).
  * Nothing is written to the tuning database.
  */
 #include <errno.h>
@@ -20,12 +23,75 @@
 #include "search/pipeline.h"
 #include "cmd/target.h"
 
+/* Distinct reasons counted for the one-line summary of unlisted rejections. */
+#define CHECK_REASONS 48
+
 struct check_ctx {
 	struct ft_printer *pr;
 	int compile;
+	int all;			/* --all: list the model's rejections too */
 	long long counts[FT_ST_COUNT];
 	FILE *logs;			/* --log: every compile log, printed after the table */
+	long long unlisted;		/* rejections before compiling left out of the table */
+	int nreasons;
+	char reasons[CHECK_REASONS][160];	/* their reasons, without the file:line */
+	long long reason_count[CHECK_REASONS];
 };
+
+/* Counts a rejection left out of the table under its reason ("constraint
+ * 'X'", "derived parameter 'X'", "shared memory over the limit", else its
+ * status; past CHECK_REASONS
+ * distinct ones, the last slot takes the rest). */
+static void count_unlisted(struct check_ctx *c, const struct ft_trial *t)
+{
+	char key[160];
+	size_t n;
+	int i;
+
+	c->unlisted++;
+	if (t->status == FT_ST_REJECTED_CONSTRAINT && !strncmp(t->reason, "constraint '", 12)) {
+		n = 12 + strcspn(t->reason + 12, "'");	/* "constraint 'NAME'" */
+		snprintf(key, sizeof(key), "%.*s'", (int)n, t->reason);
+	} else if (t->status == FT_ST_REJECTED_CONSTRAINT && !strncmp(t->reason, "derived parameter '", 19)) {
+		n = 19 + strcspn(t->reason + 19, "'");	/* "derived parameter 'NAME'" */
+		snprintf(key, sizeof(key), "%.*s'", (int)n, t->reason);
+	} else if (t->status == FT_ST_REJECTED_SMEM) {
+		snprintf(key, sizeof(key), "shared memory over the limit");
+	} else {
+		snprintf(key, sizeof(key), "%s", ft_status_name(t->status));
+	}
+	for (i = 0; i < c->nreasons && strcmp(c->reasons[i], key); i++)
+		;
+	if (i == c->nreasons) {
+		if (c->nreasons == CHECK_REASONS)
+			i = CHECK_REASONS - 1;	/* the last slot takes the rest */
+		else
+			snprintf(c->reasons[c->nreasons++], sizeof(c->reasons[0]), "%s", key);
+	}
+	c->reason_count[i]++;
+}
+
+/* "check: N rejected before compiling are not listed (--all lists them):
+ * COUNT REASON, ..." on stderr, the most frequent first. */
+static void print_unlisted(struct check_ctx *c)
+{
+	int order[CHECK_REASONS];
+
+	if (!c->unlisted)
+		return;
+	for (int i = 0; i < c->nreasons; i++)
+		order[i] = i;
+	for (int i = 1; i < c->nreasons; i++)
+		for (int j = i; j > 0 && c->reason_count[order[j]] > c->reason_count[order[j - 1]]; j--) {
+			int tmp = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = tmp;
+		}
+	fprintf(stderr, "check: %lld rejected before compiling are not listed (--all lists them):", c->unlisted);
+	for (int i = 0; i < c->nreasons; i++)
+		fprintf(stderr, "%s %lld %s", i ? "," : "", c->reason_count[order[i]], c->reasons[order[i]]);
+	fprintf(stderr, "\n");
+}
 
 /* The columns a default check table shows; the compile ones only with --compile. */
 static const char *const check_cols[] = { "config", "status", "reason", "regs", "spill_bytes",
@@ -43,6 +109,10 @@ static int check_row(void *ctx, struct ft_trial *t)
 	int types[] = { 3, 3, 3, 1, 1, 3, 1, 1, 1, 2 };
 
 	c->counts[t->status]++;
+	if (!c->all && t->stage < FT_STAGE_COMPILED && t->status != FT_ST_ACCEPTED) {
+		count_unlisted(c, t);
+		return 0;
+	}
 	if (c->logs && t->log && t->log[0])
 		fprintf(c->logs, "== %s: %s\n%s%s", t->config, status, t->log,
 			t->log[strlen(t->log) - 1] == '\n' ? "" : "\n");
@@ -152,8 +222,9 @@ int cmd_check(int argc, char **argv)
 {
 	static const struct ft_command_help help = {
 		"check", "fatune check --arch sm_XX --shape BxHxSxD [options]",
-		"List every candidate of a search space for an arch and shape: accepted, or rejected\n"
-		"with the reason. No GPU is needed and nothing is stored.",
+		"List the candidates of a search space for an arch and shape that pass its model\n"
+		"check (with --all: every candidate, accepted or rejected with the reason); the\n"
+		"rejected ones are counted per reason. No GPU is needed and nothing is stored.",
 		"Rejections before compiling: a false constraint, too many threads, a grid over the\n"
 		"launch limits, or shared memory over the arch's limit (48 KB static for\n"
 		"shared_memory: static, the opt-in limit for dynamic). --compile also runs NVRTC on\n"
@@ -169,7 +240,7 @@ int cmd_check(int argc, char **argv)
 	struct ft_target_opts o = { 0 };
 	const char *format = "table", *pairs = NULL;
 	long long jobs = 0;
-	int compile = 0, wide = 0, logs = 0, npos;
+	int compile = 0, wide = 0, logs = 0, all = 0, npos;
 	char *log_text = NULL;
 	size_t log_size = 0;
 	struct ft_option opts[] = {
@@ -177,6 +248,7 @@ int cmd_check(int argc, char **argv)
 		FT_OPT_FLAG_("compile", 0, &compile, "also compile accepted candidates and check their resources"),
 		FT_OPT_INT_("jobs", 'j', &jobs, "N", "compile threads (default: all cores)", 1, 256),
 		FT_OPT_STR_("format", 0, &format, "FMT", "table, json or csv (default table)"),
+		FT_OPT_FLAG_("all", 0, &all, "list every candidate, the ones rejected before compiling too"),
 		FT_OPT_FLAG_("wide", 0, &wide, "tables: every column, in full (default: the main ones in 120 characters)"),
 		FT_OPT_FLAG_("log", 0, &logs, "with --compile: print each compile log in full after the table"),
 		FT_OPT_STR_("pairs", 0, &pairs, "FILE", "check the configs of FILE at their shapes instead"),
@@ -229,6 +301,7 @@ int cmd_check(int argc, char **argv)
 		goto fail;
 	}
 	c.compile = compile;
+	c.all = all;
 	c.pr = ft_printer_new(stdout, fmt);
 	if (!wide)
 		ft_printer_narrow(c.pr, check_cols, FT_TABLE_WIDTH, stderr);
@@ -264,6 +337,7 @@ int cmd_check(int argc, char **argv)
 		ft_interrupt_error(&err, "check stopped after %lld candidates (nothing is stored)", st.enumerated);
 	if (rc)
 		goto fail;
+	print_unlisted(&c);
 	accepted = c.counts[compile ? FT_ST_COMPILED : FT_ST_ACCEPTED];
 	rejected = st.enumerated - accepted;
 	fprintf(stderr, "check: %s %s: %lld candidates, %lld %s, %lld rejected (constraint %lld, smem %lld",

@@ -62,16 +62,17 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 	}
 
 	if (c->failed_constraint >= 0) {
-		const struct ft_constraint *k = &sp->constraints[c->failed_constraint];
 		const char *dir = ft_data_dir(), *path = sp->path;
 		size_t n = strlen(dir);
+		char guard[FT_EXPR_MAX + 256];
+		int line = 0;
 
 		/* a shipped space by its place in the tree ("search_spaces/attention.yaml"):
 		 * reasons are stored and shown in reports, where a local path means nothing */
 		if (n && !strncmp(path, dir, n) && path[n] == '/')
 			path += n + 1;
-		return reject(t, FT_ST_REJECTED_CONSTRAINT, "constraint '%s' is false (%s:%d)", k->name,
-			      path, k->expr.line);
+		ft_space_guard_text(sp, c->failed_constraint, &line, guard, sizeof(guard));
+		return reject(t, FT_ST_REJECTED_CONSTRAINT, "%s (%s:%d)", guard, path, line);
 	}
 	if (c->threads < 1 || c->threads > a->threads_per_block)
 		return reject(t, FT_ST_REJECTED_CONSTRAINT, "threads %lld outside 1..%d per block of %s",

@@ -8,21 +8,40 @@
  * space of 10^10 candidates costs what opening one of 10 does, and the order
  * is the cartesian product with the first parameter slowest.
  *
+ * Derived parameters (derive:) get no table: each is written out, in
+ * parentheses, wherever a later derive, a constraint or a formula names it
+ * (derive.c), and computed for every row as an "always" column. One derived
+ * from a list of n expressions (a choice) gets a table of its own, in its
+ * place among the parameters: the choice's index 0..n-1 (column fatune_cK),
+ * and it is written out as CASE fatune_cK WHEN 0 THEN (first) ... END; its
+ * guard also rejects a choice equal to an earlier one (no config twice). Each has one
+ * guard, before the constraints: its value among the parameter's values
+ * (when it lists any). A fixed enumeration (a config given whole) instead
+ * gets a one-row table for every parameter, derived ones too, and the guard,
+ * after the constraints, checks that the given value is the one the shape
+ * derives.
+ *
  * When a step fails (a division by zero, an integer overflow), the statement
  * cannot say which expression failed, so the candidate is re-evaluated one
  * expression at a time, in the statement's order, to name the key and line.
  */
 #include "space/space.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "space/derive.h"
 #include "space/expr.h"
 
 /* smem, threads, grid[3], combine_threads, combine_grid[3], combine_pdl,
  * workspace, the compile.defines */
 #define MAX_FORMULAS (11 + FT_MAX_SPACE_DEFINES)
+
+/* written-out texts: derived parameters (and their choices' CASE),
+ * constraints, derived guards, formulas, and one scratch */
+#define MAX_TEXTS (2 * FT_MAX_PARAMS + FT_MAX_CONSTRAINTS + FT_MAX_PARAMS + MAX_FORMULAS + 1)
 
 struct ft_enum {
 	struct ft_space sp;		/* a copy: the caller's may go away */
@@ -37,7 +56,18 @@ struct ft_enum {
 	int f_combine, f_pdl, f_workspace, f_defines;	/* where those formulas start, -1: absent */
 	const struct ft_expr_src *formulas[MAX_FORMULAS];
 	const char *formula_text[MAX_FORMULAS];
-	const char *guard_text[FT_MAX_CONSTRAINTS];
+	int nguards;			/* constraints and one per derived parameter: */
+	const char *guard_text[FT_MAX_CONSTRAINTS + FT_MAX_PARAMS];
+	int guard_id[FT_MAX_CONSTRAINTS + FT_MAX_PARAMS];	/* as failed_constraint numbers them */
+	int nenum;			/* enumerated parameters and choices (a table each,
+					 * unless fixed), in parameter order */
+	int enum_idx[FT_MAX_PARAMS];	/* their indices in sp.params */
+	int choice_of[FT_MAX_PARAMS];	/* a choice's derived position (sp.derived), by param */
+	const char *derived_text[FT_MAX_PARAMS];	/* derived, written out (not fixed) */
+	const char *choices_text[FT_MAX_PARAMS];	/* a choice's list, written out */
+	/* the written-out texts: derived, constraints, derived guards, formulas */
+	char (*text)[FT_EXPR_EXPANDED_MAX];
+	int ntext;
 };
 
 /* Where the context and the candidate's own columns start in a row. */
@@ -58,14 +88,107 @@ static int value_pos(const struct ft_param *p, long long v)
 	return -1;
 }
 
-/* The per-parameter positions of candidate index (mixed radix, first parameter
- * most significant). */
-static void positions(const struct ft_space *sp, long long index, int *pos)
+/* Rows of parameter p's table: its values, or its choices. */
+static int table_rows(const struct ft_param *p)
 {
-	for (int i = sp->nparams - 1; i >= 0; i--) {
-		pos[i] = (int)(index % sp->params[i].nvalues);
-		index /= sp->params[i].nvalues;
+	return p->derived ? p->nchoices : p->nvalues;
+}
+
+/* The positions of candidate index in the enumerated parameters' tables
+ * (mixed radix, first parameter most significant). */
+static void positions(const struct ft_enum *e, long long index, int *pos)
+{
+	for (int k = e->nenum - 1; k >= 0; k--) {
+		int rows = table_rows(&e->sp.params[e->enum_idx[k]]);
+		pos[k] = (int)(index % rows);
+		index /= rows;
 	}
+}
+
+/* text written out for the engine (derived names replaced, not when fixed)
+ * into the next of e->text; NULL when it does not fit. */
+static const char *expand(struct ft_enum *e, const char *text, int nderived)
+{
+	char *out = e->text[e->ntext];
+
+	if (e->fixed) {
+		size_t n = strlen(text);	/* < FT_EXPR_MAX: checked at load */
+		memcpy(out, text, n + 1);
+	} else if (ft_derive_expand(&e->sp, e->derived_text, nderived, text, out, FT_EXPR_EXPANDED_MAX)) {
+		return NULL;
+	}
+	e->ntext++;
+	return out;
+}
+
+/* printf at out + *n (FT_EXPR_EXPANDED_MAX in all), *n moved on. */
+static void put(char *out, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void put(char *out, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= FT_EXPR_EXPANDED_MAX)
+		return;
+	va_start(ap, fmt);
+	*n += (size_t)vsnprintf(out + *n, FT_EXPR_EXPANDED_MAX - *n, fmt, ap);
+	va_end(ap);
+}
+
+/* A choice written out (choices: its list, each item already expanded):
+ * CASE fatune_cK WHEN 0 THEN (first) WHEN 1 THEN (second) ... END. */
+static const char *choice_case(struct ft_enum *e, int k, const char *choices, int nchoices)
+{
+	char *out = e->text[e->ntext++], item[FT_EXPR_EXPANDED_MAX];
+	size_t n = 0;
+
+	put(out, &n, "CASE fatune_c%d", k);
+	for (int j = 0; j < nchoices; j++) {
+		if (ft_derive_choice(choices, j, item, sizeof(item)))
+			return NULL;
+		put(out, &n, " WHEN %d THEN (%s)", j, item);
+	}
+	put(out, &n, " END");
+	return n < FT_EXPR_EXPANDED_MAX ? out : NULL;
+}
+
+/* A derived parameter's guard. Fixed: the given value is the one derived
+ * (one of the choices, for a choice). Enumerated: a choice is not one made
+ * earlier in its list. Both: the value is one of the parameter's values,
+ * when it lists any. "1" when there is nothing to check. value: the
+ * parameter's value (its name when fixed, else its written-out text);
+ * choices: its list, expanded. */
+static const char *derived_guard(struct ft_enum *e, int k, const char *value, const char *choices)
+{
+	const struct ft_param *p = &e->sp.params[e->sp.derived[k]];
+	char *out = e->text[e->ntext++], item[FT_EXPR_EXPANDED_MAX];
+	size_t n = 0;
+
+	put(out, &n, "1");
+	if (e->fixed)
+		put(out, &n, p->nchoices ? " AND %s IN (%s)" : " AND %s == (%s)", p->name, p->derive.text);
+	if (!e->fixed && p->nchoices > 1) {
+		put(out, &n, " AND CASE fatune_c%d", k);
+		for (int j = 1; j < p->nchoices; j++) {
+			if (ft_derive_choice(choices, j, item, sizeof(item)))
+				return NULL;
+			put(out, &n, " WHEN %d THEN (%s) NOT IN (", j, item);
+			for (int i = 0; i < j; i++) {
+				if (ft_derive_choice(choices, i, item, sizeof(item)))
+					return NULL;
+				put(out, &n, "%s(%s)", i ? ", " : "", item);
+			}
+			put(out, &n, ")");
+		}
+		put(out, &n, " ELSE 1 END");
+	}
+	if (p->nvalues) {
+		put(out, &n, " AND (%s) IN (", value);
+		for (int j = 0; j < p->nvalues; j++)
+			put(out, &n, "%s%lld", j ? ", " : "", p->values[j]);
+		put(out, &n, ")");
+	}
+	return n + 1 < FT_EXPR_EXPANDED_MAX ? out : NULL;
 }
 
 static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
@@ -99,6 +222,20 @@ static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
 	for (int i = 0; i < sp->nparams; i++) {
 		const char *name = sp->params[i].name;
 		const long long *vals = e->fixed ? &e->fixed_values[i] : sp->params[i].values;
+		if (sp->params[i].derived && !e->fixed) {
+			/* written out where it is used; a choice's index has a table */
+			char cname[FT_NAME_MAX];
+			const char *cn = cname;
+			long long idx[FT_MAX_VALUES];
+			if (!sp->params[i].nchoices)
+				continue;
+			snprintf(cname, sizeof(cname), "fatune_c%d", e->choice_of[i]);
+			for (int j = 0; j < sp->params[i].nchoices; j++)
+				idx[j] = j;
+			if (ft_expr_add_table(e->x, &cn, 1, idx, sp->params[i].nchoices, err))
+				return -1;
+			continue;
+		}
 		if (ft_expr_add_table(e->x, &name, 1, vals, e->fixed ? 1 : sp->params[i].nvalues,
 				      err))
 			return -1;
@@ -119,17 +256,31 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	if (!e)
 		return ft_error(err, FT_EFAIL, "out of memory opening space '%s'", sp->path);
 	memset(e, 0, sizeof(*e));
+	e->text = malloc((size_t)MAX_TEXTS * sizeof(*e->text));
+	if (!e->text) {
+		free(e);
+		return ft_error(err, FT_EFAIL, "out of memory opening space '%s'", sp->path);
+	}
 	memcpy(&e->sp, sp, sizeof(*sp));
 	sp = &e->sp;
 
 	e->total = 1;
-	for (int i = 0; i < sp->nparams; i++)
-		e->total *= sp->params[i].nvalues;	/* bounded at load: <= 2^40 */
+	for (int k = 0; k < sp->nderived; k++)
+		e->choice_of[sp->derived[k]] = k;
+	for (int i = 0; i < sp->nparams; i++) {
+		if (sp->params[i].derived && !sp->params[i].nchoices)
+			continue;
+		e->enum_idx[e->nenum++] = i;
+		e->total *= table_rows(&sp->params[i]);	/* bounded at load: <= 2^40 */
+	}
 	if (fixed) {
 		e->fixed = 1;
 		e->fixed_index = 0;
 		for (int i = 0; i < sp->nparams; i++) {
 			int pos = value_pos(&sp->params[i], fixed[i]);
+			e->fixed_values[i] = fixed[i];
+			if (sp->params[i].derived && (pos >= 0 || !sp->params[i].nvalues))
+				continue;	/* its guard checks it */
 			if (pos < 0) {
 				ft_error(err, FT_EINPUT,
 					 "%s:%d: key 'parameters.%s': %lld is not one of its values: "
@@ -137,7 +288,6 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 					 sp->path, sp->params[i].line, sp->params[i].name, fixed[i]);
 				goto fail;
 			}
-			e->fixed_values[i] = fixed[i];
 			e->fixed_index = e->fixed_index * sp->params[i].nvalues + pos;
 		}
 		e->total = 1;
@@ -146,12 +296,62 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	if (ft_expr_open(&e->x, err) || load_tables(e, shape, arch, err))
 		goto fail;
 
-	/* each expression on its own first: the error names its key and line */
-	for (int i = 0; i < sp->nconstraints; i++) {
-		e->guard_text[i] = sp->constraints[i].expr.text;
-		if (ft_expr_check(e->x, e->guard_text[i], &why)) {
-			expr_fail(sp, &sp->constraints[i].expr, why.msg, err);
+	/* each expression on its own first: the error names its key and line;
+	 * derived parameters first, each written out with those before it */
+	for (int k = 0; k < sp->nderived; k++) {
+		const struct ft_param *p = &sp->params[sp->derived[k]];
+		if (!(e->derived_text[k] = e->choices_text[k] = expand(e, p->derive.text, k)) ||
+		    (p->nchoices && !e->fixed &&
+		     !(e->derived_text[k] = choice_case(e, k, e->choices_text[k], p->nchoices)))) {
+			expr_fail(sp, &p->derive, "written out with the derived parameters it uses, it is "
+				  "too long: simplify it", err);
 			goto fail;
+		}
+		for (int j = 0; j < (p->nchoices ? p->nchoices : 1); j++) {
+			const char *one = e->derived_text[k];
+			if (p->nchoices) {	/* each choice on its own */
+				one = e->text[e->ntext];
+				ft_derive_choice(e->choices_text[k], j, e->text[e->ntext], FT_EXPR_EXPANDED_MAX);
+			}
+			if (ft_expr_check_as(e->x, one, p->derive.text, &why)) {
+				expr_fail(sp, &p->derive, why.msg, err);
+				goto fail;
+			}
+		}
+	}
+	/* the derived parameters' guards first when enumerating (a candidate
+	 * with a value its parameter does not take is rejected for that, not by
+	 * a constraint reading the value), last for a fixed config (a constraint
+	 * of the space says best why it cannot run there) */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == (e->fixed ? 1 : 0)) {
+			for (int k = 0; k < sp->nderived; k++) {
+				const struct ft_param *p = &sp->params[sp->derived[k]];
+				const char *g = derived_guard(e, k, e->fixed ? p->name : e->derived_text[k],
+							      e->choices_text[k]);
+				if (!g || ft_expr_check_as(e->x, g, p->derive.text, &why)) {
+					expr_fail(sp, &p->derive, g ? why.msg : "its guard is too long: list fewer values",
+						  err);
+					goto fail;
+				}
+				e->guard_id[e->nguards] = sp->nconstraints + k;
+				e->guard_text[e->nguards++] = g;
+			}
+			continue;
+		}
+		for (int i = 0; i < sp->nconstraints; i++) {
+			const char *g = expand(e, sp->constraints[i].expr.text, sp->nderived);
+			if (!g) {
+				expr_fail(sp, &sp->constraints[i].expr, "written out with the derived parameters "
+					  "it uses, it is too long: simplify it", err);
+				goto fail;
+			}
+			if (ft_expr_check_as(e->x, g, sp->constraints[i].expr.text, &why)) {
+				expr_fail(sp, &sp->constraints[i].expr, why.msg, err);
+				goto fail;
+			}
+			e->guard_id[e->nguards] = i;
+			e->guard_text[e->nguards++] = g;
 		}
 	}
 	e->formulas[e->nformulas++] = &sp->smem;
@@ -179,14 +379,18 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 			e->formulas[e->nformulas++] = &sp->defines[i];
 	}
 	for (int i = 0; i < e->nformulas; i++) {
-		e->formula_text[i] = e->formulas[i]->text;
-		if (ft_expr_check(e->x, e->formula_text[i], &why)) {
+		if (!(e->formula_text[i] = expand(e, e->formulas[i]->text, sp->nderived))) {
+			expr_fail(sp, e->formulas[i], "written out with the derived parameters it uses, it "
+				  "is too long: simplify it", err);
+			goto fail;
+		}
+		if (ft_expr_check_as(e->x, e->formula_text[i], e->formulas[i]->text, &why)) {
 			expr_fail(sp, e->formulas[i], why.msg, err);
 			goto fail;
 		}
 	}
-	if (ft_expr_query(e->x, e->guard_text, sp->nconstraints, e->formula_text, e->nformulas,
-			  &why)) {
+	if (ft_expr_query_all(e->x, e->derived_text, e->fixed ? 0 : sp->nderived, e->guard_text, e->nguards,
+			      e->formula_text, e->nformulas, &why)) {
 		ft_error(err, why.status, "%s: %s", sp->path, why.msg);
 		goto fail;
 	}
@@ -212,16 +416,28 @@ static int diagnose(struct ft_enum *e, long long index, const struct ft_err *ste
 	if (e->fixed) {
 		memcpy(values, e->fixed_values, sizeof(values));
 	} else {
-		positions(sp, index, rowsel + 1);
-		for (int i = 0; i < sp->nparams; i++)
-			values[i] = sp->params[i].values[rowsel[i + 1]];
+		positions(e, index, rowsel + 1);
+		for (int k = 0; k < e->nenum; k++)
+			if (!sp->params[e->enum_idx[k]].derived)
+				values[e->enum_idx[k]] = sp->params[e->enum_idx[k]].values[rowsel[k + 1]];
+		for (int k = 0; k < sp->nderived; k++) {
+			const struct ft_param *p = &sp->params[sp->derived[k]];
+			if (ft_expr_eval(e->x, e->derived_text[k], rowsel, &v, &eval)) {
+				snprintf(why, sizeof(why), "%s, for candidate %lld", eval.msg, index);
+				return expr_fail(sp, &p->derive, why, err);
+			}
+			values[sp->derived[k]] = v;
+		}
 	}
 	ft_config_format(sp, values, config, sizeof(config));
-	for (int i = 0; i < sp->nconstraints && !failed; i++) {
+	for (int i = 0; i < e->nguards && !failed; i++) {
 		if (ft_expr_eval(e->x, e->guard_text[i], rowsel, &v, &eval)) {
 			snprintf(why, sizeof(why), "%s, for candidate %lld (%s)", eval.msg, index,
 				 config);
-			return expr_fail(sp, &sp->constraints[i].expr, why, err);
+			int id = e->guard_id[i];
+			return expr_fail(sp, id < sp->nconstraints ? &sp->constraints[id].expr
+								    : &sp->params[sp->derived[id - sp->nconstraints]].derive,
+					 why, err);
 		}
 		failed = v == 0;
 	}
@@ -238,8 +454,10 @@ static int diagnose(struct ft_enum *e, long long index, const struct ft_err *ste
 
 int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 {
-	long long cols[COL_PARAMS + FT_MAX_PARAMS + 1 + MAX_FORMULAS];
-	int ncols = COL_PARAMS + e->sp.nparams + 1 + e->nformulas, rc;
+	long long cols[COL_PARAMS + 2 * FT_MAX_PARAMS + 1 + MAX_FORMULAS];
+	int nalways = e->fixed ? 0 : e->sp.nderived;
+	int ntables = e->fixed ? e->sp.nparams : e->nenum;
+	int ncols = COL_PARAMS + ntables + nalways + 1 + e->nformulas, rc;
 	long long index = e->fixed ? e->fixed_index : e->next;
 	const long long *f;
 	struct ft_err step;
@@ -263,10 +481,20 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 	memset(c, 0, sizeof(*c));
 	c->index = index;
 	e->next++;
-	for (int i = 0; i < e->sp.nparams; i++)
-		c->values[i] = cols[COL_PARAMS + i];
-	c->failed_constraint = (int)cols[COL_PARAMS + e->sp.nparams];
-	f = &cols[COL_PARAMS + e->sp.nparams + 1];
+	if (e->fixed) {
+		for (int i = 0; i < e->sp.nparams; i++)
+			c->values[i] = cols[COL_PARAMS + i];
+	} else {
+		for (int k = 0; k < e->nenum; k++)
+			if (!e->sp.params[e->enum_idx[k]].derived)	/* not a choice's index */
+				c->values[e->enum_idx[k]] = cols[COL_PARAMS + k];
+		for (int k = 0; k < nalways; k++)
+			c->values[e->sp.derived[k]] = cols[COL_PARAMS + ntables + k];
+	}
+	c->failed_constraint = (int)cols[COL_PARAMS + ntables + nalways];
+	if (c->failed_constraint >= 0)
+		c->failed_constraint = e->guard_id[c->failed_constraint];
+	f = &cols[COL_PARAMS + ntables + nalways + 1];
 	c->smem_bytes = f[0];
 	c->threads = f[1];
 	for (int i = 0; i < 3; i++)
@@ -295,6 +523,7 @@ void ft_enum_close(struct ft_enum *e)
 	if (!e)
 		return;
 	ft_expr_close(e->x);
+	free(e->text);
 	free(e);
 }
 
@@ -306,6 +535,7 @@ long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *
 	(void)shape;
 	(void)arch;
 	for (int i = 0; i < sp->nparams; i++)
-		total *= sp->params[i].nvalues;	/* bounded at load: <= 2^40 */
+		if (!sp->params[i].derived || sp->params[i].nchoices)
+			total *= table_rows(&sp->params[i]);	/* bounded at load: <= 2^40 */
 	return total;
 }

@@ -39,9 +39,11 @@
 
 /* SQL text we build: the largest is the enumeration statement, at most 41
  * expressions of FT_EXPR_MAX (511) characters plus ~60 characters of wrapping
- * each, and 31 column names of < 64 characters: under 30 KB. 64 KB leaves room
- * and still refuses anything huge. */
-#define SQL_MAX 65536
+ * each, and 31 column names of < 64 characters: under 30 KB, more where
+ * derived parameters are written out in the expressions that use them
+ * (FT_EXPR_EXPANDED_MAX each). 256 KB leaves room and still refuses anything
+ * huge. */
+#define SQL_MAX 262144
 
 /* SQLite's default expression depth limit is 1000; real formulas nest < 20
  * deep, and 100 keeps SQLite's recursive parser and code generator far from
@@ -380,7 +382,7 @@ int ft_expr_lock(struct ft_expr *x, struct ft_err *err)
 	} limits[] = {
 		{ SQLITE_LIMIT_LENGTH, SQL_MAX },	/* strings and rows: ours are a few integers */
 		{ SQLITE_LIMIT_SQL_LENGTH, SQL_MAX },
-		{ SQLITE_LIMIT_COLUMN, 128 },		/* >= the 18 + 16 + 1 + 51 columns we use */
+		{ SQLITE_LIMIT_COLUMN, 128 },		/* >= the 18 + 16 + 16 + 1 + 19 columns we use */
 		{ SQLITE_LIMIT_EXPR_DEPTH, DEPTH_MAX },
 		{ SQLITE_LIMIT_COMPOUND_SELECT, 1 },	/* we never UNION */
 		{ SQLITE_LIMIT_VDBE_OP, 100000 },	/* the largest statement compiles to < 20 000 */
@@ -409,7 +411,9 @@ int ft_expr_lock(struct ft_expr *x, struct ft_err *err)
 
 /* ---- checking expressions --------------------------------------------------- */
 
-int ft_expr_precheck(const char *full, struct ft_err *err)
+/* The first layer with a length limit: FT_EXPR_MAX for text as written,
+ * FT_EXPR_EXPANDED_MAX for text with derived names written out. */
+static int precheck(const char *full, size_t limit, struct ft_err *err)
 {
 	static const char allowed[] = "_ \t\r\n+-*/%()<>=!,&|~";
 	size_t len = strlen(full);
@@ -417,11 +421,11 @@ int ft_expr_precheck(const char *full, struct ft_err *err)
 	char cut[EXPR_QUOTE_MAX];
 	const char *text = shorten(full, cut, sizeof(cut));
 
-	if (len >= FT_EXPR_MAX)
+	if (len >= limit)
 		return ft_error(err, FT_EINPUT,
-				"bad expression '%s': %zu characters, the limit is %d: "
+				"bad expression '%s': %zu characters, the limit is %zu: "
 				"simplify it or add a parameter",
-				text, len, FT_EXPR_MAX - 1);
+				text, len, limit - 1);
 	for (const char *p = full; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 		if (!isspace(ch))
@@ -449,6 +453,11 @@ int ft_expr_precheck(const char *full, struct ft_err *err)
 	if (depth)
 		return ft_error(err, FT_EINPUT, "bad expression '%s': %d '(' not closed", text, depth);
 	return 0;
+}
+
+int ft_expr_precheck(const char *full, struct ft_err *err)
+{
+	return precheck(full, FT_EXPR_MAX, err);
 }
 
 /* Turns the message of a failed prepare or step into ours. */
@@ -528,19 +537,24 @@ static int prepare(struct ft_expr *x, int selects, int internal, const char *tex
 
 int ft_expr_check(struct ft_expr *x, const char *text, struct ft_err *err)
 {
+	return ft_expr_check_as(x, text, text, err);
+}
+
+int ft_expr_check_as(struct ft_expr *x, const char *text, const char *shown, struct ft_err *err)
+{
 	sqlite3_stmt *st = NULL;
 	size_t n;
 
 	if (!x->locked)
 		return ft_error(err, FT_EFAIL, "expression engine: checked before the lock");
-	if (ft_expr_precheck(text, err))
+	if (precheck(text, FT_EXPR_EXPANDED_MAX, err))
 		return -1;
 	/* WHERE, not the result list: there SQLite refuses aggregates (max(x) with
 	 * one argument) and window functions while compiling */
 	n = (size_t)snprintf(x->sql, sizeof(x->sql), "SELECT 1");
 	n = put_from(x, n);
 	snprintf(x->sql + n, sizeof(x->sql) - n, " WHERE (%s)", text);
-	if (prepare(x, 1, 0, text, &st, err))
+	if (prepare(x, 1, 0, shown, &st, err))
 		return -1;
 	sqlite3_finalize(st);
 	return 0;
@@ -551,20 +565,31 @@ int ft_expr_check(struct ft_expr *x, const char *text, struct ft_err *err)
 int ft_expr_query(struct ft_expr *x, const char *const *guards, int nguards,
 		  const char *const *values, int nvalues, struct ft_err *err)
 {
+	return ft_expr_query_all(x, NULL, 0, guards, nguards, values, nvalues, err);
+}
+
+int ft_expr_query_all(struct ft_expr *x, const char *const *always, int nalways,
+		      const char *const *guards, int nguards, const char *const *values, int nvalues,
+		      struct ft_err *err)
+{
 	size_t n;
 
 	sqlite3_finalize(x->query);
 	x->query = NULL;
 	if (!x->locked)
 		return ft_error(err, FT_EFAIL, "expression engine: query before the lock");
-	if (nguards < 0 || nvalues < 0 || nguards + nvalues > FT_EXPR_MAX_COLUMNS)
+	if (nalways < 0 || nguards < 0 || nvalues < 0 ||
+	    nalways + nguards + nvalues > FT_EXPR_MAX_COLUMNS)
 		return ft_error(err, FT_EFAIL, "expression engine: %d expressions per row is too many",
-				nguards + nvalues);
+				nalways + nguards + nvalues);
+	for (int i = 0; i < nalways; i++)
+		if (precheck(always[i], FT_EXPR_EXPANDED_MAX, err))
+			return -1;
 	for (int i = 0; i < nguards; i++)
-		if (ft_expr_precheck(guards[i], err))
+		if (precheck(guards[i], FT_EXPR_EXPANDED_MAX, err))
 			return -1;
 	for (int i = 0; i < nvalues; i++)
-		if (ft_expr_precheck(values[i], err))
+		if (precheck(values[i], FT_EXPR_EXPANDED_MAX, err))
 			return -1;
 
 	/* outer: every table column, the failed-guard index, then the values,
@@ -580,6 +605,11 @@ int ft_expr_query(struct ft_expr *x, const char *const *guards, int nguards,
 	 * it runs as a co-routine, one row at a time, and the ORDER BY costs no
 	 * sort because each table is scanned in rowid order anyway. */
 	n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, " FROM (SELECT *, ");
+	/* the always-computed columns (derived parameters) come before the guard
+	 * index, for every row */
+	for (int i = 0; i < nalways; i++)
+		n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, "fatune_int((%s)) AS fatune_a%d, ",
+				      always[i], i);
 	if (nguards) {
 		n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, "CASE");
 		for (int i = 0; i < nguards; i++)
@@ -646,7 +676,7 @@ int ft_expr_eval(struct ft_expr *x, const char *text, const int *rowsel, long lo
 	size_t n;
 	int rc, ret = -1;
 
-	if (ft_expr_check(x, text, err))
+	if (ft_expr_check_as(x, text, text, err))
 		return -1;
 	n = (size_t)snprintf(x->sql, sizeof(x->sql), "SELECT (%s)", text);
 	n = put_from(x, n);
@@ -730,4 +760,37 @@ const char *ft_expr_name_problem(const char *name)
 		return "it is an SQL keyword of the expression engine (like AND, CASE, IN, KEY): "
 		       "pick another name";
 	return NULL;
+}
+
+int ft_expr_each_name(const char *text, int (*fn)(const char *name, size_t len, void *arg), void *arg)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *start = p, *q;
+		size_t len;
+		int rc;
+
+		if (isdigit((unsigned char)*p)) {	/* a number, hex digits and all */
+			while (isalnum((unsigned char)*p) || *p == '_')
+				p++;
+			continue;
+		}
+		if (!(isalpha((unsigned char)*p) || *p == '_')) {
+			p++;
+			continue;
+		}
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		len = (size_t)(p - start);
+		for (q = p; isspace((unsigned char)*q); q++)
+			;
+		if (*q == '(' && !sqlite3_keyword_check(start, (int)len))
+			continue;	/* a function call: min(, iif(, ... */
+		if (sqlite3_keyword_check(start, (int)len))
+			continue;	/* AND, CASE, IN, NOT, ... */
+		if ((rc = fn(start, len, arg)))
+			return rc;
+	}
+	return 0;
 }

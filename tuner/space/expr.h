@@ -37,11 +37,17 @@
  * row, with room to spare. */
 #define FT_EXPR_MAX_TABLES 24
 
-/* Most expressions one ft_expr_query evaluates per row: 32 constraints
- * (FT_MAX_CONSTRAINTS) and 19 formulas (smem, threads, grid[3],
- * combine_threads, combine_grid[3], combine_pdl, workspace, 8 compile.defines)
- * come to 51, 52 with the failed-guard column. */
-#define FT_EXPR_MAX_COLUMNS 56
+/* Most expressions one ft_expr_query_all evaluates per row: 16 derived
+ * parameters, 32 constraints (FT_MAX_CONSTRAINTS) and one guard per derived
+ * parameter, and 19 formulas (smem, threads, grid[3], combine_threads,
+ * combine_grid[3], combine_pdl, workspace, 8 compile.defines) come to 99,
+ * 100 with the failed-guard column. */
+#define FT_EXPR_MAX_COLUMNS 120
+
+/* Longest text the engine evaluates: an expression as written is shorter
+ * than FT_EXPR_MAX (ft_expr_precheck), but enumerate.c writes each derived
+ * parameter's expression out, in parentheses, where a later one uses it. */
+#define FT_EXPR_EXPANDED_MAX 8192
 
 struct ft_expr;
 
@@ -68,9 +74,21 @@ int ft_expr_lock(struct ft_expr *x, struct ft_err *err);
  * allowed: ..."). Needs the engine locked. */
 int ft_expr_check(struct ft_expr *x, const char *text, struct ft_err *err);
 
+/* ft_expr_check for a text written out from another (derived names replaced
+ * by their expressions, up to FT_EXPR_EXPANDED_MAX characters): messages
+ * quote shown, the text as its author wrote it. */
+int ft_expr_check_as(struct ft_expr *x, const char *text, const char *shown, struct ft_err *err);
+
 /* The text-only first layer of ft_expr_check (exposed for tests): 0 when text
- * only holds allowed characters and its parentheses balance. */
+ * only holds allowed characters, its parentheses balance and it is shorter
+ * than FT_EXPR_MAX (as a space file may write it). */
 int ft_expr_precheck(const char *text, struct ft_err *err);
+
+/* Calls fn(name, len, arg) for each name text reads, left to right: each
+ * identifier that is neither an SQL keyword (AND, CASE, IN, ...) nor a
+ * function called (followed by '('); numbers are skipped. Stops at and
+ * returns the first non-zero fn returns; 0 after the last. No engine needed. */
+int ft_expr_each_name(const char *text, int (*fn)(const char *name, size_t len, void *arg), void *arg);
 
 /* Prepares the enumeration statement: one row per element of the cross join of
  * every table (first table outermost, each in insertion order) with these
@@ -82,6 +100,15 @@ int ft_expr_precheck(const char *text, struct ft_err *err);
  * check). Each text must have passed ft_expr_check. Replaces any earlier query. */
 int ft_expr_query(struct ft_expr *x, const char *const *guards, int nguards,
 		  const char *const *values, int nvalues, struct ft_err *err);
+
+/* ft_expr_query with nalways "always" expressions first: their columns come
+ * right after the table columns, before the failed-guard index, and are
+ * computed for every row, whether its guards hold or not (a derived
+ * parameter's value is part of every candidate's config). Guards and values
+ * may be up to FT_EXPR_EXPANDED_MAX characters. */
+int ft_expr_query_all(struct ft_expr *x, const char *const *always, int nalways,
+		      const char *const *guards, int nguards, const char *const *values, int nvalues,
+		      struct ft_err *err);
 
 /* Steps the query: 1 and the row in cols[] (ncols as laid out above), 0 at
  * the end, -1 on error. A guard or value that is NULL or not an integer

@@ -127,7 +127,7 @@ int ft_config_parse(const struct ft_space *sp, const char *text, long long *valu
 		for (j = 0; j < sp->params[i].nvalues; j++)
 			if (sp->params[i].values[j] == v)
 				break;
-		if (j == sp->params[i].nvalues) {
+		if (j == sp->params[i].nvalues && sp->params[i].nvalues) {
 			char allowed[256];
 			list_values(&sp->params[i], allowed, sizeof(allowed));
 			return ft_error(err, FT_EINPUT,
@@ -143,6 +143,30 @@ int ft_config_parse(const struct ft_space *sp, const char *text, long long *valu
 					"parameter (%s)",
 					text, sp->params[i].name, names);
 	return 0;
+}
+
+const char *ft_space_guard_text(const struct ft_space *sp, int failed, int *line, char *buf, size_t size)
+{
+	const struct ft_param *p;
+	char allowed[256];
+
+	if (failed < sp->nconstraints) {
+		*line = sp->constraints[failed].expr.line;
+		snprintf(buf, size, "constraint '%s' is false", sp->constraints[failed].name);
+		return buf;
+	}
+	p = &sp->params[sp->derived[failed - sp->nconstraints]];
+	*line = p->derive.line;
+	list_values(p, allowed, sizeof(allowed));
+	if (p->nchoices)
+		snprintf(buf, size, "derived parameter '%s' (one of %s) is not one of %s%s, or repeats an earlier choice",
+			 p->name, p->derive.text, p->nvalues ? allowed : "its choices", p->nvalues ? " nor a choice" : "");
+	else if (p->nvalues)
+		snprintf(buf, size, "derived parameter '%s' (%s) is not one of %s or not what the shape gives",
+			 p->name, p->derive.text, allowed);
+	else
+		snprintf(buf, size, "derived parameter '%s' is not %s for this shape", p->name, p->derive.text);
+	return buf;
 }
 
 const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,

@@ -6,6 +6,11 @@
  * engine (expr.c), so a space file can compute but never touch files or run
  * anything.
  *
+ * A parameter is either enumerated (its values) or derived (`derive:`, an
+ * expression over the shape, enumerated parameters and earlier derived
+ * ones, computed per candidate): only enumerated parameters multiply the
+ * candidates; both are macros, part of the config and of its text.
+ *
  * Names an expression may use: every parameter; the shape B, H, S, D, S_KV,
  * H_KV, CAUSAL, DTYPE (0 fp16, 1 bf16), DTYPE_BYTES, LAYOUT (0 bhsd, 1 bshd);
  * the target arch's limits SMEM_STATIC, SMEM_OPTIN, SMEM_PER_SM,
@@ -53,9 +58,20 @@ struct ft_expr_src {
 struct ft_param {
 	char name[FT_NAME_MAX];	/* a C identifier; also the -D macro / config key */
 	enum ft_param_kind kind;
-	int nvalues;		/* >= 1 */
-	long long values[FT_MAX_VALUES];
+	int nvalues;		/* >= 1; 0 only for a derived parameter declared under
+				 * derive: alone (any integer) */
+	long long values[FT_MAX_VALUES];	/* enumerated: the values, in order; derived:
+						 * the values it may take (a candidate whose
+						 * derived value is not one is rejected) */
 	int line;
+	int derived;		/* 1: not enumerated, computed by derive (below) */
+	struct ft_expr_src derive;	/* `derive.NAME`: its expression ("" when enumerated);
+					 * with nchoices, the list's expressions joined
+					 * by ", " */
+	int nchoices;		/* 0: derive is one expression; n >= 1: derive was a
+				 * list, the value is one of its n expressions (a
+				 * choice that other parameters set: enumerated over
+				 * the n, each a candidate of its own) */
 };
 
 struct ft_constraint {
@@ -106,7 +122,10 @@ struct ft_space {
 					 * with programmatic dependent launch (sm_90+) */
 
 	int nparams;
-	struct ft_param params[FT_MAX_PARAMS];
+	struct ft_param params[FT_MAX_PARAMS];	/* in config order: those under parameters:,
+						 * then any declared under derive: alone */
+	int nderived;			/* derived parameters, in evaluation order: */
+	int derived[FT_MAX_PARAMS];	/* their indices in params (derive: order) */
 	int nconstraints;
 	struct ft_constraint constraints[FT_MAX_CONSTRAINTS];
 
@@ -158,6 +177,13 @@ int ft_space_include_dir(const char *entry, const char *space_path, char *out, s
 int ft_space_plan(const struct ft_space *sp, const struct ft_shape *shape, const long long *values,
 		  struct ft_launch_plan *plan, struct ft_err *err);
 
+/* A candidate's failed guard (ft_candidate.failed_constraint) in words:
+ * below sp->nconstraints a constraint ("constraint 'NAME' is false"), from
+ * there the guard of derived parameter sp->derived[i - nconstraints]
+ * ("derived parameter 'NAME' = EXPR is not ..."). Its line into *line.
+ * Returns buf. */
+const char *ft_space_guard_text(const struct ft_space *sp, int failed, int *line, char *buf, size_t size);
+
 /* Index of the parameter called name, or -1. */
 int ft_space_param(const struct ft_space *sp, const char *name);
 
@@ -166,7 +192,9 @@ char *ft_config_format(const struct ft_space *sp, const long long *values, char 
 		       size_t size);
 
 /* Parses "NAME=V,..." (any order, every parameter exactly once, each value one
- * of the parameter's listed values) into values[]. FT_EINPUT on anything else. */
+ * of the parameter's listed values; any integer for a derived parameter with
+ * none) into values[]. FT_EINPUT on anything else. Whether a derived value is
+ * the one the shape gives is the enumeration's guard (ft_space_guard_text). */
 int ft_config_parse(const struct ft_space *sp, const char *text, long long *values,
 		    struct ft_err *err);
 
@@ -175,7 +203,14 @@ int ft_config_parse(const struct ft_space *sp, const char *text, long long *valu
 struct ft_candidate {
 	long long index;		/* 0-based position in enumeration order */
 	long long values[FT_MAX_PARAMS];	/* parallel to sp->params */
-	int failed_constraint;		/* index of the first false constraint, -1 if none */
+	int failed_constraint;		/* index of the first false constraint, -1 if none;
+					 * nconstraints + i: derived parameter
+					 * sp->derived[i] failed its guard (a value not
+					 * among its values, a choice made twice, or, for
+					 * a fixed config, not the value the shape
+					 * derives). Enumerating, the guards are checked
+					 * before the constraints; for a fixed config,
+					 * after them */
 	long long smem_bytes;		/* the smem_bytes formula */
 	long long threads;		/* launch.threads */
 	long long grid[3];		/* launch.grid */
@@ -189,9 +224,12 @@ struct ft_candidate {
 struct ft_enum;
 
 /* Starts enumerating sp's candidates for shape and arch, in the order of the
- * parameters' cartesian product (first parameter slowest). fixed, when not
- * NULL, pins every parameter to fixed[i] (a one-candidate enumeration, used by
- * `bench --config`). Every expression is compiled here: a bad one fails with
+ * enumerated parameters' cartesian product (first parameter slowest); each
+ * derived parameter is computed per candidate (also for a rejected one),
+ * after the parameters it uses. fixed, when not NULL, pins every parameter,
+ * derived ones too, to fixed[i] (a one-candidate enumeration, used by
+ * `bench --config`): a derived value that is not the one the shape gives
+ * fails that parameter's guard. Every expression is compiled here: a bad one fails with
  * FT_EINPUT "FILE:LINE: key 'KEY': ...". No work proportional to the size of
  * the space happens before the first ft_enum_next. */
 int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
@@ -203,7 +241,9 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
  * failed_constraint set and formulas possibly 0. */
 int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
 
-/* Size of sp's cartesian product: the candidates a search of it goes through. */
+/* Size of sp's cartesian product (enumerated parameters' values, and the
+ * choices of derived ones written as lists): the candidates a search of it
+ * goes through. */
 long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *shape,
 			      const struct ft_arch *arch);
 

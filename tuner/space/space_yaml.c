@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "base/ident.h"
+#include "space/derive.h"
 #include "space/expr.h"
 #include "base/paths.h"
 #include "base/yaml_doc.h"
@@ -39,7 +40,7 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static int expression(struct ft_yaml *y, yaml_node_t *n, const char *key, struct ft_expr_src *e)
+int ft_space_yaml_expression(struct ft_yaml *y, yaml_node_t *n, const char *key, struct ft_expr_src *e)
 {
 	const char *s = ft_yaml_scalar(y, n, key, "an expression");
 	struct ft_err why;
@@ -314,7 +315,7 @@ static int constraints_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, 
 			    FT_MAX_CONSTRAINTS);
 	c = &sp->constraints[sp->nconstraints];
 	strcpy(c->name, name);
-	if (expression(y, v, key, &c->expr))
+	if (ft_space_yaml_expression(y, v, key, &c->expr))
 		return -1;
 	sp->nconstraints++;
 	return 0;
@@ -367,12 +368,12 @@ static int grid(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_ex
 		if (n == 3)
 			return ft_yaml_fail(y, ft_yaml_line(v), key,
 				    "has more than 3 items: a grid is exactly 3 expressions [x, y, z]");
-		/* a scalar node holding the joined text, so expression() sees one value */
+		/* a scalar node holding the joined text, so ft_space_yaml_expression() sees one value */
 		{
 			yaml_node_t joined = *first;
 			joined.data.scalar.value = (yaml_char_t *)text;
 			joined.data.scalar.length = strlen(text);
-			if (expression(y, &joined, ikey, &g[n]))
+			if (ft_space_yaml_expression(y, &joined, ikey, &g[n]))
 				return -1;
 		}
 		n++;
@@ -390,13 +391,13 @@ static int launch_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 	const char *name = (const char *)k->data.scalar.value;
 
 	if (!strcmp(name, "threads"))
-		return expression(y, v, key, &sp->threads);
+		return ft_space_yaml_expression(y, v, key, &sp->threads);
 	if (!strcmp(name, "grid"))
 		return grid(y, v, key, sp->grid);
 	if (!strcmp(name, "combine_threads"))
-		return expression(y, v, key, &sp->combine_threads);
+		return ft_space_yaml_expression(y, v, key, &sp->combine_threads);
 	if (!strcmp(name, "combine_pdl"))
-		return expression(y, v, key, &sp->combine_pdl);
+		return ft_space_yaml_expression(y, v, key, &sp->combine_pdl);
 	return grid(y, v, key, sp->combine_grid);
 }
 
@@ -409,7 +410,7 @@ static int workspace_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, ya
 	const char *s;
 
 	if (!strcmp((const char *)k->data.scalar.value, "bytes"))
-		return expression(y, v, key, &sp->workspace);
+		return ft_space_yaml_expression(y, v, key, &sp->workspace);
 	if (!(s = ft_yaml_scalar(y, v, key, "zero, poison, none or zero_once")))
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -509,7 +510,7 @@ static int define_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_
 		return ft_yaml_fail(y, ft_yaml_line(k), key, "too many defines: at most %d",
 				    FT_MAX_SPACE_DEFINES);
 	strcpy(sp->define_names[sp->ndefines], name);
-	if (expression(y, v, key, &sp->defines[sp->ndefines]))
+	if (ft_space_yaml_expression(y, v, key, &sp->defines[sp->ndefines]))
 		return -1;
 	sp->ndefines++;
 	return 0;
@@ -599,8 +600,10 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 	}
 	if (!strcmp(key, "constraints"))
 		return ft_yaml_mapping(y, v, key, NULL, 0, constraints_pair, NULL);
+	if (!strcmp(key, "derive"))
+		return ft_yaml_mapping(y, v, key, NULL, 0, ft_derive_pair, arg);
 	if (!strcmp(key, "smem_bytes"))
-		return expression(y, v, key, &sp->smem);
+		return ft_space_yaml_expression(y, v, key, &sp->smem);
 	if (!strcmp(key, "head_dims"))
 		return head_dims(y, v, key, sp);
 	if (!strcmp(key, "spills"))
@@ -691,7 +694,9 @@ static int check_required(struct ft_yaml *y, yaml_node_t *root)
 					    raw, why);
 	}
 	for (int i = 0; i < sp->nparams; i++) {
-		total *= sp->params[i].nvalues;
+		if (sp->params[i].derived && !sp->params[i].nchoices)
+			continue;
+		total *= sp->params[i].derived ? sp->params[i].nchoices : sp->params[i].nvalues;
 		if (total > SPACE_TOTAL_MAX)
 			return ft_yaml_fail(y, sp->params[i].line, "parameters",
 				    "the space has more than 2^40 candidates: drop values or "
@@ -705,11 +710,13 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	static const char *const top_keys[] = { "fatune_space", "name",	    "description",
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
-						"launch",	"head_dims",  "spills" };
+						"launch",	"head_dims",  "spills",
+						"derive" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
 	};
+	struct ft_derive_pending pending = { 0 };
 	struct ft_yaml y;
 	int ret = -1;
 
@@ -726,8 +733,8 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->abi = 1;
 	sp->family = &ft_family_cuda;	/* a kernel you bring, unless it says */
 	sp->workspace_init = FT_WS_ZERO;
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 12, top_pair, NULL) ||
-	    check_required(&y, y.root))
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 13, top_pair, &pending) ||
+	    ft_derive_resolve(&y, sp, &pending) || check_required(&y, y.root))
 		goto out;
 	if (sp->family->check_space && sp->family->check_space(sp, err))
 		goto out;
