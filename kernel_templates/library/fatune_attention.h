@@ -52,12 +52,16 @@ enum fatune_status {
 enum fatune_dtype { FATUNE_FP16 = 0, FATUNE_BF16 = 1 };
 
 #define FATUNE_STRICT 1u	/* flags: refuse shapes that were not tuned */
-/* flags: the workspace is the one an earlier call used, and nothing else has
- * written it since. Configs whose scratch is zeroed once (workspace init
+/* flags: the workspace is the one the previous call with the same arguments
+ * (but pointers) used, on this stream, and nothing else has written it since
+ * (not even a call of another shape: its split-KV partials may lie where this
+ * shape's scratch is). Configs whose scratch is zeroed once (workspace init
  * zero_once: the kernels leave it zero) then skip the cuMemsetD8Async that a
  * call otherwise issues before its launch, as fatune's worker zeroes it only
  * before the first call. Set it from the second call on a workspace kept for
- * the library (a serving loop's); never on memory that is fresh or shared. */
+ * the library (a serving loop's); never on memory that is fresh or shared.
+ * The Python package keeps one workspace per device and stream and sets it
+ * exactly then. */
 #define FATUNE_WORKSPACE_KEPT 2u
 
 struct fatune_attention_args {

@@ -61,6 +61,7 @@ _lib.fatune_attention_record_untuned.argtypes = [ctypes.c_char_p]
 _lib.fatune_strerror.restype = ctypes.c_char_p
 _lib.fatune_strerror.argtypes = [ctypes.c_int]
 STRICT = 1
+KEPT = 2  # FATUNE_WORKSPACE_KEPT
 
 
 def _check(status, what):
@@ -110,6 +111,28 @@ def plan(q, k, v, causal=False, strict=False, layout="bhsd"):
             "workspace_bytes": p.workspace_bytes}
 
 
+# The workspace of each (device, stream): allocated when a call needs more than it holds, never per call.
+# A workspace is handed to the library with FATUNE_WORKSPACE_KEPT only when the previous call on it (on the
+# same stream, so in order) had the same shape and entry: that call left its zero_once scratch zero, so the
+# library skips the memset, as fatune's worker zeroes it once before the first timed call. A new workspace,
+# or one another shape wrote last (its split-KV partials may lie where this shape's scratch is), is zeroed
+# by the library first. _workspaces[(device, stream)] = [tensor, key of the last call on it]
+_workspaces = {}
+_stats = {"allocations": 0}  # workspace tensors allocated (tests read it)
+
+
+def _workspace(device, stream, need):
+    """The cached workspace slot of (device, stream), grown to `need` bytes when smaller."""
+    import torch
+
+    slot = _workspaces.get((device, stream))
+    if slot is None or slot[0].numel() < need:
+        slot = [torch.empty(max(need, 1), dtype=torch.uint8, device=device), None]
+        _workspaces[(device, stream)] = slot
+        _stats["allocations"] += 1
+    return slot
+
+
 def attention(q, k, v, causal=False, strict=False, layout="bhsd"):
     """softmax(q k^T / sqrt(D)) v on the current CUDA stream; causal masks are bottom-right aligned.
     strict=True refuses shapes that were not tuned instead of running the nearest valid config."""
@@ -117,13 +140,20 @@ def attention(q, k, v, causal=False, strict=False, layout="bhsd"):
 
     o = torch.empty_like(q)
     a = _args(q, k, v, o, causal, strict, layout)
-    need = ctypes.c_size_t(0)
-    _check(_lib.fatune_attention_workspace_size(ctypes.byref(a), ctypes.byref(need)), "workspace size")
-    ws = torch.empty(need.value, dtype=torch.uint8, device=q.device) if need.value else None
-    a.workspace, a.workspace_bytes = (ws.data_ptr() if ws is not None else 0), need.value
+    p = _Plan()
+    _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
     with torch.cuda.device(q.device):
         stream = torch.cuda.current_stream(q.device).cuda_stream
+        slot = None
+        if p.workspace_bytes:
+            slot = _workspace(q.device, stream, p.workspace_bytes)
+            key = (p.entry, a.b, a.h, a.h_kv, a.s_q, a.s_kv, a.d, a.dtype, a.causal, layout)
+            a.workspace, a.workspace_bytes = slot[0].data_ptr(), slot[0].numel()
+            a.flags |= KEPT if slot[1] == key else 0
+            slot[1] = None  # until the call is issued: a failed one may have left anything there
         _check(_lib.fatune_attention_forward(ctypes.byref(a), ctypes.c_void_p(stream)), "forward")
+        if slot is not None:
+            slot[1] = key
     return o
 
 
