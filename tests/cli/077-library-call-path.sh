@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	WANT(fatune_attention_forward(&split, NULL), FATUNE_OK);
 	now(c0);
 	WANT(c0[M_LOAD], 2);
-	WANT(c0[M_ATTRIBUTE], 4);	/* the compute capability, at each load */
+	WANT(c0[M_ATTRIBUTE], 2);	/* the compute capability, once for the context */
 	WANT(c0[M_LAUNCH], 1 + per_launch);
 	WANT(c0[M_LAUNCH_EX], per_ex);
 	/* a hundred calls of each, alternating shapes: launches (and the scratch's memset) only */
@@ -140,14 +140,14 @@ check_library() {	# NAME LAUNCHES LAUNCHES_EX MEMSETS MEMSETS_KEPT
 	LD_LIBRARY_PATH="$T" "$T/path_$1" "$2" "$3" "$4" "$5" || fail "the $1 library's calls issue the wrong driver calls (lines above)"
 }
 check_library combine 2 0 0 0
-grep -q "fatune_lib_combine_pdl\[\] = { 0, 0 };" "$T/combine/fatune_library.h" || fail "the PDL=0 library's entries are not marked plain"
+grep -q "p0_combine_pdl\[\] = { 0, 0 };" "$T/combine/fatune_parts.c" || fail "the PDL=0 library's entries are not marked plain"
 # the combine with programmatic dependent launch, as the worker launches a PDL=1 candidate's
 sql "$FATUNE_DB" "UPDATE best SET config = replace(config, 'PDL=0', 'PDL=1'), compile_key = NULL WHERE s = 8192"
 check_library pdl 1 1 0 0
 # the same split merged in-kernel: one launch, its counters zeroed before the first call on a workspace only
 sql "$FATUNE_DB" "UPDATE best SET config = replace(replace(config, 'COMBINE_IN_KERNEL=0', 'COMBINE_IN_KERNEL=1'), 'PDL=1', 'PDL=0'), compile_key = NULL WHERE s = 8192"
 check_library in_kernel 1 0 1 0
-grep -q "#define FATUNE_LIB_WORKSPACE_INIT 3" "$T/in_kernel/fatune_library.h" || fail "the in-kernel library's scratch is not zero_once"
+grep -q '"attention", "mma", "[a-z_0-9]*", "[a-z_0-9]*", [01], [0-9]*, 3, FATUNE_P0_COUNT' "$T/in_kernel/fatune_parts.c" || fail "the in-kernel library's scratch is not zero_once"
 
 # the Python package keeps the workspace contract: one workspace per device and stream (no allocation per
 # call), its zero_once scratch zeroed before the first call of a shape on it only, again after another

@@ -199,7 +199,10 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 			       a->threads_per_block, a->threads_per_sm, a->cc };
 	char lo[FT_NAME_MAX];
 
+	/* guarded: a library includes the tables of several arches and spaces in one file */
+	fputs("#ifndef FATUNE_EXPR_HELPERS\n#define FATUNE_EXPR_HELPERS\n", out);
 	fputs(ft_expr_c_helpers, out);
+	fputs("#endif\n", out);
 	fprintf(out,
 		"\n/* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a\n"
 		" * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:\n"

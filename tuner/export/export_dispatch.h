@@ -85,4 +85,11 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 int ft_dispatch_write(FILE *out, const struct ft_dispatch *d, enum ft_dispatch_format fmt,
 		      struct ft_err *err);
 
+/* The table as part `part` of a library (export_library.h): C style, every
+ * name prefixed fatune_pPART_ (struct fatune_pPART_entry, fatune_pPART_table,
+ * FATUNE_PPART_COUNT, fatune_pPART_pick, fatune_pPART_eval), so the tables
+ * of several arches and spaces live in one program. Errors as
+ * ft_dispatch_write. */
+int ft_dispatch_write_part(FILE *out, const struct ft_dispatch *d, int part, struct ft_err *err);
+
 #endif

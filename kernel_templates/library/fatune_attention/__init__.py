@@ -42,6 +42,7 @@ class _Args(ctypes.Structure):
         ("b", ctypes.c_int), ("h", ctypes.c_int), ("h_kv", ctypes.c_int), ("s_q", ctypes.c_int),
         ("s_kv", ctypes.c_int), ("d", ctypes.c_int), ("dtype", ctypes.c_int), ("causal", ctypes.c_int),
         ("flags", ctypes.c_uint), ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+        ("cc", ctypes.c_int),
     ]
 
 
@@ -51,6 +52,7 @@ class _Plan(ctypes.Structure):
         ("threads", ctypes.c_uint), ("grid", ctypes.c_uint * 3), ("smem_bytes", ctypes.c_uint),
         ("combine_threads", ctypes.c_uint), ("combine_grid", ctypes.c_uint * 3),
         ("workspace_bytes", ctypes.c_size_t), ("config", ctypes.c_char * 256),
+        ("part", ctypes.c_int), ("cc", ctypes.c_int), ("arch", ctypes.c_char * 16), ("space", ctypes.c_char * 64),
     ]
 
 
@@ -101,14 +103,18 @@ def _args(q, k, v, o, causal, strict, layout):
 
 
 def plan(q, k, v, causal=False, strict=False, layout="bhsd"):
-    """The config and launch a call would use: a dict (entry, tuned, config, grid, threads, ...)."""
+    """The config and launch a call would use: a dict (part, arch, space, entry, tuned, config, grid, ...)."""
+    import torch
+
     a = _args(q, k, v, None, causal, strict, layout)
     p = _Plan()
-    _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
+    with torch.cuda.device(q.device):  # the library chooses for the current context's device
+        _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
     return {"entry": p.entry, "tuned": bool(p.tuned), "config": p.config.decode(), "num_splits": p.num_splits,
             "threads": p.threads, "grid": tuple(p.grid), "smem_bytes": p.smem_bytes,
             "combine_threads": p.combine_threads, "combine_grid": tuple(p.combine_grid),
-            "workspace_bytes": p.workspace_bytes}
+            "workspace_bytes": p.workspace_bytes, "part": p.part, "cc": p.cc, "arch": p.arch.decode(),
+            "space": p.space.decode()}
 
 
 # The workspace of each (device, stream): allocated when a call needs more than it holds, never per call.
@@ -141,13 +147,13 @@ def attention(q, k, v, causal=False, strict=False, layout="bhsd"):
     o = torch.empty_like(q)
     a = _args(q, k, v, o, causal, strict, layout)
     p = _Plan()
-    _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
-    with torch.cuda.device(q.device):
+    with torch.cuda.device(q.device):  # the library chooses for the current context's device
+        _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
         stream = torch.cuda.current_stream(q.device).cuda_stream
         slot = None
         if p.workspace_bytes:
             slot = _workspace(q.device, stream, p.workspace_bytes)
-            key = (p.entry, a.b, a.h, a.h_kv, a.s_q, a.s_kv, a.d, a.dtype, a.causal, layout)
+            key = (p.part, p.entry, a.b, a.h, a.h_kv, a.s_q, a.s_kv, a.d, a.dtype, a.causal, layout)
             a.workspace, a.workspace_bytes = slot[0].data_ptr(), slot[0].numel()
             a.flags |= KEPT if slot[1] == key else 0
             slot[1] = None  # until the call is issued: a failed one may have left anything there
