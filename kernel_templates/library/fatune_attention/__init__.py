@@ -102,11 +102,13 @@ def _args(q, k, v, o, causal, strict, layout):
     return a
 
 
-def plan(q, k, v, causal=False, strict=False, layout="bhsd"):
-    """The config and launch a call would use: a dict (part, arch, space, entry, tuned, config, grid, ...)."""
+def plan(q, k, v, causal=False, strict=False, layout="bhsd", cc=0):
+    """The config and launch a call would use: a dict (part, arch, space, entry, tuned, config, grid, ...).
+    cc=89 (a compute capability) plans for that GPU instead of the current device's."""
     import torch
 
     a = _args(q, k, v, None, causal, strict, layout)
+    a.cc = cc
     p = _Plan()
     with torch.cuda.device(q.device):  # the library chooses for the current context's device
         _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
