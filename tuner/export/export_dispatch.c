@@ -455,7 +455,9 @@ static void write_json(FILE *out, const struct ft_dispatch *d)
 		fputs(i ? ", " : "", out);
 		ft_json_string(out, d->params[i]);
 	}
-	fputs("],\n  \"entries\": [\n", out);
+	fputc(']', out);
+	ft_dispatch_write_check_json(out, d);
+	fputs(",\n  \"entries\": [\n", out);
 	for (int r = 0; r < d->n; r++) {
 		const struct ft_best *b = &d->rows[r];
 		struct ft_export_entry e[FT_EXPORT_MAX_ENTRIES];
@@ -488,6 +490,9 @@ static void write_json(FILE *out, const struct ft_dispatch *d)
 			fputs(", \"geom\": [", out);
 			for (int i = 0; i < FT_DISPATCH_GEOM; i++)
 				fprintf(out, "%s%lld", i ? ", " : "", g[i]);
+			fputs("], \"defines\": [", out);
+			for (int i = 0; i < d->sp->ndefines; i++)
+				fprintf(out, "%s%lld", i ? ", " : "", d->cand[r].define_values[i]);
 			fputs("]", out);
 		}
 		json_text(out, ", ", "template_hash", b->template_hash);
