@@ -349,9 +349,11 @@ int cmd_export(int argc, char **argv)
 		"of configs and a selection function (only entries the space accepts for the shape, as\n"
 		"`fatune check` would; then the nearest tuned S and KV length, then the nearest B*H; the\n"
 		"rule is written in the file), as a C++ or C header, or as JSON with --format json.\n"
-		"--library DIR writes that table with the CUBIN of every entry (compiled now with NVRTC,\n"
-		"or taken from the CUBIN cache; no GPU needed), the launch API fatune_attention_forward\n"
-		"and a Python package: build it with cmake, or pip install DIR.\n"
+		"--library DIR writes one such table per tuned (arch, space) of the database, or of the\n"
+		"arches of --arch (sm_89,sm_90; optional here) and the space of --space, with the CUBIN\n"
+		"of every entry (compiled now with NVRTC, or taken from the CUBIN cache; no GPU needed),\n"
+		"the launch API fatune_attention_forward, which chooses by the device's compute\n"
+		"capability, and a Python package: build it with cmake, or pip install DIR.\n"
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
@@ -371,7 +373,7 @@ int cmd_export(int argc, char **argv)
 			     "export a best config from 'search --replay' (copied, not measured); the header says so"),
 		FT_OPT_STR_("format", 0, &format, "header|json", "with --dispatch: a header (default) or JSON"),
 		FT_OPT_STR_("library", 0, &library, "DIR",
-			    "every tuned shape as a C library with its CUBINs, a launch API and a Python package"),
+			    "every tuned arch and space as one C library with its CUBINs, a launch API and a Python package"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
