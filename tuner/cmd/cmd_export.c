@@ -305,13 +305,26 @@ static int export_library(const struct ft_target_opts *o, const char *device, st
 
 	if (library_pairs(o, o->arch, device, sp, &pairs, err))
 		return -1;
-	for (; n < pairs.n; n++) {
-		const struct ft_arch *arch = ft_arch_find(pairs.arch[n], err);
+	for (int i = 0; i < pairs.n; i++) {
+		const struct ft_arch *arch = ft_arch_find(pairs.arch[i], err);
 
-		if (!arch || load_table(o, arch, device, sp, pairs.space[n], "--library", allow_replayed, &parts[n],
+		if (!arch || load_table(o, arch, device, sp, pairs.space[i], "--library", allow_replayed, &parts[n],
 					&own[n], err))
 			goto out;
-		shapes += parts[n].n;
+		if (!sp && parts[n].sp->abi != 2) {	/* not asked for by name: left out, said so */
+			fprintf(stderr, "fatune: left out space %s of %s: it speaks ABI v%d, the library launches ABI v2 templates only\n",
+				parts[n].sp->name, arch->name, parts[n].sp->abi);
+			ft_dispatch_release(&parts[n]);
+			free(own[n]);
+			own[n] = NULL;
+			continue;
+		}
+		shapes += parts[n++].n;
+	}
+	if (!n) {
+		ft_error(err, FT_EINPUT, "no tuned config of an ABI v2 space in '%s': the library launches ABI v2 templates only",
+			 ft_db_path(o));
+		goto out;
 	}
 	rc = ft_library_write(dir, parts, n, &ncubins, err);
 	if (!rc) {
