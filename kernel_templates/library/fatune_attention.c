@@ -396,30 +396,16 @@ static int plan_cc(const struct fatune_attention_args *a, int *cc)
 	return FATUNE_OK;
 }
 
-static double ratio(long long a, long long b)
-{
-	if (a < 1)
-		a = 1;
-	if (b < 1)
-		b = 1;
-	return a > b ? (double)a / (double)b : (double)b / (double)a;
-}
-
 /* Whether pick x beats y across parts: the parts' own rule (nearest S and KV
- * length, then nearest B*H times GQA group), then the faster tuned time
- * (untimed last); equal: the earlier part, which the caller keeps. */
-static int better(const struct fatune_attention_args *a, const struct fatune_lib_pick *x,
-		  const struct fatune_lib_pick *y)
+ * length, then nearest B*H times GQA group: ds and dbh, computed by the
+ * tables' own code), then the faster tuned time (untimed last); equal: the
+ * earlier part, which the caller keeps. */
+static int better(const struct fatune_lib_pick *x, const struct fatune_lib_pick *y)
 {
-	double sx = ratio(a->s_q, x->seq_len) * ratio(a->s_kv, x->kv_len);
-	double sy = ratio(a->s_q, y->seq_len) * ratio(a->s_kv, y->kv_len);
-	double bx = ratio((long long)a->b * a->h, (long long)x->batch * x->heads) * ratio(a->h / a->h_kv, x->heads / x->kv_heads);
-	double by = ratio((long long)a->b * a->h, (long long)y->batch * y->heads) * ratio(a->h / a->h_kv, y->heads / y->kv_heads);
-
-	if (sx != sy)
-		return sx < sy;
-	if (bx != by)
-		return bx < by;
+	if (x->ds != y->ds)
+		return x->ds < y->ds;
+	if (x->dbh != y->dbh)
+		return x->dbh < y->dbh;
 	if ((x->t_median_us < 0) != (y->t_median_us < 0))
 		return y->t_median_us < 0;
 	return x->t_median_us < y->t_median_us;
@@ -479,7 +465,7 @@ static int choose_uncached(const struct fatune_attention_args *a, int cc, struct
 			continue;
 		memset(&pick, 0, sizeof(pick));
 		if (p->pick(a->d, a->dtype, a->causal, a->b, a->h, a->s_q, a->s_kv, a->h_kv, c->bshd, &pick) &&
-		    (c->part < 0 || better(a, &pick, &best))) {
+		    (c->part < 0 || better(&pick, &best))) {
 			best = pick;
 			c->part = i;
 		}

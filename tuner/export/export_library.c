@@ -232,6 +232,7 @@ static int write_library_h(const char *dir, const struct ft_dispatch *parts, int
 		"struct fatune_lib_pick {\n\tint index;\t\t/* in the part's table */\n"
 		"\tint batch, heads, kv_heads, seq_len, kv_len;\t/* the entry's tuned shape */\n"
 		"\tdouble t_median_us;\t/* its time there, -1 if not timed */\n"
+		"\tdouble ds, dbh;\t\t/* its distance to the problem by the table's rule (steps 2 and 3) */\n"
 		"\tlong long g[10];\t/* its launch for the problem (the part's eval) */\n};\n\n"
 		"/* The best configs of one space tuned on one arch (fatune_table_N.h) and what launching them needs. */\n"
 		"struct fatune_lib_part {\n"
@@ -299,8 +300,12 @@ static void write_part(FILE *f, const struct ft_dispatch *d, int p, const int *c
 		"\tout->index = (int)(e - fatune_p%d_table);\n"
 		"\tout->batch = e->batch;\n\tout->heads = e->heads;\n\tout->kv_heads = e->kv_heads;\n"
 		"\tout->seq_len = e->seq_len;\n\tout->kv_len = e->kv_len;\n\tout->t_median_us = e->t_median_us;\n"
+		"\tif (kv_len <= 0)\n\t\tkv_len = seq_len;\n\tif (kv_heads <= 0)\n\t\tkv_heads = heads;\n"
+		"\tout->ds = fatune_p%d_ratio_(seq_len, e->seq_len) * fatune_p%d_ratio_(kv_len, e->kv_len);\n"
+		"\tout->dbh = fatune_p%d_ratio_((long long)batch * heads, (long long)e->batch * e->heads) *\n"
+		"\t\t   fatune_p%d_ratio_(heads / kv_heads, e->heads / e->kv_heads);\n"
 		"\treturn 1;\n}\n\n",
-		p, p, p, p, p, p, p, p, p, p);
+		p, p, p, p, p, p, p, p, p, p, p, p, p, p);
 }
 
 /* fatune_parts.c: every part's table (fatune_table_N.h), arrays and adapters, and fatune_lib_parts. */
