@@ -1,10 +1,11 @@
 /* fatune_attention.c - the runtime of a library `fatune export --library DIR` made (copied by the exporter).
  *
- * Checks the arguments, picks the config with the generated dispatch table
- * (fatune_table.h: fatune_dispatch_pick, and fatune_dispatch_eval for the
- * launch, both generated from the search space's own expressions), loads the
- * entry's embedded CUBIN once per CUDA context (fatune_library.h,
- * fatune_cubins.c) and launches it through the driver API, which is opened
+ * Checks the arguments, finds the compute capability of the current
+ * context's device (once per context), picks the config with the generated
+ * dispatch tables of the parts that run there (fatune_parts.c: per (arch,
+ * space) its table's pick and eval, generated from the search space's own
+ * expressions), loads the entry's embedded CUBIN once per CUDA context
+ * (fatune_library.h, fatune_cubins.c) and launches it through the driver API, which is opened
  * with dlopen so the library builds and links without CUDA. The kernel
  * parameters are fatune's ABI v2 (fatune_abi.h): the same struct, grid,
  * block, dynamic shared memory, split-KV partials, workspace and combine
@@ -23,7 +24,6 @@
 
 #include "fatune_abi.h"
 #include "fatune_library.h"
-#include "fatune_table.h"
 
 /* ---- the driver, opened once ------------------------------------------- */
 
@@ -105,57 +105,112 @@ static void open_driver(void)
 		cu.status = FATUNE_OK;
 }
 
-/* ---- modules: one per (context, CUBIN), loaded once ---------------------- */
+/* ---- contexts: the compute capability of each, asked once ----------------- */
+
+#define MAX_CONTEXTS 64	/* contexts a process keeps; more are asked again on every new choice */
+
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void *ctx;
+	int cc;
+} contexts[MAX_CONTEXTS];
+static int ncontexts;
+
+/* The current context (*ctx) and its device's compute capability (*cc,
+ * major*10+minor). FATUNE_E_DRIVER without a driver or a current context. */
+static int current_cc(void **ctx, int *cc)
+{
+	int dev, major = 0, minor = 0;
+
+	*ctx = NULL;
+	if (cu.status || cu.ctx_get_current(ctx) || !*ctx)
+		return FATUNE_E_DRIVER;
+	pthread_mutex_lock(&loaded_lock);
+	for (int i = 0; i < ncontexts; i++)
+		if (contexts[i].ctx == *ctx) {
+			*cc = contexts[i].cc;
+			pthread_mutex_unlock(&loaded_lock);
+			return FATUNE_OK;
+		}
+	pthread_mutex_unlock(&loaded_lock);
+	if (cu.ctx_get_device(&dev) || cu.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+	    cu.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+		return FATUNE_E_CUDA;
+	*cc = major * 10 + minor;
+	pthread_mutex_lock(&loaded_lock);
+	if (ncontexts < MAX_CONTEXTS) {
+		contexts[ncontexts].ctx = *ctx;
+		contexts[ncontexts++].cc = *cc;
+	}
+	pthread_mutex_unlock(&loaded_lock);
+	return FATUNE_OK;
+}
+
+/* 1 when part p's CUBINs run on a device of compute capability cc: the same
+ * one, or (not for sm_XXa targets) the same major and a later minor. */
+static int part_runs_on(const struct fatune_lib_part *p, int cc)
+{
+	return p->cc == cc || (!p->exact && p->cc / 10 == cc / 10 && p->cc < cc);
+}
+
+/* The compute capability whose parts serve a device of cc: the highest of
+ * the library's that runs there; 0 when none does. */
+static int serving_cc(int cc)
+{
+	int best = 0;
+
+	for (int i = 0; i < FATUNE_LIB_NPARTS; i++)
+		if (part_runs_on(&fatune_lib_parts[i], cc) && fatune_lib_parts[i].cc > best)
+			best = fatune_lib_parts[i].cc;
+	return best;
+}
+
+/* ---- modules: one per (context, part, CUBIN), loaded once ------------------ */
 
 #define MAX_LOADED 256	/* contexts x CUBINs a process keeps; more is refused, never evicted */
 
 struct loaded {
 	void *ctx;
-	int cubin;
+	int part, cubin;
 	void *main_fn, *combine_fn;
 };
 
-static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct loaded loaded[MAX_LOADED];
 static int nloaded;
 
-/* The functions of CUBIN index c in the current context, loading it the first time. */
-static int functions(int c, void **main_fn, void **combine_fn)
+/* The functions of entry `index` of part `part` in the current context ctx,
+ * loading its CUBIN the first time. */
+static int functions(void *ctx, int part, int index, void **main_fn, void **combine_fn)
 {
-	void *ctx = NULL, *mod = NULL;
-	int dev, major = 0, minor = 0, rc = FATUNE_OK;
+	const struct fatune_lib_part *p = &fatune_lib_parts[part];
+	const int c = p->cubin_of[index];
+	void *mod = NULL;
+	int rc = FATUNE_OK;
 
-	if (cu.ctx_get_current(&ctx) || !ctx)
-		return FATUNE_E_DRIVER;
 	pthread_mutex_lock(&loaded_lock);
 	for (int i = 0; i < nloaded; i++)
-		if (loaded[i].ctx == ctx && loaded[i].cubin == c) {
+		if (loaded[i].ctx == ctx && loaded[i].part == part && loaded[i].cubin == c) {
 			*main_fn = loaded[i].main_fn;
 			*combine_fn = loaded[i].combine_fn;
 			pthread_mutex_unlock(&loaded_lock);
 			return FATUNE_OK;
 		}
-	if (cu.ctx_get_device(&dev) || cu.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
-	    cu.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
-		rc = FATUNE_E_CUDA;
-	else if (major * 10 + minor != FATUNE_LIB_CC)
-		rc = FATUNE_E_ARCH;
-	else if (nloaded == MAX_LOADED)
+	if (nloaded == MAX_LOADED)
 		rc = FATUNE_E_CUDA;
 	else if (cu.module_load_data(&mod, fatune_lib_cubins[c].data) ||
-		 cu.module_get_function(&loaded[nloaded].main_fn, mod, FATUNE_LIB_KERNEL))
+		 cu.module_get_function(&loaded[nloaded].main_fn, mod, p->kernel))
 		rc = FATUNE_E_CUDA;
-	else if (FATUNE_LIB_COMBINE_KERNEL[0] &&
-		 cu.module_get_function(&loaded[nloaded].combine_fn, mod, FATUNE_LIB_COMBINE_KERNEL))
+	else if (p->combine_kernel[0] && cu.module_get_function(&loaded[nloaded].combine_fn, mod, p->combine_kernel))
 		rc = FATUNE_E_CUDA;
 	/* the opt-in above the static limit, once per function: every entry of a
 	 * CUBIN has the same shared memory (it is compiled in, FATUNE_SMEM_BYTES) */
-	else if (FATUNE_LIB_SMEM_DYNAMIC && fatune_lib_cubins[c].smem > FATUNE_LIB_SMEM_STATIC_LIMIT &&
+	else if (p->smem_dynamic && fatune_lib_cubins[c].smem > p->smem_static_limit &&
 		 cu.func_set_attribute(loaded[nloaded].main_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 				       fatune_lib_cubins[c].smem))
 		rc = FATUNE_E_CUDA;
 	if (rc == FATUNE_OK) {
 		loaded[nloaded].ctx = ctx;
+		loaded[nloaded].part = part;
 		loaded[nloaded].cubin = c;
 		*main_fn = loaded[nloaded].main_fn;
 		*combine_fn = loaded[nloaded].combine_fn;
@@ -171,6 +226,7 @@ static int functions(int c, void **main_fn, void **combine_fn)
 
 struct recorded {
 	int b, h, h_kv, s_q, s_kv, d, bf16, causal, bshd;
+	int cc;		/* the compute capability it was called for */
 };
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -212,12 +268,13 @@ static int write_campaign(void)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", record_path);
 	if (!(f = fopen(tmp, "w")))
 		return FATUNE_E_RECORD;
-	fprintf(f, "# shapes called without a tuned entry (fatune_attention_record_untuned): "
-		   "fatune search --arch %s --campaign THIS_FILE\nfatune_campaign: 1\nname: untuned\nshapes:\n",
-		FATUNE_LIB_ARCH);
+	fprintf(f, "# shapes called without a tuned entry (fatune_attention_record_untuned): tune them with\n"
+		   "# fatune search --campaign THIS_FILE on a GPU of the compute capability each one names\n"
+		   "fatune_campaign: 1\nname: untuned\nshapes:\n");
 	for (int i = 0; i < nrecorded; i++) {
 		const struct recorded *r = &recorded[i];
 
+		fprintf(f, "  # called on a device of compute capability %d.%d (sm_%d)\n", r->cc / 10, r->cc % 10, r->cc);
 		fprintf(f, "  - shape: %dx%dx%dx%d\n    kv_heads: %d\n    kv_len: %d\n    layout: %s\n"
 			   "    dtype: [%s]\n    causal: [%d]\n",
 			r->b, r->h, r->s_q, r->d, r->h_kv, r->s_kv, r->bshd ? "bshd" : "bhsd", r->bf16 ? "bf16" : "fp16",
@@ -231,9 +288,10 @@ static int write_campaign(void)
 	return FATUNE_OK;
 }
 
-static int record(const struct fatune_attention_args *a, int bshd)
+static int record(const struct fatune_attention_args *a, int bshd, int cc)
 {
-	struct recorded r = { a->b, a->h, a->h_kv, a->s_q, a->s_kv, a->d, a->dtype == FATUNE_BF16, a->causal != 0, bshd };
+	struct recorded r = { a->b, a->h, a->h_kv, a->s_q, a->s_kv, a->d, a->dtype == FATUNE_BF16, a->causal != 0, bshd,
+			      cc };
 	int rc = FATUNE_OK;
 
 	pthread_once(&record_env, record_from_env);
@@ -255,9 +313,8 @@ static int record(const struct fatune_attention_args *a, int bshd)
 /* ---- choosing ------------------------------------------------------------ */
 
 struct choice {
-	const struct fatune_dispatch_entry *e;
-	int index, tuned, bshd;
-	long long g[10];	/* fatune_dispatch_eval's launch */
+	int part, index, tuned, bshd;
+	long long g[10];	/* the entry's launch for the shape (its part's eval) */
 	size_t partial_o, partial_lse, scratch, total;	/* workspace offsets and size */
 };
 
@@ -275,14 +332,15 @@ static size_t align256(size_t x)
 	return (x + 255) & ~(size_t)255;
 }
 
-/* What a choice depends on: the arguments but for pointers and workspace. */
+/* What a choice depends on: the arguments but for pointers and workspace,
+ * and the compute capability chosen for. */
 struct choice_key {
 	long long strides[12];
-	int sizes[6], dtype, causal;
+	int sizes[6], dtype, causal, cc;
 	unsigned flags;
 };
 
-static void key_of(const struct fatune_attention_args *a, struct choice_key *k)
+static void key_of(const struct fatune_attention_args *a, int cc, struct choice_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(k->strides, a->q_stride, sizeof(a->q_stride));
@@ -297,15 +355,68 @@ static void key_of(const struct fatune_attention_args *a, struct choice_key *k)
 	k->sizes[5] = a->d;
 	k->dtype = a->dtype;
 	k->causal = a->causal;
+	k->cc = cc;
 	k->flags = a->flags & FATUNE_STRICT;	/* the only flag the choice depends on */
 }
 
-static int choose_uncached(const struct fatune_attention_args *a, struct choice *c);
+/* The checks that need no device: dtype, sizes, layout (*bshd). */
+static int check_args(const struct fatune_attention_args *a, int *bshd)
+{
+	if (a->dtype != FATUNE_FP16 && a->dtype != FATUNE_BF16)
+		return FATUNE_E_DTYPE;
+	if (a->b < 1 || a->h < 1 || a->h_kv < 1 || a->s_q < 1 || a->s_kv < 1 || a->d < 1 || a->h % a->h_kv ||
+	    (a->causal != 0 && a->causal != 1) || a->cc < 0)
+		return FATUNE_E_ARGS;
+	for (*bshd = 0; *bshd < 2; (*bshd)++)
+		if (contiguous(a->q_stride, a->h, a->s_q, a->d, *bshd) && contiguous(a->o_stride, a->h, a->s_q, a->d, *bshd) &&
+		    contiguous(a->k_stride, a->h_kv, a->s_kv, a->d, *bshd) &&
+		    contiguous(a->v_stride, a->h_kv, a->s_kv, a->d, *bshd))
+			return FATUNE_OK;
+	return FATUNE_E_LAYOUT;
+}
 
-/* The choice for a's shape: the last successful one of this thread when the
- * shape is the same (a serving loop calls with few shapes; the pick
+/* The compute capability a plan or size query chooses for: a->cc, else the
+ * current context's device, else (no driver or context) the library's only
+ * one; FATUNE_E_DRIVER when it holds several. */
+static int plan_cc(const struct fatune_attention_args *a, int *cc)
+{
+	void *ctx;
+
+	if (a->cc) {
+		*cc = a->cc;
+		return FATUNE_OK;
+	}
+	pthread_once(&cu.once, open_driver);
+	if (current_cc(&ctx, cc) == FATUNE_OK)
+		return FATUNE_OK;
+	*cc = fatune_lib_parts[0].cc;
+	for (int i = 1; i < FATUNE_LIB_NPARTS; i++)
+		if (fatune_lib_parts[i].cc != *cc)
+			return FATUNE_E_DRIVER;
+	return FATUNE_OK;
+}
+
+/* Whether pick x beats y across parts: the parts' own rule (nearest S and KV
+ * length, then nearest B*H times GQA group: ds and dbh, computed by the
+ * tables' own code), then the faster tuned time (untimed last); equal: the
+ * earlier part, which the caller keeps. */
+static int better(const struct fatune_lib_pick *x, const struct fatune_lib_pick *y)
+{
+	if (x->ds != y->ds)
+		return x->ds < y->ds;
+	if (x->dbh != y->dbh)
+		return x->dbh < y->dbh;
+	if ((x->t_median_us < 0) != (y->t_median_us < 0))
+		return y->t_median_us < 0;
+	return x->t_median_us < y->t_median_us;
+}
+
+static int choose_uncached(const struct fatune_attention_args *a, int cc, struct choice *c);
+
+/* The choice for a's shape on cc: the last successful one of this thread
+ * when the shape is the same (a serving loop calls with few shapes; the pick
  * evaluates every candidate entry's constraints), else computed. */
-static int choose(const struct fatune_attention_args *a, struct choice *c)
+static int choose(const struct fatune_attention_args *a, int cc, struct choice *c)
 {
 	static __thread struct choice_key last_key;
 	static __thread struct choice last;
@@ -314,14 +425,12 @@ static int choose(const struct fatune_attention_args *a, struct choice *c)
 	struct choice_key k;
 	int rc;
 
-	if (!a)
-		return FATUNE_E_ARGS;
-	key_of(a, &k);
+	key_of(a, cc, &k);
 	if (have_last && last_generation == generation && !memcmp(&k, &last_key, sizeof(k))) {
 		*c = last;
 		return FATUNE_OK;
 	}
-	if ((rc = choose_uncached(a, c)) == FATUNE_OK) {
+	if ((rc = choose_uncached(a, cc, c)) == FATUNE_OK) {
 		last_key = k;
 		last = *c;
 		last_generation = generation;
@@ -330,42 +439,50 @@ static int choose(const struct fatune_attention_args *a, struct choice *c)
 	return rc;
 }
 
-static int choose_uncached(const struct fatune_attention_args *a, struct choice *c)
+static int choose_uncached(const struct fatune_attention_args *a, int cc, struct choice *c)
 {
-	int any_d = 0;
+	const int serving = serving_cc(cc);
+	struct fatune_lib_pick best, pick;
+	int any_d = 0, rc, splits;
 
 	memset(c, 0, sizeof(*c));
-	if (a->dtype != FATUNE_FP16 && a->dtype != FATUNE_BF16)
-		return FATUNE_E_DTYPE;
-	if (a->b < 1 || a->h < 1 || a->h_kv < 1 || a->s_q < 1 || a->s_kv < 1 || a->d < 1 || a->h % a->h_kv ||
-	    (a->causal != 0 && a->causal != 1))
-		return FATUNE_E_ARGS;
-	for (int i = 0; i < FATUNE_DISPATCH_COUNT; i++)
-		any_d |= fatune_dispatch_table[i].head_dim == a->d && fatune_dispatch_table[i].bf16 == a->dtype &&
-			 fatune_dispatch_table[i].causal == a->causal;
+	if ((rc = check_args(a, &c->bshd)) && rc != FATUNE_E_LAYOUT)
+		return rc;
+	if (!serving)
+		return FATUNE_E_ARCH;
+	for (int i = 0; i < FATUNE_LIB_NPARTS; i++)
+		any_d |= fatune_lib_parts[i].cc == serving && part_runs_on(&fatune_lib_parts[i], cc) &&
+			 fatune_lib_parts[i].any(a->d, a->dtype, a->causal);
 	if (!any_d)
 		return FATUNE_E_HEAD_DIM;
-	for (c->bshd = 0; c->bshd < 2; c->bshd++)
-		if (contiguous(a->q_stride, a->h, a->s_q, a->d, c->bshd) && contiguous(a->o_stride, a->h, a->s_q, a->d, c->bshd) &&
-		    contiguous(a->k_stride, a->h_kv, a->s_kv, a->d, c->bshd) &&
-		    contiguous(a->v_stride, a->h_kv, a->s_kv, a->d, c->bshd))
-			break;
-	if (c->bshd == 2)
-		return FATUNE_E_LAYOUT;
-	c->e = fatune_dispatch_pick(a->d, a->dtype, a->causal, a->b, a->h, a->s_q, a->s_kv, a->h_kv, c->bshd);
-	c->tuned = c->e && c->e->batch == a->b && c->e->heads == a->h && c->e->kv_heads == a->h_kv &&
-		   c->e->seq_len == a->s_q && c->e->kv_len == a->s_kv;
-	if (!c->tuned && record(a, c->bshd))
+	if (rc)
+		return rc;	/* the layout, once the head dim is known to be served */
+	c->part = -1;
+	for (int i = 0; i < FATUNE_LIB_NPARTS; i++) {
+		const struct fatune_lib_part *p = &fatune_lib_parts[i];
+
+		if (p->cc != serving || !part_runs_on(p, cc) || !p->any(a->d, a->dtype, a->causal))
+			continue;
+		memset(&pick, 0, sizeof(pick));
+		if (p->pick(a->d, a->dtype, a->causal, a->b, a->h, a->s_q, a->s_kv, a->h_kv, c->bshd, &pick) &&
+		    (c->part < 0 || better(&pick, &best))) {
+			best = pick;
+			c->part = i;
+		}
+	}
+	c->tuned = c->part >= 0 && best.batch == a->b && best.heads == a->h && best.kv_heads == a->h_kv &&
+		   best.seq_len == a->s_q && best.kv_len == a->s_kv;
+	if (!c->tuned && record(a, c->bshd, cc))
 		return FATUNE_E_RECORD;
-	if (!c->e)
+	if (c->part < 0)
 		return FATUNE_E_NO_CONFIG;
 	if (!c->tuned && (a->flags & FATUNE_STRICT))
 		return FATUNE_E_UNTUNED;
-	c->index = (int)(c->e - fatune_dispatch_table);
-	if (!fatune_dispatch_eval(c->e, a->b, a->h, a->h_kv, a->s_q, a->s_kv, c->bshd, c->g))
-		return FATUNE_E_NO_CONFIG;	/* cannot happen: the pick checked it */
-	if (fatune_lib_num_splits[c->index] > 1) {
-		size_t rows = (size_t)fatune_lib_num_splits[c->index] * a->b * a->h * a->s_q;
+	c->index = best.index;
+	memcpy(c->g, best.g, sizeof(c->g));
+	splits = fatune_lib_parts[c->part].num_splits[c->index];
+	if (splits > 1) {
+		size_t rows = (size_t)splits * a->b * a->h * a->s_q;
 
 		c->partial_lse = align256(rows * a->d * 4);
 		c->scratch = c->partial_lse + align256(rows * 4);
@@ -377,50 +494,60 @@ static int choose_uncached(const struct fatune_attention_args *a, struct choice 
 int fatune_attention_workspace_size(const struct fatune_attention_args *a, size_t *bytes)
 {
 	struct choice c;
-	int rc = choose(a, &c);
+	int rc, cc;
 
-	if (bytes)
-		*bytes = rc ? 0 : c.total;
-	return bytes ? rc : FATUNE_E_ARGS;
+	if (!a || !bytes)
+		return FATUNE_E_ARGS;
+	*bytes = 0;
+	if ((rc = plan_cc(a, &cc)) || (rc = choose(a, cc, &c)))
+		return rc;
+	*bytes = c.total;
+	return FATUNE_OK;
 }
 
 int fatune_attention_plan(const struct fatune_attention_args *a, struct fatune_attention_plan *out)
 {
 	struct choice c;
-	int rc;
+	const struct fatune_lib_part *p;
+	int rc, cc;
 
-	if (!out)
+	if (!out || !a)
 		return FATUNE_E_ARGS;
 	memset(out, 0, sizeof(*out));
-	if ((rc = choose(a, &c)))
+	if ((rc = plan_cc(a, &cc)) || (rc = choose(a, cc, &c)))
 		return rc;
+	p = &fatune_lib_parts[c.part];
 	out->entry = c.index;
 	out->tuned = c.tuned;
-	out->num_splits = fatune_lib_num_splits[c.index];
+	out->num_splits = p->num_splits[c.index];
 	out->smem_bytes = (unsigned)c.g[0];
 	out->threads = (unsigned)c.g[1];
-	out->combine_threads = fatune_lib_num_splits[c.index] > 1 ? (unsigned)c.g[5] : 0;
+	out->combine_threads = out->num_splits > 1 ? (unsigned)c.g[5] : 0;
 	for (int i = 0; i < 3; i++) {
 		out->grid[i] = (unsigned)c.g[2 + i];
 		out->combine_grid[i] = out->combine_threads ? (unsigned)c.g[6 + i] : 0;
 	}
 	out->workspace_bytes = c.total;
-	snprintf(out->config, sizeof(out->config), "%s", fatune_lib_configs[c.index]);
+	snprintf(out->config, sizeof(out->config), "%s", p->configs[c.index]);
+	out->part = c.part;
+	out->cc = cc;
+	snprintf(out->arch, sizeof(out->arch), "%s", p->target);
+	snprintf(out->space, sizeof(out->space), "%s", p->space);
 	return FATUNE_OK;
 }
 
 /* ---- launching ----------------------------------------------------------- */
 
-/* The TMA descriptors the entry's family asks for (fatune_lib_tma: rows,
+/* The TMA descriptors the entry's family asks for (its part's tma: rows,
  * cols, swizzle per tensor Q, K, V, O), rank 4 over (D, S, H, B). */
-static int encode_tma(const struct fatune_attention_args *a, int index, struct fatune_attn_params_v2 *p)
+static int encode_tma(const struct fatune_attention_args *a, const struct choice *c, struct fatune_attn_params_v2 *p)
 {
 	struct fatune_tma_desc *out[4] = { &p->tma_q, &p->tma_k, &p->tma_v, &p->tma_o };
 	const void *base[4] = { a->q, a->k, a->v, a->o };
 	const long long *st[4] = { a->q_stride, a->k_stride, a->v_stride, a->o_stride };
 
 	for (int t = 0; t < 4; t++) {
-		const int *bx = fatune_lib_tma[index][t];
+		const int *bx = fatune_lib_parts[c->part].tma[c->index][t];
 		const int kv = t == 1 || t == 2;
 		unsigned long long dims[4] = { (unsigned long long)a->d, (unsigned long long)(kv ? a->s_kv : a->s_q),
 					       (unsigned long long)(kv ? a->h_kv : a->h), (unsigned long long)a->b };
@@ -445,13 +572,14 @@ static int encode_tma(const struct fatune_attention_args *a, int index, struct f
 static int build_params(const struct fatune_attention_args *a, const struct choice *c, struct fatune_attn_params_v2 *p)
 {
 	unsigned char *ws = (unsigned char *)a->workspace;
+	const int splits = fatune_lib_parts[c->part].num_splits[c->index];
 
 	memset(p, 0, sizeof(*p));
 	p->q = a->q;
 	p->k = a->k;
 	p->v = a->v;
 	p->o = a->o;
-	if (fatune_lib_num_splits[c->index] > 1) {
+	if (splits > 1) {
 		p->o_partial = (float *)(void *)(ws + c->partial_o);
 		p->lse_partial = (float *)(void *)(ws + c->partial_lse);
 	}
@@ -477,13 +605,13 @@ static int build_params(const struct fatune_attention_args *a, const struct choi
 	p->s_q = a->s_q;
 	p->s_kv = a->s_kv;
 	p->d = a->d;
-	p->num_splits = fatune_lib_num_splits[c->index];
+	p->num_splits = splits;
 	p->causal_offset = a->s_kv - a->s_q;
 	p->scale = (float)(1.0 / sqrt((double)a->d));
 	p->scale_log2 = (float)(1.4426950408889634 / sqrt((double)a->d));	/* log2(e)/sqrt(D) */
 	p->layout = c->bshd ? FATUNE_LAYOUT_BSHD : FATUNE_LAYOUT_BHSD;
 	p->abi_version = 2;
-	return encode_tma(a, c->index, p);
+	return encode_tma(a, c, p);
 }
 
 /* The last launch of this thread: a serving loop calls again and again with
@@ -494,6 +622,7 @@ static int build_params(const struct fatune_attention_args *a, const struct choi
 struct last_launch {
 	int valid, generation;
 	void *ctx;
+	int cc;			/* ctx's device */
 	struct choice_key key;
 	const void *ptr[5];	/* q, k, v, o, workspace */
 	struct choice c;
@@ -516,7 +645,7 @@ static int launch_combine(const struct last_launch *l, void *stream, void **args
 
 	if (!l->combine_fn)
 		return FATUNE_E_CUDA;
-	if (!fatune_lib_combine_pdl[l->c.index] || !cu.launch_kernel_ex)
+	if (!fatune_lib_parts[l->c.part].combine_pdl[l->c.index] || !cu.launch_kernel_ex)
 		return cu.launch_kernel(l->combine_fn, (unsigned)l->c.g[6], (unsigned)l->c.g[7], (unsigned)l->c.g[8],
 					(unsigned)l->c.g[5], 1, 1, 0, stream, args, NULL)
 			       ? FATUNE_E_CUDA
@@ -538,33 +667,46 @@ static int launch_combine(const struct last_launch *l, void *stream, void **args
 int fatune_attention_forward(const struct fatune_attention_args *a, void *stream)
 {
 	struct last_launch *l = &last_launch;
+	const struct fatune_lib_part *part;
 	struct choice_key key;
 	void *ctx = NULL, *args[1];
-	int rc;
+	int rc, cc, init;
 
 	if (!a)
 		return FATUNE_E_ARGS;
 	pthread_once(&cu.once, open_driver);
-	key_of(a, &key);
-	if (!l->valid || l->generation != atomic_load(&record_generation) || memcmp(&key, &l->key, sizeof(key)) ||
-	    l->ptr[0] != a->q || l->ptr[1] != a->k || l->ptr[2] != a->v || l->ptr[3] != a->o ||
-	    l->ptr[4] != a->workspace || cu.status || cu.ctx_get_current(&ctx) || ctx != l->ctx) {
+	if (cu.status || cu.ctx_get_current(&ctx) || !ctx) {	/* what can be said without a device first */
+		int bshd;
+
+		if ((rc = check_args(a, &bshd)))
+			return rc;
+		return !a->q || !a->k || !a->v || !a->o ? FATUNE_E_ARGS : FATUNE_E_DRIVER;
+	}
+	key_of(a, l->valid ? l->cc : 0, &key);
+	if (!l->valid || ctx != l->ctx || (a->cc && a->cc != l->cc) || l->generation != atomic_load(&record_generation) ||
+	    memcmp(&key, &l->key, sizeof(key)) || l->ptr[0] != a->q || l->ptr[1] != a->k || l->ptr[2] != a->v ||
+	    l->ptr[3] != a->o || l->ptr[4] != a->workspace) {
 		l->valid = 0;
-		if ((rc = choose(a, &l->c)))
+		if ((rc = current_cc(&ctx, &cc)))
+			return rc;
+		if (a->cc && a->cc != cc) {
+			int bshd;
+
+			return (rc = check_args(a, &bshd)) ? rc : FATUNE_E_ARCH;
+		}
+		if ((rc = choose(a, cc, &l->c)))
 			return rc;
 		if (!a->q || !a->k || !a->v || !a->o)
 			return FATUNE_E_ARGS;
 		if (l->c.total && (!a->workspace || a->workspace_bytes < l->c.total))
 			return FATUNE_E_WORKSPACE;
-		if (cu.status)
-			return cu.status;
-		if ((rc = functions(fatune_lib_cubin_of[l->c.index], &l->main_fn, &l->combine_fn)))
+		if ((rc = functions(ctx, l->c.part, l->c.index, &l->main_fn, &l->combine_fn)))
 			return rc;
 		if ((rc = build_params(a, &l->c, &l->p)))
 			return rc;
-		if (cu.ctx_get_current(&l->ctx) || !l->ctx)
-			return FATUNE_E_DRIVER;
-		l->key = key;
+		key_of(a, cc, &l->key);
+		l->ctx = ctx;
+		l->cc = cc;
 		l->ptr[0] = a->q;
 		l->ptr[1] = a->k;
 		l->ptr[2] = a->v;
@@ -575,20 +717,20 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
 	} else if (l->c.total && a->workspace_bytes < l->c.total) {
 		return FATUNE_E_WORKSPACE;
 	}
+	part = &fatune_lib_parts[l->c.part];
+	init = part->workspace_init;
 	args[0] = &l->p;
 	/* the kernel's scratch, as the worker treats it: init zero before every
 	 * call; zero_once before the first call on a workspace only (the kernels
 	 * leave it zero), which the caller vouches for with FATUNE_WORKSPACE_KEPT */
 	if (l->c.g[9] &&
-	    (FATUNE_LIB_WORKSPACE_INIT == FATUNE_WORKSPACE_ZERO ||
-	     (FATUNE_LIB_WORKSPACE_INIT == FATUNE_WORKSPACE_ZERO_ONCE && !(a->flags & FATUNE_WORKSPACE_KEPT))) &&
+	    (init == FATUNE_WORKSPACE_ZERO || (init == FATUNE_WORKSPACE_ZERO_ONCE && !(a->flags & FATUNE_WORKSPACE_KEPT))) &&
 	    cu.memset_d8_async((unsigned long long)(uintptr_t)l->p.workspace, 0, (size_t)l->c.g[9], stream))
 		return FATUNE_E_CUDA;
 	if (cu.launch_kernel(l->main_fn, (unsigned)l->c.g[2], (unsigned)l->c.g[3], (unsigned)l->c.g[4],
-			     (unsigned)l->c.g[1], 1, 1, FATUNE_LIB_SMEM_DYNAMIC ? (unsigned)l->c.g[0] : 0, stream, args,
-			     NULL))
+			     (unsigned)l->c.g[1], 1, 1, part->smem_dynamic ? (unsigned)l->c.g[0] : 0, stream, args, NULL))
 		return FATUNE_E_CUDA;
-	if (fatune_lib_num_splits[l->c.index] > 1 && l->c.g[5] > 0 && launch_combine(l, stream, args))
+	if (part->num_splits[l->c.index] > 1 && l->c.g[5] > 0 && launch_combine(l, stream, args))
 		return FATUNE_E_CUDA;
 	return FATUNE_OK;
 }
@@ -597,15 +739,15 @@ const char *fatune_strerror(int status)
 {
 	switch (status) {
 	case FATUNE_OK: return "ok";
-	case FATUNE_E_ARGS: return "bad arguments: a NULL pointer, a size below 1, H not a multiple of H_kv, or causal not 0/1";
+	case FATUNE_E_ARGS: return "bad arguments: a NULL pointer, a size below 1, H not a multiple of H_kv, causal not 0/1, or cc below 0";
 	case FATUNE_E_DTYPE: return "dtype is neither FATUNE_FP16 nor FATUNE_BF16";
 	case FATUNE_E_HEAD_DIM: return "no config was tuned for this head dim, dtype and causal flag: tune it with fatune search";
 	case FATUNE_E_LAYOUT: return "strides are not those of contiguous [B,H,S,D] or [B,S,H,D] tensors (make them contiguous)";
 	case FATUNE_E_UNTUNED: return "this shape was not tuned and FATUNE_STRICT is set (record it with fatune_attention_record_untuned)";
 	case FATUNE_E_NO_CONFIG: return "no tuned config is valid for this shape (grouped-query, decode and layout need configs of their kind)";
 	case FATUNE_E_WORKSPACE: return "the workspace is NULL or smaller than fatune_attention_workspace_size says";
-	case FATUNE_E_DRIVER: return "the CUDA driver (libcuda.so.1) cannot be opened or initialised, or there is no current CUDA context";
-	case FATUNE_E_ARCH: return "the current device is not the architecture this library was tuned for (" FATUNE_LIB_ARCH ")";
+	case FATUNE_E_DRIVER: return "the CUDA driver (libcuda.so.1) cannot be opened or initialised, or there is no current CUDA context (plan without a GPU: set args.cc)";
+	case FATUNE_E_ARCH: return "this library holds no CUBIN for the device's compute capability (or args.cc differs from the device's): it holds " FATUNE_LIB_ARCHS;
 	case FATUNE_E_CUDA: return "a CUDA driver call failed (module load, shared-memory attribute, TMA descriptor or launch)";
 	case FATUNE_E_RECORD: return "the untuned-shape campaign file cannot be written";
 	default: return "unknown fatune status";

@@ -7,11 +7,22 @@
  * their strides in elements (D itself contiguous); causal masks are
  * bottom-right aligned (query i sees keys <= i + S_kv - S_q).
  *
- * The choice is deterministic: the same library and arguments pick the same
- * config in every process and on every rank (fatune_dispatch_pick in
- * fatune_table.h: only configs fatune's space accepts for the shape, then the
- * nearest tuned one). Shapes that were not tuned get that nearest valid entry,
- * or FATUNE_E_UNTUNED when the caller sets FATUNE_STRICT.
+ * One library holds the configs fatune tuned on every arch and in every
+ * space (template family) it was exported with: one table per (arch, space),
+ * its "part". A call chooses for the compute capability of the current
+ * context's device (asked once per context): the parts whose CUBINs run there
+ * (the same compute capability, or for targets without the `a` suffix the
+ * same major and a lower minor; sm_90a CUBINs only on 9.0), of the nearest
+ * such arch; none: FATUNE_E_ARCH.
+ *
+ * The choice is deterministic: the same library, device and arguments pick
+ * the same config in every process and on every rank. In each part only
+ * configs fatune's space accepts for the shape (fatune_pN_pick in
+ * fatune_table_N.h, generated from the space's constraints), the nearest
+ * tuned one; across parts the nearer (the same measure), then the faster
+ * tuned time, then the earlier part (ordered by arch, then space name).
+ * Shapes that were not tuned get that nearest valid entry, or
+ * FATUNE_E_UNTUNED when the caller sets FATUNE_STRICT.
  *
  * The driver (libcuda.so.1) is opened on the first call; CUBINs are loaded
  * once per CUDA context and kernel (the caller's current context), under a
@@ -44,7 +55,7 @@ enum fatune_status {
 	FATUNE_E_NO_CONFIG = 6,	/* no tuned config is valid for this shape */
 	FATUNE_E_WORKSPACE = 7,	/* workspace NULL or smaller than the size asked for */
 	FATUNE_E_DRIVER = 8,	/* libcuda.so.1 cannot be opened, or no current context */
-	FATUNE_E_ARCH = 9,	/* the current device is not the arch the library was tuned for */
+	FATUNE_E_ARCH = 9,	/* no CUBIN of the library runs on the device (or args.cc is not the device's) */
 	FATUNE_E_CUDA = 10,	/* a driver call failed (module load, launch) */
 	FATUNE_E_RECORD = 11,	/* the untuned-shape file cannot be written */
 };
@@ -52,12 +63,16 @@ enum fatune_status {
 enum fatune_dtype { FATUNE_FP16 = 0, FATUNE_BF16 = 1 };
 
 #define FATUNE_STRICT 1u	/* flags: refuse shapes that were not tuned */
-/* flags: the workspace is the one an earlier call used, and nothing else has
- * written it since. Configs whose scratch is zeroed once (workspace init
+/* flags: the workspace is the one the previous call with the same arguments
+ * (but pointers) used, on this stream, and nothing else has written it since
+ * (not even a call of another shape: its split-KV partials may lie where this
+ * shape's scratch is). Configs whose scratch is zeroed once (workspace init
  * zero_once: the kernels leave it zero) then skip the cuMemsetD8Async that a
  * call otherwise issues before its launch, as fatune's worker zeroes it only
  * before the first call. Set it from the second call on a workspace kept for
- * the library (a serving loop's); never on memory that is fresh or shared. */
+ * the library (a serving loop's); never on memory that is fresh or shared.
+ * The Python package keeps one workspace per device and stream and sets it
+ * exactly then. */
 #define FATUNE_WORKSPACE_KEPT 2u
 
 struct fatune_attention_args {
@@ -73,11 +88,14 @@ struct fatune_attention_args {
 	unsigned flags;			/* FATUNE_STRICT, FATUNE_WORKSPACE_KEPT */
 	void *workspace;		/* device memory of workspace_bytes, NULL when 0 are needed */
 	size_t workspace_bytes;
+	int cc;				/* 0: the current context's device; else a compute capability
+					 * (major*10+minor: 90) to plan for without a GPU (plan and
+					 * workspace_size; forward refuses one that is not the device's) */
 };
 
 /* What a call would launch (fatune_attention_plan). */
 struct fatune_attention_plan {
-	int entry;			/* index in fatune_dispatch_table */
+	int entry;			/* index in its part's table (fatune_pN_table) */
 	int tuned;			/* 1: the entry was tuned for exactly this shape */
 	int num_splits;			/* KV splits */
 	unsigned threads, grid[3];	/* the main kernel */
@@ -85,6 +103,10 @@ struct fatune_attention_plan {
 	unsigned combine_threads, combine_grid[3];	/* 0 threads: no combine launch */
 	size_t workspace_bytes;		/* what the call needs (fatune_attention_workspace_size) */
 	char config[256];		/* "NAME=V,..." */
+	int part;			/* the table it came from (fatune_lib_parts) */
+	int cc;				/* the compute capability chosen for */
+	char arch[16];			/* what its CUBIN was compiled for: "sm_90a" */
+	char space[64];			/* the space (template family) it came from */
 };
 
 /* Runs the forward pass on stream (a CUstream; NULL: the default stream) in
@@ -97,7 +119,9 @@ int fatune_attention_forward(const struct fatune_attention_args *a, void *stream
  * status as fatune_attention_forward up to the choice of config. */
 int fatune_attention_workspace_size(const struct fatune_attention_args *a, size_t *bytes);
 
-/* The config and launch a call would use, without a GPU. */
+/* The config and launch a call would use, without a GPU: for a->cc, else
+ * the current context's device, else (no driver or context) the library's
+ * compute capability when it holds one only (FATUNE_E_DRIVER when several). */
 int fatune_attention_plan(const struct fatune_attention_args *a, struct fatune_attention_plan *out);
 
 /* A one-line description of a status. */

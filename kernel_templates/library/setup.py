@@ -6,7 +6,7 @@ setup(
     ext_modules=[
         Extension(
             "fatune_attention._lib",
-            sources=["fatune_attention.c", "fatune_cubins.c"],
+            sources=["fatune_attention.c", "fatune_parts.c", "fatune_cubins.c"],
             include_dirs=["."],
             libraries=["dl", "pthread", "m"],
             extra_compile_args=["-std=c11"],

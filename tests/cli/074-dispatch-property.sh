@@ -3,7 +3,8 @@
 # and chunked-prefill rows in bshd, the C table is compiled with cc; 24,000 random shapes in its
 # domain are picked and every pick is checked by `fatune check --pairs` (the search's own model
 # check), launch geometry included. The issue's repro (an MHA prefill getting a PACK_GQA=1 decode
-# config) is asked for by name.
+# config) is asked for by name. The JSON table is checked against the C table on the same problems by a
+# consumer that reads only the JSON (tests/data/dispatch_json_pick.py: its "check" evaluated with sqlite3).
 . "$FT_TEST_LIB"
 REC="$T/recorded.db"
 sql_load "$REC" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
@@ -54,6 +55,7 @@ static int logu(int lo, int hi) { int v = lo << rnd(20); return v > hi ? lo + (i
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 0, picked = 0, gqa = 0, untuned = 0;
+	FILE *drawn = argc > 2 ? fopen(argv[2], "w") : NULL;	/* every problem and its pick, for the JSON side */
 	const struct fatune_dispatch_entry *e;
 	long long g[10];
 	/* the issue's repro: an MHA prefill must never get a grouped-query config */
@@ -74,6 +76,9 @@ int main(int argc, char **argv)
 			grp = rnd(2) ? grp * 2 : grp / 2;
 		h = hkv * grp;
 		e = fatune_dispatch_pick(d, bf16, causal, b, h, s, kv, hkv, bshd);
+		if (drawn)
+			fprintf(drawn, "%d %d %d %d %d %d %d %d %d %d\n", d, bf16, causal, b, h, s, kv, hkv, bshd,
+				e ? (int)(e - fatune_dispatch_table) : -1);
 		if (!e)
 			continue;
 		picked++;
@@ -86,12 +91,14 @@ int main(int argc, char **argv)
 		       e->tile_m, e->tile_n, e->kv_stages, e->pack_gqa, e->dense_kv, e->num_splits, e->combine_in_kernel, e->pdl,
 		       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9]);
 	}
+	if (drawn && fclose(drawn))
+		return 1;
 	fprintf(stderr, "%d of %d shapes picked, %d grouped-query, %d untuned\n", picked, n, gqa, untuned);
 	return picked < n / 3 || gqa < n / 50 || untuned < picked / 2;
 }
 C
 cc -std=c11 -Wall -Wextra -Werror -I"$T" -o "$T/prop" "$T/prop.c" || fail "the C dispatch table does not compile"
-"$T/prop" 24000 >"$T/picks" 2>"$T/prop.err" || { tail -n 3 "$T/picks" "$T/prop.err" >&2; fail "too few picks, or a repro pick"; }
+"$T/prop" 24000 "$T/drawn" >"$T/picks" 2>"$T/prop.err" || { tail -n 3 "$T/picks" "$T/prop.err" >&2; fail "too few picks, or a repro pick"; }
 cut -d' ' -f1-4 "$T/picks" >"$T/pairs"
 run check --arch sm_90 --space "$SPACES/attention.yaml" --pairs "$T/pairs"
 expect_rc 0 "a picked config is rejected by fatune check: $(grep -m3 rejected "$T/out")"
@@ -100,4 +107,20 @@ expect_rc 0 "a picked config is rejected by fatune check: $(grep -m3 rejected "$
 cut -d' ' -f5- "$T/picks" >"$T/geom.table"
 cut -d' ' -f3- "$T/out" >"$T/geom.check"
 cmp -s "$T/geom.table" "$T/geom.check" || { diff "$T/geom.table" "$T/geom.check" | head -4 >&2; fail "the table's launch geometry differs from fatune's"; }
-echo "ok: $(cat "$T/prop.err")"
+# the JSON table: a consumer that reads only the JSON (its "check": the space's expressions, evaluated with
+# Python's sqlite3) picks exactly what the checked C table picks, for the same 24,000 problems
+run export --dispatch --format json --arch sm_90 --space "$SPACES/attention.yaml" -o "$T/dispatch.json" --allow-replayed
+expect_rc 0
+python3 "$FATUNE_SOURCE_DIR/tests/data/dispatch_json_pick.py" "$T/dispatch.json" "$T/drawn" >"$T/json.out" ||
+	{ cat "$T/json.out" >&2; fail "the JSON table's picks differ from the C table's"; }
+[ "$(wc -l <"$T/drawn")" -ge 10000 ] || fail "fewer than 10,000 problems drawn"
+# and the JSON without its check would not do: without the constraints some picks differ
+python3 - "$T/dispatch.json" <<'PY' || fail "cannot edit the JSON"
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["check"]["constraints"] = []
+json.dump(t, open(sys.argv[1] + ".loose", "w"))
+PY
+python3 "$FATUNE_SOURCE_DIR/tests/data/dispatch_json_pick.py" "$T/dispatch.json.loose" "$T/drawn" >"$T/loose.out" &&
+	fail "a JSON consumer without the constraints picks like the C table: the test cannot fail"
+echo "ok: $(cat "$T/prop.err"); JSON: $(tail -n 1 "$T/json.out")"

@@ -18,9 +18,9 @@ run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml"
 expect_bad_input "from a replay.*pass --allow-replayed"
 [ ! -e "$L" ] || fail "a refused library export left a directory"
 run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml" --allow-replayed; expect_rc 0
-expect_err "wrote library .* \(3 shapes of sm_90 on .*, space attention, 3 CUBINs\)"
+expect_err "wrote library .* \(3 shapes: 3 of sm_90 on .*, space attention; 3 CUBINs\)"
 for f in .fatune-library CMakeLists.txt fatune_abi.h fatune_attention.c fatune_attention.h fatune_cubins.c \
-	fatune_library.h fatune_table.h pyproject.toml setup.py fatune_attention/__init__.py; do
+	fatune_library.h fatune_parts.c fatune_table_0.h pyproject.toml setup.py fatune_attention/__init__.py; do
 	[ -s "$L/$f" ] || fail "the library lacks $f"
 done
 # structure: each CUBIN an ELF image of its cache key, each entry's config and CUBIN named
@@ -33,11 +33,13 @@ assert len(arrays) == 3 and all(a[1:] == ("127", "69", "76", "70") for a in arra
 keys = re.findall(r'\{ cubin_\d+, \d+, (\d+), "([0-9a-f]{16})" \}', cubins)
 assert len(set(k for _, k in keys)) == 3, keys
 lib = open(f"{d}/fatune_library.h").read()
-assert '#define FATUNE_LIB_ARCH "sm_90"' in lib and "#define FATUNE_LIB_CC 90" in lib
-assert "static const int fatune_lib_cubin_of[] = { 0, 1, 2 };" in lib, lib
-assert lib.count('"NUM_WARPS_PER_BLOCK=') == 3
-table = open(f"{d}/fatune_table.h").read()
-assert "#define FATUNE_DISPATCH_COUNT 3" in table and "fatune_dispatch_eval(" in table
+assert '#define FATUNE_LIB_ARCHS "sm_90"' in lib and "#define FATUNE_LIB_NPARTS 1" in lib
+parts = open(f"{d}/fatune_parts.c").read()
+assert "static const int p0_cubin_of[] = { 0, 1, 2 };" in parts, parts
+assert parts.count('"NUM_WARPS_PER_BLOCK=') == 3
+assert '{ "sm_90", "sm_90", 90, 0, "attention", "mma", ' in parts
+table = open(f"{d}/fatune_table_0.h").read()
+assert "#define FATUNE_P0_COUNT 3" in table and "fatune_p0_eval(" in table
 PY
 # a second export into the same directory overwrites it; a directory of other files is refused
 run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml" --allow-replayed; expect_rc 0

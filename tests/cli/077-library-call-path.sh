@@ -6,7 +6,8 @@
 # once the caller passes FATUNE_WORKSPACE_KEPT); the CUBIN is loaded and its shared-memory attribute raised
 # once per context, never per call; a too-small workspace is still refused on the reused path. Three
 # libraries from a replayed database: split-KV with a plain combine launch, the same with PDL=1, and the
-# combine merged in-kernel (COMBINE_IN_KERNEL=1: one launch, a zero_once counter workspace).
+# combine merged in-kernel (COMBINE_IN_KERNEL=1: one launch, a zero_once counter workspace). The Python
+# package keeps that contract too (a stand-in torch: one workspace, zeroed once per shape on it).
 . "$FT_TEST_LIB"
 REC="$T/recorded.db"
 sql_load "$REC" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
@@ -76,7 +77,7 @@ int main(int argc, char **argv)
 	WANT(fatune_attention_forward(&split, NULL), FATUNE_OK);
 	now(c0);
 	WANT(c0[M_LOAD], 2);
-	WANT(c0[M_ATTRIBUTE], 4);	/* the compute capability, at each load */
+	WANT(c0[M_ATTRIBUTE], 2);	/* the compute capability, once for the context */
 	WANT(c0[M_LAUNCH], 1 + per_launch);
 	WANT(c0[M_LAUNCH_EX], per_ex);
 	/* a hundred calls of each, alternating shapes: launches (and the scratch's memset) only */
@@ -139,12 +140,84 @@ check_library() {	# NAME LAUNCHES LAUNCHES_EX MEMSETS MEMSETS_KEPT
 	LD_LIBRARY_PATH="$T" "$T/path_$1" "$2" "$3" "$4" "$5" || fail "the $1 library's calls issue the wrong driver calls (lines above)"
 }
 check_library combine 2 0 0 0
-grep -q "fatune_lib_combine_pdl\[\] = { 0, 0 };" "$T/combine/fatune_library.h" || fail "the PDL=0 library's entries are not marked plain"
+grep -q "p0_combine_pdl\[\] = { 0, 0 };" "$T/combine/fatune_parts.c" || fail "the PDL=0 library's entries are not marked plain"
 # the combine with programmatic dependent launch, as the worker launches a PDL=1 candidate's
 sql "$FATUNE_DB" "UPDATE best SET config = replace(config, 'PDL=0', 'PDL=1'), compile_key = NULL WHERE s = 8192"
 check_library pdl 1 1 0 0
 # the same split merged in-kernel: one launch, its counters zeroed before the first call on a workspace only
 sql "$FATUNE_DB" "UPDATE best SET config = replace(replace(config, 'COMBINE_IN_KERNEL=0', 'COMBINE_IN_KERNEL=1'), 'PDL=1', 'PDL=0'), compile_key = NULL WHERE s = 8192"
 check_library in_kernel 1 0 1 0
-grep -q "#define FATUNE_LIB_WORKSPACE_INIT 3" "$T/in_kernel/fatune_library.h" || fail "the in-kernel library's scratch is not zero_once"
+grep -q '"attention", "mma", "[a-z_0-9]*", "[a-z_0-9]*", [01], [0-9]*, 3, FATUNE_P0_COUNT' "$T/in_kernel/fatune_parts.c" || fail "the in-kernel library's scratch is not zero_once"
+
+# the Python package keeps the workspace contract: one workspace per device and stream (no allocation per
+# call), its zero_once scratch zeroed before the first call of a shape on it only, again after another
+# shape wrote it. A stand-in torch module (tensors are numbers, nothing runs) and the counting driver.
+python3 -c 'import setuptools, wheel' 2>/dev/null || { echo "ok (the Python part skipped: no setuptools/wheel)"; exit 0; }
+python3 -m pip install --no-build-isolation --no-deps --target "$T/py" "$T/in_kernel" >"$T/pip.log" 2>&1 ||
+	{ tail -n 20 "$T/pip.log" >&2; fail "pip install of the library failed"; }
+mkdir -p "$T/fake/torch"
+cat >"$T/fake/torch/__init__.py" <<'PY'
+"""A stand-in for the few torch calls fatune_attention makes: tensors with shapes, strides and fake addresses."""
+import contextlib
+float16, bfloat16, uint8, float32 = "float16", "bfloat16", "uint8", "float32"
+empties = []  # (numel, dtype) of every torch.empty
+_next = [0x10000]
+class Tensor:
+    def __init__(self, shape, dtype, device="cuda:0"):
+        self.shape, self.dtype, self.device, self.is_cuda = tuple(shape), dtype, device, True
+        n = 1
+        for s in self.shape:
+            n *= s
+        self._numel, self._ptr = n, _next[0]
+        _next[0] += 2 * n + 4096
+    def dim(self): return len(self.shape)
+    def numel(self): return self._numel
+    def data_ptr(self): return self._ptr
+    def is_contiguous(self): return True
+    def stride(self, i=None):
+        st, acc = [], 1
+        for s in reversed(self.shape):
+            st.insert(0, acc)
+            acc *= s
+        return st if i is None else st[i]
+def empty(n, dtype, device):
+    empties.append((n, dtype))
+    return Tensor((n,), dtype, device)
+def empty_like(t): return Tensor(t.shape, t.dtype, t.device)
+class _Stream:
+    cuda_stream = 0
+class cuda:
+    @staticmethod
+    def current_stream(device): return _Stream()
+    @staticmethod
+    def device(d): return contextlib.nullcontext()
+PY
+cat >"$T/ws.py" <<'PY'
+import ctypes, sys
+import torch, fatune_attention as fa
+drv = ctypes.CDLL("libcuda.so.1")
+def memsets():
+    c, a, b = (ctypes.c_int * 11)(), ctypes.c_int(), ctypes.c_int()
+    drv.mock_counts(c, ctypes.byref(a), ctypes.byref(b))
+    return c[8]  # M_MEMSET
+def qkv(s): return [torch.Tensor((1, 8, s, 64), torch.float16) for _ in range(3)]
+split, one, other = qkv(8192), qkv(512), qkv(4096)
+assert fa.plan(*split, causal=True)["workspace_bytes"] > 0
+m0 = memsets()
+for _ in range(50):
+    fa.attention(*split, causal=True)
+got = [memsets() - m0, len(torch.empties), fa._stats["allocations"]]
+assert got == [1, 1, 1], f"50 calls of one shape: memsets, torch.empty calls, workspaces = {got}, want [1, 1, 1]"
+fa.attention(*one)          # no workspace needed: the cached one is untouched
+fa.attention(*split, causal=True)
+assert memsets() - m0 == 1 and len(torch.empties) == 1, "a call without workspace disturbed the contract"
+m1 = memsets()
+fa.attention(*other, causal=True)  # another shape on the same workspace (the same split entry), then the first again
+assert memsets() - m1 == 1 and fa.plan(*other, causal=True)["entry"] == fa.plan(*split, causal=True)["entry"]
+m1 = memsets()
+fa.attention(*split, causal=True)
+assert memsets() - m1 == 1, "the scratch was not zeroed after another shape used the workspace"
+print("ok")
+PY
+PYTHONPATH="$T/fake:$T/py" LD_LIBRARY_PATH="$T" python3 "$T/ws.py" || fail "the Python package breaks the workspace contract"
 echo "ok"

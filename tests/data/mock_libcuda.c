@@ -2,7 +2,8 @@
  *
  * Built as a shared object named libcuda.so.1 and found through
  * LD_LIBRARY_PATH, it answers the entry points fatune_attention.c opens with
- * success (one context, a device of compute capability 9.0) and counts each
+ * success (one context, a device of compute capability 9.0, or MOCK_CC=89 for
+ * 8.9 and so on) and counts each
  * call; mock_counts() hands the counters to the test program, which opens
  * the same object. No kernel runs: it checks what a call issues, not what
  * the kernels compute. Its entry points have cuda.h's own prototypes, so a
@@ -10,6 +11,7 @@
  * from cuda.h's is refused (the library restates the struct without CUDA).
  */
 #include <cuda.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { M_INIT, M_CTX_CURRENT, M_CTX_DEVICE, M_ATTRIBUTE, M_LOAD, M_FUNCTION, M_SET_ATTRIBUTE, M_LAUNCH, M_MEMSET,
@@ -49,9 +51,12 @@ CUresult cuCtxGetDevice(CUdevice *dev)
 
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice dev)
 {
+	const char *env = getenv("MOCK_CC");	/* the device's compute capability, e.g. 89; default 90 */
+	int cc = env && atoi(env) > 0 ? atoi(env) : 90;
+
 	(void)dev;
 	counts[M_ATTRIBUTE]++;
-	*v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;	/* compute capability 9.0 */
+	*v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? cc / 10 : cc % 10;
 	return CUDA_SUCCESS;
 }
 

@@ -77,6 +77,8 @@ static const struct fatune_dispatch_entry fatune_dispatch_table[] = {
 };
 #define FATUNE_DISPATCH_COUNT 7
 
+#ifndef FATUNE_EXPR_HELPERS
+#define FATUNE_EXPR_HELPERS
 /* Checked 64-bit arithmetic with SQLite's verdicts: where SQLite gives NULL
  * (x / 0, x % 0) or a real (overflow), fatune stops, so *bad is set. */
 static inline long long fd_add_(int *bad, long long a, long long b)
@@ -160,6 +162,7 @@ static inline long long fd_is_pow2_(long long a)
 {
 	return a > 0 && (a & (a - 1)) == 0;
 }
+#endif
 
 /* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a
  * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:

@@ -1,8 +1,12 @@
-# 016-library: a library exported from a real search (`fatune export --library`, one per space that won a
-# unit) is installed with a fresh `pip install` and checked from torch: every tuned unit matches an fp32
-# SDPA reference within the worker's tolerance with the tuned config, an untuned shape between the
-# tuned ones (and a decode shape between KV lengths) runs the nearest valid entry correctly, strict mode
-# and bad input raise with the library's message. Per unit it prints (JSON lines) the error, the GPU
+# 016-library: one library exported from a real search (`fatune export --library`: every arch and space of
+# the database in one library; the database also holds sm_89 rows replayed from the recorded H100 campaign
+# relabelled as sm_89, so the library carries a second arch that must never run here) is installed with a
+# fresh `pip install` and checked from torch: every unit tuned on this GPU matches an fp32 SDPA reference
+# within the worker's tolerance with fatune's winner across spaces (a part of this GPU's arch: sm_90 or the
+# wgmma family's sm_90a CUBINs on an H100), an untuned shape between the tuned ones (and a decode shape
+# between KV lengths) runs the nearest valid entry correctly, the sm_89 rows are planned (cc=89) as their own
+# tuned entries and never chosen here, strict mode and bad input raise with the library's message. Per unit
+# it prints (JSON lines) the error, the GPU
 # time of the library's calls timed as fatune's worker times a config (a CUDA graph of 20 calls, median of
 # 30) against fatune's own timing of that config (bench --best; "time_ok": within 2 % or 0.5 us), the same
 # for bare cuLaunchKernel of the same launches (bare_gpu_us) and on the stream (gpu_stream_us), and the host
@@ -38,22 +42,28 @@ else
 fi
 tail -n 3 "$T/out"
 expect_rc 0 "the campaign"
-spaces=$(sql "$FATUNE_DB" "SELECT DISTINCT space_name FROM best ORDER BY 1")
+spaces=$(sql "$FATUNE_DB" "SELECT group_concat(DISTINCT space_name) FROM best WHERE arch = '$arch'")
 [ -n "$spaces" ] || fail "the search stored no best config"
+echo "spaces tuned on $arch: $spaces"
+# a second arch: the recorded H100 campaign relabelled sm_89 and replayed (stored as replayed, never measured)
+sql_load "$T/rec89.db" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
+sql "$T/rec89.db" "UPDATE runs SET arch = 'sm_89', device = 'recorded H100 relabelled sm_89'"
+run search --replay "$T/rec89.db" --arch sm_89 --shape 1x8x512x64 --quiet; expect_rc 0 "replaying 1x8x512x64 as sm_89"
+run search --replay "$T/rec89.db" --arch sm_89 --shape 1x16x1024x128 --dtype bf16 --quiet
+expect_rc 0 "replaying 1x16x1024x128 bf16 as sm_89"
 cd "$FATUNE_SOURCE_DIR"
-for sp in $spaces; do
-	L="$T/lib_$sp"
-	run export --library "$L" --arch "$arch" --space "search_spaces/$sp.yaml"; cat "$T/err"; expect_rc 0 "export --library ($sp)"
-	cmake -S "$L" -B "$L/build" >"$T/cmake.log" 2>&1 && cmake --build "$L/build" >>"$T/cmake.log" 2>&1 ||
-		{ tail -20 "$T/cmake.log"; fail "the $sp library does not build"; }
-	cc -std=c11 -O2 -I"$L" -I"$CUDA_INC" -o "$T/overhead_$sp" tests/gpu/library_overhead.c \
-		"$L/build/libfatune_attention.a" -lcuda -lpthread -ldl -lm || fail "library_overhead.c does not build"
-	# a fresh install, offline: the build backend comes from this Python
-	python3 -m pip install --no-build-isolation --no-deps --target "$T/py_$sp" "$L" >"$T/pip.log" 2>&1 ||
-		{ tail -20 "$T/pip.log"; fail "pip install of the $sp library failed"; }
-	echo "== $sp"
-	PYTHONPATH="$T/py_$sp" python3 tests/gpu/library_check.py "$FATUNE_DB" "$sp" "$FATUNE" "$T/overhead_$sp" \
-		1x8x1024x64:fp16:0 2x8x700x64:fp16:0 "8x32x1x128,kv_heads=8,kv_len=4096,layout=bshd:fp16:0" ||
-		fail "the $sp library gave a wrong result or a wrong answer (lines above)"
-done
+L="$T/lib"
+run export --library "$L" --allow-replayed; cat "$T/err"; expect_rc 0 "export --library"
+grep -q "sm_89" "$L/fatune_library.h" || fail "the library does not hold the sm_89 part"
+grep "FATUNE_LIB_NPARTS\|FATUNE_LIB_ARCHS" "$L/fatune_library.h"
+cmake -S "$L" -B "$L/build" >"$T/cmake.log" 2>&1 && cmake --build "$L/build" >>"$T/cmake.log" 2>&1 ||
+	{ tail -20 "$T/cmake.log"; fail "the library does not build"; }
+cc -std=c11 -O2 -I"$L" -I"$CUDA_INC" -o "$T/overhead" tests/gpu/library_overhead.c \
+	"$L/build/libfatune_attention.a" -lcuda -lpthread -ldl -lm || fail "library_overhead.c does not build"
+# a fresh install, offline: the build backend comes from this Python
+python3 -m pip install --no-build-isolation --no-deps --target "$T/py" "$L" >"$T/pip.log" 2>&1 ||
+	{ tail -20 "$T/pip.log"; fail "pip install of the library failed"; }
+PYTHONPATH="$T/py" python3 tests/gpu/library_check.py "$FATUNE_DB" "$arch" "$FATUNE" "$T/overhead" \
+	1x8x1024x64:fp16:0 2x8x700x64:fp16:0 "8x32x1x128,kv_heads=8,kv_len=4096,layout=bshd:fp16:0" ||
+	fail "the library gave a wrong result or a wrong answer (lines above)"
 echo "ok"

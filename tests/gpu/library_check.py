@@ -1,7 +1,8 @@
 """library_check.py - the Python package of a fatune library against torch SDPA (tests/gpu/013).
 
-usage: library_check.py DB SPACE_NAME FATUNE OVERHEAD_BIN UNTUNED_SHAPE...
-For every tuned unit of SPACE_NAME in DB, and for each UNTUNED_SHAPE (BxHxSxD[,kv_heads=N][,kv_len=N]
+usage: library_check.py DB ARCH FATUNE OVERHEAD_BIN UNTUNED_SHAPE...
+The library holds every arch and space of DB. For every unit DB tuned on ARCH (the GPU's, any space: the plan
+must be fatune's winner across spaces), and for each UNTUNED_SHAPE (BxHxSxD[,kv_heads=N][,kv_len=N]
 [,layout=L]:dtype:causal), runs fatune_attention.attention (installed by pip) on random inputs, compares with
 an fp32 SDPA reference (bottom-right causal mask, GQA heads repeated) and prints one line per unit: max abs
 error, relative L2 error, the library's GPU and host times against bare cuLaunchKernel of the same launches
@@ -50,7 +51,7 @@ def reference(q, k, v, causal):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, overhead_bin, space):
+def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, overhead_bin, arch):
     dt = torch.float16 if dtype == "fp16" else torch.bfloat16
     shp = (lambda hh, ss: (b, hh, ss, d)) if layout == "bhsd" else (lambda hh, ss: (b, ss, hh, d))
     torch.manual_seed(1)
@@ -66,9 +67,10 @@ def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, ov
     err = (out - ref).abs().max().item()
     rel = ((out - ref).norm() / ref.norm()).item()
     text = shape_text(b, h, hkv, s, skv, d, layout)
-    line = {"shape": text, "dtype": dtype, "causal": int(causal), "tuned": p["tuned"], "config": p["config"],
-            "max_abs_err": err, "rel_l2": rel}
+    line = {"shape": text, "dtype": dtype, "causal": int(causal), "tuned": p["tuned"], "arch": p["arch"],
+            "space": p["space"], "config": p["config"], "max_abs_err": err, "rel_l2": rel}
     ok = rel < TOL[dtype] and out.isfinite().all().item() and p["tuned"] == want_tuned
+    ok = ok and p["arch"].rstrip("a") == arch  # a part of the GPU's own arch, never another's
     ov = subprocess.run([overhead_bin, str(b), str(h), str(hkv), str(s), str(skv), str(d), str(int(causal)),
                          str(int(dtype == "bf16")), str(int(layout == "bshd"))], capture_output=True, text=True)
     if ov.returncode == 0:
@@ -77,8 +79,8 @@ def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, ov
         line["overhead_error"] = ov.stderr.strip()[-200:]
         ok = False
     if want_tuned:
-        bench = subprocess.run([fatune, "bench", "--shape", text, "--dtype", dtype, "--best", "--json",
-                                "--space", space] + (["--causal"] if causal else []), capture_output=True, text=True)
+        bench = subprocess.run([fatune, "bench", "--shape", text, "--dtype", dtype, "--best", "--json"] +
+                               (["--causal"] if causal else []), capture_output=True, text=True)
         if bench.returncode == 0:
             bj = json.loads(bench.stdout)
             line["fatune_us"] = bj["t_median_us"]
@@ -97,20 +99,38 @@ def run_unit(b, h, hkv, s, skv, d, layout, dtype, causal, want_tuned, fatune, ov
 
 
 def main():
-    db, space_name, fatune, overhead_bin = sys.argv[1:5]
-    space = f"search_spaces/{space_name}.yaml"
-    rows = sqlite3.connect(db).execute(
-        "SELECT b, h, h_kv, s, s_kv, d, layout, dtype, causal FROM best WHERE space_name = ?", (space_name,)).fetchall()
+    db, arch, fatune, overhead_bin = sys.argv[1:5]
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT DISTINCT b, h, h_kv, s, s_kv, d, layout, dtype, causal FROM best WHERE arch = ?",
+                       (arch,)).fetchall()
     good = True
     for b, h, hkv, s, skv, d, layout, dtype, causal in rows:
-        good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, bool(causal), True, fatune, overhead_bin, space)
+        good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, bool(causal), True, fatune, overhead_bin, arch)
     for u in sys.argv[5:]:
         text, dtype, causal = u.split(":")
         b, h, hkv, s, skv, d, layout = parse(text)
         try:
-            good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, causal == "1", False, fatune, overhead_bin, space)
+            good &= run_unit(b, h, hkv, s, skv, d, layout, dtype, causal == "1", False, fatune, overhead_bin, arch)
         except fa.FatuneError as e:  # no valid entry of that kind in this space: said clearly, not run
             print(json.dumps({"shape": text, "refused": str(e)}))
+    # the other arches' rows: planned for their compute capability (no such GPU here), each its own tuned entry
+    others = con.execute("SELECT DISTINCT arch, b, h, h_kv, s, s_kv, d, layout, dtype, causal FROM best WHERE arch != ?",
+                         (arch,)).fetchall()
+    for other, b, h, hkv, s, skv, d, layout, dtype, causal in others:
+        cc = int(other[3:].rstrip("a"))
+        shp = (lambda hh, ss: (b, hh, ss, d)) if layout == "bhsd" else (lambda hh, ss: (b, ss, hh, d))
+        dt = torch.float16 if dtype == "fp16" else torch.bfloat16
+        q = torch.empty(*shp(h, s), dtype=dt, device="cuda")
+        kv = torch.empty(*shp(hkv, skv), dtype=dt, device="cuda")
+        p = fa.plan(q, kv, kv, causal=bool(causal), layout=layout, cc=cc)
+        try:
+            here = fa.plan(q, kv, kv, causal=bool(causal), layout=layout)
+        except fa.FatuneError as e:  # nothing of this head dim, dtype or kind tuned on this GPU's arch
+            here = {"arch": arch, "refused": str(e)}
+        ok = p["arch"] == other and p["tuned"] and p["cc"] == cc and here["arch"].rstrip("a") == arch
+        print(json.dumps({"shape": shape_text(b, h, hkv, s, skv, d, layout), "planned_for": other, "plan_arch": p["arch"],
+                          "tuned": p["tuned"], "here_arch": here["arch"], "ok": bool(ok)}))
+        good &= bool(ok)
     # strict mode and bad input raise, with the library's message
     q = torch.randn(1, 8, 700, 64, dtype=torch.float16, device="cuda")
     # (a library tuned for other head dims refuses the strict call for that reason instead)

@@ -79,10 +79,10 @@ static void bare_call(CUstream st)
 		CK(cuMemsetD8Async(bare.scratch, 0, bare.scratch_bytes, st));
 	CK(cuLaunchKernel(bare.main_fn, bare.p.grid[0], bare.p.grid[1], bare.p.grid[2], bare.p.threads, 1, 1, bare.smem,
 			  st, bare.args, NULL));
-	if (bare.combine_fn && !fatune_lib_combine_pdl[bare.p.entry])
+	if (bare.combine_fn && !fatune_lib_parts[bare.p.part].combine_pdl[bare.p.entry])
 		CK(cuLaunchKernel(bare.combine_fn, bare.p.combine_grid[0], bare.p.combine_grid[1], bare.p.combine_grid[2],
 				  bare.p.combine_threads, 1, 1, 0, st, bare.args, NULL));
-	if (bare.combine_fn && fatune_lib_combine_pdl[bare.p.entry]) {	/* as the worker launches a PDL=1 combine */
+	if (bare.combine_fn && fatune_lib_parts[bare.p.part].combine_pdl[bare.p.entry]) {	/* as the worker launches a PDL=1 combine */
 		CUlaunchAttribute attr;
 		CUlaunchConfig cfg;
 
@@ -102,16 +102,16 @@ static void bare_call(CUstream st)
 	}
 }
 
-/* The TMA descriptors of the entry (fatune_lib_tma: rows, cols, swizzle per
+/* The TMA descriptors of the entry (its part's tma: rows, cols, swizzle per
  * Q, K, V, O), rank 4 over (D, S, H, B), as the library and worker encode them. */
-static void encode_tma(struct fatune_attn_params_v2 *prm, int entry)
+static void encode_tma(struct fatune_attn_params_v2 *prm, int part, int entry)
 {
 	struct fatune_tma_desc *out[4] = { &prm->tma_q, &prm->tma_k, &prm->tma_v, &prm->tma_o };
 	const void *base[4] = { a.q, a.k, a.v, a.o };
 	const long long *st[4] = { a.q_stride, a.k_stride, a.v_stride, a.o_stride };
 
 	for (int t = 0; t < 4; t++) {
-		const int *bx = fatune_lib_tma[entry][t];
+		const int *bx = fatune_lib_parts[part].tma[entry][t];
 		const int kv = t == 1 || t == 2;
 		cuuint64_t dims[4] = { (cuuint64_t)a.d, (cuuint64_t)(kv ? a.s_kv : a.s_q), (cuuint64_t)(kv ? a.h_kv : a.h),
 				       (cuuint64_t)a.b };
@@ -132,18 +132,19 @@ static void encode_tma(struct fatune_attn_params_v2 *prm, int entry)
 static void make_bare(CUdeviceptr ws, int bshd)
 {
 	struct fatune_attn_params_v2 *prm = &bare.prm;
-	const int c = fatune_lib_cubin_of[bare.p.entry];
+	const struct fatune_lib_part *part = &fatune_lib_parts[bare.p.part];
+	const int c = part->cubin_of[bare.p.entry];
 	size_t scratch = 0;
 	CUmodule mod;
 
 	CK(cuModuleLoadData(&mod, fatune_lib_cubins[c].data));
-	CK(cuModuleGetFunction(&bare.main_fn, mod, FATUNE_LIB_KERNEL));
+	CK(cuModuleGetFunction(&bare.main_fn, mod, part->kernel));
 	if (bare.p.combine_threads)
-		CK(cuModuleGetFunction(&bare.combine_fn, mod, FATUNE_LIB_COMBINE_KERNEL));
+		CK(cuModuleGetFunction(&bare.combine_fn, mod, part->combine_kernel));
 	/* the opt-in exactly where the library raises it, once, outside the timed loops */
-	if (FATUNE_LIB_SMEM_DYNAMIC && fatune_lib_cubins[c].smem > FATUNE_LIB_SMEM_STATIC_LIMIT)
+	if (part->smem_dynamic && fatune_lib_cubins[c].smem > part->smem_static_limit)
 		CK(cuFuncSetAttribute(bare.main_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fatune_lib_cubins[c].smem));
-	bare.smem = FATUNE_LIB_SMEM_DYNAMIC ? bare.p.smem_bytes : 0;
+	bare.smem = part->smem_dynamic ? bare.p.smem_bytes : 0;
 	memset(prm, 0, sizeof(*prm));
 	prm->q = a.q; prm->k = a.k; prm->v = a.v; prm->o = a.o;
 	prm->q_stride_b = a.q_stride[0]; prm->q_stride_h = a.q_stride[1]; prm->q_stride_s = a.q_stride[2];
@@ -168,12 +169,12 @@ static void make_bare(CUdeviceptr ws, int bshd)
 		prm->workspace = (void *)(ws + scratch);
 		prm->workspace_bytes = (long long)(bare.p.workspace_bytes - scratch);
 		/* the worker zeroes before every call only with init zero (zero_once: before the first) */
-		if (FATUNE_LIB_WORKSPACE_INIT == FATUNE_WORKSPACE_ZERO) {
+		if (part->workspace_init == FATUNE_WORKSPACE_ZERO) {
 			bare.scratch = ws + scratch;
 			bare.scratch_bytes = bare.p.workspace_bytes - scratch;
 		}
 	}
-	encode_tma(prm, bare.p.entry);
+	encode_tma(prm, bare.p.part, bare.p.entry);
 	bare.args[0] = prm;
 }
 
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
 	printf("{\"library_us\": %.3f, \"bare_us\": %.3f, \"overhead_us\": %.3f, \"gpu_us\": %.3f, \"bare_gpu_us\": %.3f, "
 	       "\"gpu_stream_us\": %.3f, \"bare_gpu_stream_us\": %.3f, \"combine\": %d, \"pdl\": %d, \"memset\": %d}\n",
 	       lib_host, bare_host, lib_host - bare_host, lib_gpu, bare_gpu, lib_gpu_stream, bare_gpu_stream,
-	       bare.p.combine_threads > 0, bare.p.combine_threads > 0 && fatune_lib_combine_pdl[bare.p.entry],
+	       bare.p.combine_threads > 0, bare.p.combine_threads > 0 && fatune_lib_parts[bare.p.part].combine_pdl[bare.p.entry],
 	       bare.scratch_bytes > 0);
 	return 0;
 }

@@ -89,8 +89,8 @@ static int row_space(const struct ft_best *b, struct ft_space *given, struct ft_
  * against its space (*own: malloc'd when not sp). A replayed best is
  * refused unless allow_replayed. */
 static int load_table(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
-		      struct ft_space *sp, const char *what, int allow_replayed, struct ft_dispatch *d,
-		      struct ft_space **own, struct ft_err *err)
+		      struct ft_space *sp, const char *space_name, const char *what, int allow_replayed,
+		      struct ft_dispatch *d, struct ft_space **own, struct ft_err *err)
 {
 	struct ft_db *db = NULL;
 	struct ft_space *got = NULL;
@@ -103,7 +103,7 @@ static int load_table(const struct ft_target_opts *o, const struct ft_arch *arch
 				what);
 	if (ft_db_open(&db, ft_db_path(o), 0, err))
 		return -1;
-	rc = ft_dispatch_collect(db, arch->name, device, sp ? sp->name : NULL, d, err);
+	rc = ft_dispatch_collect(db, arch->name, device, sp ? sp->name : space_name, d, err);
 	ft_db_close(db);
 	if (rc)
 		return -1;
@@ -141,7 +141,7 @@ static int export_dispatch(const struct ft_target_opts *o, const struct ft_arch 
 	struct ft_space *own;
 	int rc;
 
-	if (load_table(o, arch, device, sp, "--dispatch", allow_replayed, &d, &own, err))
+	if (load_table(o, arch, device, sp, NULL, "--dispatch", allow_replayed, &d, &own, err))
 		return -1;
 	j->table = &d;
 	rc = write_output(output, ft_db_path(o), j, err);
@@ -178,24 +178,168 @@ static int candidate(const struct ft_space *sp, const struct ft_arch *arch, cons
 	return ft_candidate_build(sp, shape, &c, build, err);
 }
 
-/* --library DIR: the table, its CUBINs and the launch API as a C library. */
-static int export_library(const struct ft_target_opts *o, const struct ft_arch *arch, const char *device,
-			  struct ft_space *sp, const char *dir, int allow_replayed, struct ft_err *err)
-{
-	struct ft_dispatch d;
-	struct ft_space *own;
-	int rc, ncubins;
+/* The (arch, space) pairs with tuned rows, for --library. */
+struct pairs {
+	char arch[FT_LIBRARY_MAX_PARTS][16];
+	char space[FT_LIBRARY_MAX_PARTS][FT_NAME_MAX];
+	int n;
+	int bad;		/* a row could not be read, or too many pairs */
+};
 
-	if (load_table(o, arch, device, sp, "--library", allow_replayed, &d, &own, err))
+/* ft_db_query callback: notes each distinct (arch, space) of the best listing. */
+static int add_pair(void *ctx, int ncols, const char *const *names, const char *const *values, const int *types)
+{
+	struct pairs *p = ctx;
+	int a = ft_row_col(ncols, names, "arch"), sp = ft_row_col(ncols, names, "space");
+
+	(void)types;
+	if (a < 0 || sp < 0 || !values[a] || !values[sp])
+		return p->bad = 1;
+	for (int i = 0; i < p->n; i++)
+		if (!strcmp(p->arch[i], values[a]) && !strcmp(p->space[i], values[sp]))
+			return 0;
+	if (p->n == FT_LIBRARY_MAX_PARTS)
+		return p->bad = 2;
+	snprintf(p->arch[p->n], sizeof(p->arch[0]), "%s", values[a]);
+	snprintf(p->space[p->n], sizeof(p->space[0]), "%s", values[sp]);
+	p->n++;
+	return 0;
+}
+
+/* The parts of a library: every (arch, space) tuned in the database, or
+ * those of the arches in list ("sm_80,sm_90", NULL: all) and of space sp
+ * (NULL: all), ordered by compute capability then space name. */
+static int library_pairs(const struct ft_target_opts *o, const char *list, const char *device,
+			 const struct ft_space *sp, struct pairs *out, struct ft_err *err)
+{
+	struct ft_query_filter f = { NULL, device, NULL, -1, -1, NULL, -1, -1 };
+	struct pairs all = { 0 };
+	struct ft_db *db = NULL;
+	const struct ft_arch *a;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (ft_db_open(&db, ft_db_path(o), 0, err))
 		return -1;
-	rc = ft_library_write(dir, &d, &ncubins, err);
-	if (!rc)
-		fprintf(stderr,
-			"fatune: wrote library %s (%d shape%s of %s on %s, space %s, %d CUBIN%s): build it with cmake -S %s -B %s/build, or pip install %s\n",
-			dir, d.n, d.n == 1 ? "" : "s", arch->name, d.rows[0].device, d.rows[0].space, ncubins,
+	rc = ft_db_query(db, FT_Q_BEST, &f, add_pair, &all, err);
+	ft_db_close(db);
+	if (rc)
+		return -1;
+	if (all.bad)
+		return ft_error(err, all.bad == 2 ? FT_EINPUT : FT_EFAIL, all.bad == 2 ?
+				"more than %d (arch, space) pairs are tuned in '%s': pick some with --arch A,B and --space FILE" :
+				"cannot read the best configs (%d pairs so far) of '%s': out of memory or a hand-edited database",
+				FT_LIBRARY_MAX_PARTS, ft_db_path(o));
+	for (int i = 0; i < all.n; i++) {
+		int want = !sp || !strcmp(sp->name, all.space[i]);
+
+		if (list) {
+			const char *p = list;
+			int in = 0;
+
+			while (*p) {
+				size_t len = strcspn(p, ",");
+
+				in |= len == strlen(all.arch[i]) && !strncmp(p, all.arch[i], len);
+				p += len + (p[len] == ',');
+			}
+			want &= in;
+		}
+		if (!want)
+			continue;
+		snprintf(out->arch[out->n], sizeof(out->arch[0]), "%s", all.arch[i]);
+		snprintf(out->space[out->n], sizeof(out->space[0]), "%s", all.space[i]);
+		out->n++;
+	}
+	if (list) {	/* every arch asked for has rows, and is one fatune knows */
+		char one[16];
+		const char *p = list;
+
+		while (*p) {
+			size_t len = strcspn(p, ",");
+			int found = 0;
+
+			snprintf(one, sizeof(one), "%.*s", (int)(len < 15 ? len : 15), p);
+			if (!(a = ft_arch_find(one, err)))
+				return -1;
+			for (int i = 0; i < out->n; i++)
+				found |= !strcmp(out->arch[i], one);
+			if (!found)
+				return ft_error(err, FT_EINPUT, "no tuned config for %s%s%s in '%s': run 'fatune search --arch %s%s%s' on such a GPU first",
+						one, sp ? " in space " : "", sp ? sp->name : "", ft_db_path(o), one,
+						sp ? " --space " : "", sp ? o->space : "");
+			p += len + (p[len] == ',');
+		}
+	}
+	if (!out->n)
+		return ft_error(err, FT_EINPUT, "no tuned config%s%s%s in '%s': run 'fatune search' on a GPU first",
+				sp ? " in space " : "", sp ? sp->name : "", device ? " on that device" : "", ft_db_path(o));
+	/* the runtime's last tie-break is this order: make it independent of the database's */
+	for (int i = 1; i < out->n; i++)
+		for (int j = i; j > 0; j--) {
+			const struct ft_arch *x = ft_arch_find(out->arch[j - 1], err), *y = ft_arch_find(out->arch[j], err);
+			char t[FT_NAME_MAX];
+
+			if (!x || !y)
+				return -1;
+			if (x->cc < y->cc || (x->cc == y->cc && strcmp(out->space[j - 1], out->space[j]) <= 0))
+				break;
+			snprintf(t, sizeof(t), "%s", out->arch[j]);
+			snprintf(out->arch[j], sizeof(out->arch[j]), "%s", out->arch[j - 1]);
+			snprintf(out->arch[j - 1], sizeof(out->arch[j - 1]), "%s", t);
+			snprintf(t, sizeof(t), "%s", out->space[j]);
+			snprintf(out->space[j], sizeof(out->space[j]), "%s", out->space[j - 1]);
+			snprintf(out->space[j - 1], sizeof(out->space[j - 1]), "%s", t);
+		}
+	return 0;
+}
+
+/* --library DIR: every selected (arch, space) table, its CUBINs and the launch API as one C library. */
+static int export_library(const struct ft_target_opts *o, const char *device, struct ft_space *sp,
+			  const char *dir, int allow_replayed, struct ft_err *err)
+{
+	struct ft_dispatch parts[FT_LIBRARY_MAX_PARTS];
+	struct ft_space *own[FT_LIBRARY_MAX_PARTS] = { 0 };
+	struct pairs pairs;
+	int rc = -1, ncubins, n = 0, shapes = 0;
+
+	if (library_pairs(o, o->arch, device, sp, &pairs, err))
+		return -1;
+	for (int i = 0; i < pairs.n; i++) {
+		const struct ft_arch *arch = ft_arch_find(pairs.arch[i], err);
+
+		if (!arch || load_table(o, arch, device, sp, pairs.space[i], "--library", allow_replayed, &parts[n],
+					&own[n], err))
+			goto out;
+		if (!sp && parts[n].sp->abi != 2) {	/* not asked for by name: left out, said so */
+			fprintf(stderr, "fatune: left out space %s of %s: it speaks ABI v%d, the library launches ABI v2 templates only\n",
+				parts[n].sp->name, arch->name, parts[n].sp->abi);
+			ft_dispatch_release(&parts[n]);
+			free(own[n]);
+			own[n] = NULL;
+			continue;
+		}
+		shapes += parts[n++].n;
+	}
+	if (!n) {
+		ft_error(err, FT_EINPUT, "no tuned config of an ABI v2 space in '%s': the library launches ABI v2 templates only",
+			 ft_db_path(o));
+		goto out;
+	}
+	rc = ft_library_write(dir, parts, n, &ncubins, err);
+	if (!rc) {
+		fprintf(stderr, "fatune: wrote library %s (%d shape%s: ", dir, shapes, shapes == 1 ? "" : "s");
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "%s%d of %s on %s, space %s", i ? "; " : "", parts[i].n, parts[i].rows[0].arch,
+				parts[i].rows[0].device, parts[i].rows[0].space);
+		fprintf(stderr, "; %d CUBIN%s): build it with cmake -S %s -B %s/build, or pip install %s\n", ncubins,
 			ncubins == 1 ? "" : "s", dir, dir, dir);
-	ft_dispatch_release(&d);
-	free(own);
+	}
+out:
+	for (int i = 0; i < n; i++) {
+		ft_dispatch_release(&parts[i]);
+		free(own[i]);
+	}
 	return rc;
 }
 
@@ -218,9 +362,11 @@ int cmd_export(int argc, char **argv)
 		"of configs and a selection function (only entries the space accepts for the shape, as\n"
 		"`fatune check` would; then the nearest tuned S and KV length, then the nearest B*H; the\n"
 		"rule is written in the file), as a C++ or C header, or as JSON with --format json.\n"
-		"--library DIR writes that table with the CUBIN of every entry (compiled now with NVRTC,\n"
-		"or taken from the CUBIN cache; no GPU needed), the launch API fatune_attention_forward\n"
-		"and a Python package: build it with cmake, or pip install DIR.\n"
+		"--library DIR writes one such table per tuned (arch, space) of the database, or of the\n"
+		"arches of --arch (sm_89,sm_90; optional here) and the space of --space, with the CUBIN\n"
+		"of every entry (compiled now with NVRTC, or taken from the CUBIN cache; no GPU needed),\n"
+		"the launch API fatune_attention_forward, which chooses by the device's compute\n"
+		"capability, and a Python package: build it with cmake, or pip install DIR.\n"
 		"Nothing tuned yet: run the 'fatune search' command the error message names."
 	};
 	struct ft_target_opts o = { 0 };
@@ -240,7 +386,7 @@ int cmd_export(int argc, char **argv)
 			     "export a best config from 'search --replay' (copied, not measured); the header says so"),
 		FT_OPT_STR_("format", 0, &format, "header|json", "with --dispatch: a header (default) or JSON"),
 		FT_OPT_STR_("library", 0, &library, "DIR",
-			    "every tuned shape as a C library with its CUBINs, a launch API and a Python package"),
+			    "every tuned arch and space as one C library with its CUBINs, a launch API and a Python package"),
 		FT_OPT_END_
 	};
 	struct ft_err err = { 0 };
@@ -276,6 +422,17 @@ int cmd_export(int argc, char **argv)
 		ft_error(&err, FT_EINPUT, "fatune export: --format json is for the dispatch table: add --dispatch");
 		return ft_report(&err);
 	}
+
+	if (library) {
+		if (dispatch || output || j.json || config) {
+			ft_error(&err, FT_EINPUT, "fatune export: --library writes a directory: drop --dispatch, --output, --format and --config");
+			return ft_report(&err);
+		}
+		rc = !(o.space && ft_target_space(&o, &given, &err)) ?
+			     export_library(&o, device, given, library, allow_replayed, &err) : -1;
+		free(given);
+		return rc ? ft_report(&err) : FT_OK;
+	}
 	if (!o.arch) {
 		ft_error(&err, FT_EINPUT, "fatune export: --arch is required, e.g. --arch sm_90");
 		return ft_report(&err);
@@ -285,16 +442,7 @@ int cmd_export(int argc, char **argv)
 			 dispatch ? "--dispatch" : device ? "--device" : "--db");
 		return ft_report(&err);
 	}
-	if (library) {
-		if (dispatch || output || j.json) {
-			ft_error(&err, FT_EINPUT, "fatune export: --library writes a directory: drop --dispatch, --output and --format");
-			return ft_report(&err);
-		}
-		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?
-			     export_library(&o, arch, device, given, library, allow_replayed, &err) : -1;
-		free(given);
-		return rc ? ft_report(&err) : FT_OK;
-	}
+
 	if (dispatch) {
 		rc = (arch = ft_arch_find(o.arch, &err)) && !(o.space && ft_target_space(&o, &given, &err)) ?
 			     export_dispatch(&o, arch, device, given, output, allow_replayed, &j, &err) : -1;

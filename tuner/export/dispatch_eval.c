@@ -24,6 +24,7 @@
 #include "export/expr_c.h"
 #include "export/gen.h"
 #include "space/expr.h"
+#include "ui/format.h"
 
 /* feasibility.c's limits, restated for the generated code */
 #define GRID_X_MAX 2147483647LL
@@ -199,7 +200,10 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 			       a->threads_per_block, a->threads_per_sm, a->cc };
 	char lo[FT_NAME_MAX];
 
+	/* guarded: a library includes the tables of several arches and spaces in one file */
+	fputs("#ifndef FATUNE_EXPR_HELPERS\n#define FATUNE_EXPR_HELPERS\n", out);
 	fputs(ft_expr_c_helpers, out);
+	fputs("#endif\n", out);
 	fprintf(out,
 		"\n/* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a\n"
 		" * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:\n"
@@ -264,4 +268,85 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 		"\treturn g[0] == e->geom[0];\n}\n",
 		a->threads_per_block, a->threads_per_block, GRID_X_MAX, GRID_YZ_MAX, GRID_YZ_MAX,
 		d->sp->smem_kind == FT_SMEM_STATIC ? a->smem_static : a->smem_optin, WORKSPACE_MAX);
+}
+
+/* PREFIX"KEY": "VALUE" with VALUE escaped */
+static void json_pair(FILE *out, const char *prefix, const char *key, const char *value)
+{
+	fprintf(out, "%s\"%s\": ", prefix, key);
+	ft_json_string(out, value);
+}
+
+void ft_dispatch_write_check_json(FILE *out, const struct ft_dispatch *d)
+{
+	static const char *const ctx_names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
+	static const char *const ctx_meaning[10] = {
+		"the problem's batch", "the problem's query heads", "the problem's query rows (S_q)",
+		"the entry's head dim (= the problem's)", "the entry's causal flag, 0 or 1 (= the problem's)",
+		"2 (fp16 and bf16)", "the problem's KV length", "the problem's KV heads",
+		"the problem's layout: 1 [B,S,H,D], 0 [B,H,S,D]", "the entry's dtype: 1 bf16, 0 fp16 (= the problem's)"
+	};
+	const struct ft_arch *a = d->arch;
+	const struct ft_space *sp = d->sp;
+	const long long limits[] = { a->smem_static, a->smem_optin, a->smem_per_sm, a->smem_reserved, a->regs_per_sm,
+				     a->threads_per_block, a->threads_per_sm, a->cc };
+	const struct ft_expr_src *f[FT_DISPATCH_GEOM] = { &sp->smem, &sp->threads, &sp->grid[0], &sp->grid[1], &sp->grid[2],
+							  &sp->combine_threads, &sp->combine_grid[0], &sp->combine_grid[1],
+							  &sp->combine_grid[2], &sp->workspace };
+
+	fputs(",\n  \"check\": {\n", out);
+	json_pair(out, "    ", "how",
+		  "An entry may serve a problem of its kind (rule 1) only where fatune's space accepts it there, as "
+		  "`fatune check` decides and the C table's eval function does: (1) 1 <= B, H, H_KV, S, S_KV, D <= "
+		  "shape_limits.dim_max, H % H_KV = 0, B*H*S*D and B*H_KV*S_KV*D <= shape_limits.elems_max; (2) every "
+		  "constraint is true (non-zero); (3) the launch values (in geom order) are integers within launch_limits; "
+		  "(4) smem_bytes equals the entry's geom[0] and each define equals the entry's defines[i] (they are "
+		  "compiled into its CUBIN). Expressions are SQLite expressions over 64-bit integers (`/` truncates, "
+		  "names are case-insensitive): evaluate each as SELECT (expr) with names bound to the values in "
+		  "'names' (a parameter: the entry's config value) and the functions in 'functions' registered; a NULL "
+		  "or non-integer result (division by zero, overflow) means the entry is not valid there.");
+	fprintf(out, ",\n    \"abi\": %d, \"abi_note\": \"%s\"", sp->abi,
+		sp->abi == 1 ? "ABI v1: only H_KV = H, S_KV = S and layout bhsd" : "");
+	fputs(",\n    \"names\": {", out);
+	for (int i = 0; i < FT_CONTEXT_COUNT; i++) {
+		fprintf(out, "%s\"%s\": ", i ? ", " : "", ctx_names[i]);
+		if (i < 10)
+			ft_json_string(out, ctx_meaning[i]);
+		else
+			fprintf(out, "%lld", limits[i - 10]);
+	}
+	for (int i = 0; i < sp->nparams; i++) {
+		fputs(", ", out);
+		ft_json_string(out, sp->params[i].name);
+		fputs(": \"the entry's config value\"", out);
+	}
+	fputs("},\n", out);
+	json_pair(out, "    \"functions\": {", "ceil_div", "ceil_div(a, b): the smallest integer >= a / b (NULL when b = 0)");
+	json_pair(out, ", ", "is_pow2", "is_pow2(x): 1 when x is a positive power of two, else 0");
+	json_pair(out, ", ", "iif", "iif(c, x, y): x when c is non-zero, else y (SQLite's own)");
+	fprintf(out, "},\n    \"shape_limits\": {\"dim_max\": %lld, \"elems_max\": %lld},\n    \"constraints\": [", DIM_MAX,
+		ELEMS_MAX);
+	for (int i = 0; i < sp->nconstraints; i++) {
+		json_pair(out, i ? ", {" : "{", "name", sp->constraints[i].name);
+		json_pair(out, ", ", "expr", sp->constraints[i].expr.text);
+		fputc('}', out);
+	}
+	fputs("],\n    \"launch\": [", out);
+	for (int i = 0; i < FT_DISPATCH_GEOM; i++) {
+		json_pair(out, i ? ", {" : "{", "name", formula_names[i]);
+		json_pair(out, ", ", "expr", f[i]->text[0] ? f[i]->text : "0");
+		fputc('}', out);
+	}
+	fprintf(out,
+		"],\n    \"launch_limits\": {\"threads\": [1, %d], \"grid x\": [1, %lld], \"grid y\": [1, %lld], "
+		"\"grid z\": [1, %lld], \"combine_threads\": [0, %d], \"smem_bytes\": [0, %d], \"workspace.bytes\": [0, %lld], "
+		"\"note\": \"the combine grid has no limit here; it reads 0 where combine_threads is 0\"},\n    \"defines\": [",
+		a->threads_per_block, GRID_X_MAX, GRID_YZ_MAX, GRID_YZ_MAX, a->threads_per_block,
+		sp->smem_kind == FT_SMEM_STATIC ? a->smem_static : a->smem_optin, WORKSPACE_MAX);
+	for (int i = 0; i < sp->ndefines; i++) {
+		json_pair(out, i ? ", {" : "{", "name", sp->define_names[i]);
+		json_pair(out, ", ", "expr", sp->defines[i].text);
+		fputc('}', out);
+	}
+	fputs("]\n  }", out);
 }

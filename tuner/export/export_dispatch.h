@@ -79,10 +79,25 @@ void ft_dispatch_geom(const struct ft_dispatch *d, int r, long long g[FT_DISPATC
 void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *storage, const char *fn,
 			    const char *entry);
 
+/* Writes, as JSON members after a table's "params" (",\n  \"check\": {...}"),
+ * what a consumer of the JSON needs to decide validity as the C eval does:
+ * the space's constraints, launch formulas and compile.defines as the SQLite
+ * expressions fatune evaluates, what each name is bound to (the arch's limits
+ * as numbers), the functions, the shape and launch limits, and the rule that
+ * smem_bytes and the defines must equal the entry's tuned ones. */
+void ft_dispatch_write_check_json(FILE *out, const struct ft_dispatch *d);
+
 /* Writes the table as a C or C++ header ("do not edit", provenance per
  * entry: template hash, latency, date, run) or as JSON. FT_EFAIL on a write
  * error or a config that cannot be exported. */
 int ft_dispatch_write(FILE *out, const struct ft_dispatch *d, enum ft_dispatch_format fmt,
 		      struct ft_err *err);
+
+/* The table as part `part` of a library (export_library.h): C style, every
+ * name prefixed fatune_pPART_ (struct fatune_pPART_entry, fatune_pPART_table,
+ * FATUNE_PPART_COUNT, fatune_pPART_pick, fatune_pPART_eval), so the tables
+ * of several arches and spaces live in one program. Errors as
+ * ft_dispatch_write. */
+int ft_dispatch_write_part(FILE *out, const struct ft_dispatch *d, int part, struct ft_err *err);
 
 #endif

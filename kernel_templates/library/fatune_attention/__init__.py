@@ -42,6 +42,7 @@ class _Args(ctypes.Structure):
         ("b", ctypes.c_int), ("h", ctypes.c_int), ("h_kv", ctypes.c_int), ("s_q", ctypes.c_int),
         ("s_kv", ctypes.c_int), ("d", ctypes.c_int), ("dtype", ctypes.c_int), ("causal", ctypes.c_int),
         ("flags", ctypes.c_uint), ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+        ("cc", ctypes.c_int),
     ]
 
 
@@ -51,6 +52,7 @@ class _Plan(ctypes.Structure):
         ("threads", ctypes.c_uint), ("grid", ctypes.c_uint * 3), ("smem_bytes", ctypes.c_uint),
         ("combine_threads", ctypes.c_uint), ("combine_grid", ctypes.c_uint * 3),
         ("workspace_bytes", ctypes.c_size_t), ("config", ctypes.c_char * 256),
+        ("part", ctypes.c_int), ("cc", ctypes.c_int), ("arch", ctypes.c_char * 16), ("space", ctypes.c_char * 64),
     ]
 
 
@@ -61,6 +63,7 @@ _lib.fatune_attention_record_untuned.argtypes = [ctypes.c_char_p]
 _lib.fatune_strerror.restype = ctypes.c_char_p
 _lib.fatune_strerror.argtypes = [ctypes.c_int]
 STRICT = 1
+KEPT = 2  # FATUNE_WORKSPACE_KEPT
 
 
 def _check(status, what):
@@ -99,15 +102,43 @@ def _args(q, k, v, o, causal, strict, layout):
     return a
 
 
-def plan(q, k, v, causal=False, strict=False, layout="bhsd"):
-    """The config and launch a call would use: a dict (entry, tuned, config, grid, threads, ...)."""
+def plan(q, k, v, causal=False, strict=False, layout="bhsd", cc=0):
+    """The config and launch a call would use: a dict (part, arch, space, entry, tuned, config, grid, ...).
+    cc=89 (a compute capability) plans for that GPU instead of the current device's."""
+    import torch
+
     a = _args(q, k, v, None, causal, strict, layout)
+    a.cc = cc
     p = _Plan()
-    _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
+    with torch.cuda.device(q.device):  # the library chooses for the current context's device
+        _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
     return {"entry": p.entry, "tuned": bool(p.tuned), "config": p.config.decode(), "num_splits": p.num_splits,
             "threads": p.threads, "grid": tuple(p.grid), "smem_bytes": p.smem_bytes,
             "combine_threads": p.combine_threads, "combine_grid": tuple(p.combine_grid),
-            "workspace_bytes": p.workspace_bytes}
+            "workspace_bytes": p.workspace_bytes, "part": p.part, "cc": p.cc, "arch": p.arch.decode(),
+            "space": p.space.decode()}
+
+
+# The workspace of each (device, stream): allocated when a call needs more than it holds, never per call.
+# A workspace is handed to the library with FATUNE_WORKSPACE_KEPT only when the previous call on it (on the
+# same stream, so in order) had the same shape and entry: that call left its zero_once scratch zero, so the
+# library skips the memset, as fatune's worker zeroes it once before the first timed call. A new workspace,
+# or one another shape wrote last (its split-KV partials may lie where this shape's scratch is), is zeroed
+# by the library first. _workspaces[(device, stream)] = [tensor, key of the last call on it]
+_workspaces = {}
+_stats = {"allocations": 0}  # workspace tensors allocated (tests read it)
+
+
+def _workspace(device, stream, need):
+    """The cached workspace slot of (device, stream), grown to `need` bytes when smaller."""
+    import torch
+
+    slot = _workspaces.get((device, stream))
+    if slot is None or slot[0].numel() < need:
+        slot = [torch.empty(max(need, 1), dtype=torch.uint8, device=device), None]
+        _workspaces[(device, stream)] = slot
+        _stats["allocations"] += 1
+    return slot
 
 
 def attention(q, k, v, causal=False, strict=False, layout="bhsd"):
@@ -117,13 +148,20 @@ def attention(q, k, v, causal=False, strict=False, layout="bhsd"):
 
     o = torch.empty_like(q)
     a = _args(q, k, v, o, causal, strict, layout)
-    need = ctypes.c_size_t(0)
-    _check(_lib.fatune_attention_workspace_size(ctypes.byref(a), ctypes.byref(need)), "workspace size")
-    ws = torch.empty(need.value, dtype=torch.uint8, device=q.device) if need.value else None
-    a.workspace, a.workspace_bytes = (ws.data_ptr() if ws is not None else 0), need.value
-    with torch.cuda.device(q.device):
+    p = _Plan()
+    with torch.cuda.device(q.device):  # the library chooses for the current context's device
+        _check(_lib.fatune_attention_plan(ctypes.byref(a), ctypes.byref(p)), "plan")
         stream = torch.cuda.current_stream(q.device).cuda_stream
+        slot = None
+        if p.workspace_bytes:
+            slot = _workspace(q.device, stream, p.workspace_bytes)
+            key = (p.part, p.entry, a.b, a.h, a.h_kv, a.s_q, a.s_kv, a.d, a.dtype, a.causal, layout)
+            a.workspace, a.workspace_bytes = slot[0].data_ptr(), slot[0].numel()
+            a.flags |= KEPT if slot[1] == key else 0
+            slot[1] = None  # until the call is issued: a failed one may have left anything there
         _check(_lib.fatune_attention_forward(ctypes.byref(a), ctypes.c_void_p(stream)), "forward")
+        if slot is not None:
+            slot[1] = key
     return o
 
 
