@@ -75,6 +75,7 @@ struct run {
 	double t0, deadline;		/* ms; deadline 0: none */
 	atomic_llong compiled, cache_hits, evaluated;
 	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
+	double first_send_ms;		/* main thread only */
 	double compile_t0, compile_t1;	/* first compile start, last end (under stat_m) */
 	double gpu_wait_ms, verify_ms, timing_ms;	/* under stat_m */
 	struct ft_race *race;		/* NULL: racing off */
@@ -649,6 +650,8 @@ static void send(struct run *r, struct item *it)
 		ft_race_recorded(r->race, &it->t);
 		atomic_fetch_add(&r->evaluated, 1);
 	}
+	if (r->first_send_ms < 0)
+		r->first_send_ms = now_ms() - r->t0;
 	q_push(&r->compile_q, it);
 	r->sent++;
 }
@@ -942,6 +945,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	r.cfg = cfg;
 	r.t0 = now_ms();
 	r.first_compile_ms = -1;
+	r.first_send_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
 	q_init(&r.compile_q);
 	q_init(&r.eval_q);
@@ -1011,6 +1015,7 @@ out:
 	st->verify_ms = r.verify_ms;
 	st->timing_ms = r.timing_ms;
 	st->first_compile_ms = r.first_compile_ms;
+	st->first_send_ms = r.first_send_ms;
 	ft_race_stats(r.race, &st->race);
 out_nothreads:
 	st->wall_ms = now_ms() - r.t0;
