@@ -43,6 +43,13 @@
 #define DEFER_BOUND 4096
 #define DEFER_POLL_MS 100
 
+/* Ordered strategies store the model's rejections in a second pass over the
+ * space, this many candidates at a time whenever the main thread would wait
+ * for a result (the GPUs are busy then), instead of before the first
+ * candidate is sent: storing ~30,000 rejections per space took most of the
+ * time a GPU stood idle at the start of a search (docs/timing.md). */
+#define REJECT_STEP 64
+
 struct item {
 	struct ft_trial t;
 	int dropped;		/* budget or stop: never compiled, not emitted */
@@ -86,6 +93,8 @@ struct run {
 	long long sent, received;	/* items queued to compile, items back from done_q */
 	struct item **held;		/* ordered strategies: feasible items until all are known */
 	long long nheld, capheld;
+	struct ft_enum *rejects;	/* ordered strategies: the pass that emits the model's
+					 * rejections (rejects_step); NULL: none, or done */
 	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
 	long long ndeferred, elsewhere;	/* ... how many; finished by one */
 	int evaluates;			/* the runners evaluate jobs (runner.h) */
@@ -581,10 +590,13 @@ static void *eval_thread(void *arg)
 	return NULL;
 }
 
-/* Hands one finished item to emit (or drops it) and frees it. */
-static void finish(struct run *r, struct item *it)
+/* Hands one finished item to emit (or drops it) and frees it; observe 0: a
+ * model rejection of the second pass, which the guide and the race never saw
+ * before the strategy began either (their state depends on evaluated
+ * candidates alone). */
+static void finish_item(struct run *r, struct item *it, int observe)
 {
-	if (!it->dropped) {
+	if (!it->dropped && observe) {
 		ft_guide_observe(r->guide, &it->t);
 		ft_race_offer(r->race, &it->t);
 	}
@@ -599,15 +611,66 @@ static void finish(struct run *r, struct item *it)
 	free(it);
 }
 
+static void finish(struct run *r, struct item *it)
+{
+	finish_item(r, it, 1);
+}
+
+/* The second pass of an ordered strategy: up to n more candidates of the
+ * space, each model rejection emitted (the feasible ones were held by the
+ * first pass). The pass ends at the space's end, on a stop or an interrupt
+ * (what it did not store is found again by the next run: a rejection is never
+ * skipped by resume) or on an error (fatal). */
+static void rejects_step(struct run *r, int n)
+{
+	struct ft_candidate c;
+	struct ft_err err = { 0 };
+	int rc = 1;
+
+	for (int i = 0; i < n && rc == 1; i++) {
+		struct item *it;
+
+		if (should_drop(r) || (rc = ft_enum_next(r->rejects, &c, &err)) != 1)
+			break;
+		if (!(it = calloc(1, sizeof(*it)))) {
+			rc = ft_error(&err, FT_EFAIL, "out of memory");
+			break;
+		}
+		ft_trial_init(&it->t);
+		if (ft_feasible_model(r->cfg->sp, r->cfg->arch, &c, &it->t))
+			free(it);
+		else
+			finish_item(r, it, 0);
+	}
+	if (rc == 1 && !should_drop(r))
+		return;
+	if (rc < 0)
+		set_fatal(r, &err);
+	ft_enum_close(r->rejects);
+	r->rejects = NULL;
+}
+
+/* Finishes what came back: everything there (wait 0), or one item, waiting
+ * for it (wait 1) - and while none is there, the main thread stores the
+ * second pass's rejections instead of sleeping. */
 static void drain(struct run *r, int wait)
 {
 	struct item *it;
 
-	while ((it = q_pop(&r->done_q, wait))) {
+	for (;;) {
+		it = q_pop(&r->done_q, 0);
+		if (!it && wait && r->rejects) {
+			rejects_step(r, REJECT_STEP);
+			continue;
+		}
+		if (!it && wait)
+			it = q_pop(&r->done_q, 1);
+		if (!it)
+			return;
 		r->received++;
 		finish(r, it);
 		if (wait)
-			break;
+			return;
 	}
 }
 
@@ -831,7 +894,8 @@ static int hold(struct run *r, struct item *it, struct ft_err *err)
 
 /* Enumerates the space on the main thread: the model check, then each
  * feasible candidate queued (exhaustive: streamed, cut by the budget) or
- * held (ordered strategies). Returns 0 at the end, -1 with err. */
+ * held (ordered strategies, whose rejections are emitted by the second pass,
+ * rejects_step). Returns 0 at the end, -1 with err. */
 static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pipeline_stats *st,
 		     struct ft_err *err)
 {
@@ -849,7 +913,10 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		st->enumerated++;
 		ft_trial_init(&it->t);
 		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
-			finish(r, it);
+			if (!stream && cfg->compile)
+				free(it);	/* the second pass emits it */
+			else
+				finish(r, it);
 			continue;
 		}
 		st->feasible++;
@@ -975,6 +1042,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		goto out_nothreads;
 	}
 	rc = enumerate(&r, e, stream, st, err);
+	if (rc == 0 && !stream && cfg->compile && !ft_interrupted())
+		rc = ft_enum_open(&r.rejects, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err);
 	if (rc == 0 && !stream && !ft_interrupted()) {
 		rc = feed_ordered(&r, err);
 	} else if (!stream) {
@@ -987,6 +1056,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_close(&r.compile_q);
 	while (r.received < r.sent)
 		drain(&r, 1);
+	while (r.rejects)
+		rejects_step(&r, 1 << 20);
 	join_threads(&r);
 	drain(&r, 0);
 	st->selected = r.sent;
@@ -1023,6 +1094,7 @@ out_nothreads:
 	free(r.held);
 	ft_guide_free(r.guide);
 	ft_enum_close(e);
+	ft_enum_close(r.rejects);
 	q_destroy(&r.compile_q);
 	q_destroy(&r.eval_q);
 	q_destroy(&r.done_q);
