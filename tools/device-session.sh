@@ -133,7 +133,7 @@ for path in sys.argv[1:]:
     tail = [r for r in rows if "campaign" in r]
     print(f"== {path}: {len(units)} units" + (f", campaign wall {tail[0]['wall_s']:.1f} s" if tail else ""))
     print(f"{'shape':<22}{'c':>2}{'wall s':>8}{'cand':>6}{'eval':>6}{'cut':>5}{'quick':>6}{'full':>5}{'fin':>4}"
-          f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'verify s':>9}{'time s':>8}{'ms/cand':>8}  best us")
+          f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'send s':>7}{'verify s':>9}{'time s':>8}{'ms/cand':>8}  best us")
     per = []
     for r in units:
         p, rc = r["phases"], r["race"]
@@ -143,6 +143,7 @@ for path in sys.argv[1:]:
         print(f"{r['shape']:<22}{r['causal']:>2}{r['wall_s']:>8.2f}{r['candidates']:>6}{r['evaluated']:>6}"
               f"{r['status'].get('cut', 0):>5}{rc['quick']:>6}{rc['full']:>5}{rc['final_jobs']:>4}"
               f"{p['compile_wall_ms']/1e3:>10.2f}{p['gpu_busy_ms']/1e3:>8.2f}{p['gpu_wait_ms']/1e3:>8.2f}"
+              f"{p.get('first_send_ms', float('nan'))/1e3:>7.2f}"
               f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
     if per:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")

@@ -28,6 +28,7 @@ struct fake {
 	struct cand c[8];
 	int log[64], nlog;	/* candidates in the order run */
 	int quick[64];		/* 1 for a quick pass */
+	double cap[64];		/* the job's sample_max_us */
 	int fail_at;		/* the call that fails as fatune's own error, -1: none */
 };
 
@@ -39,7 +40,8 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 
 	if (f->nlog == f->fail_at)
 		return ft_error(err, FT_EFAIL, "the worker cannot start");
-	f->quick[f->nlog] = job->sample_max_us > 0;
+	f->quick[f->nlog] = job->sample_max_us == FT_RACE_QUICK_SAMPLE_US;
+	f->cap[f->nlog] = job->sample_max_us;
 	f->log[f->nlog++] = (int)job->grid[0];
 	ft_job_result_init(res);
 	if (c->wrong) {
@@ -130,6 +132,7 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
 	assert_int_equal(f.nlog, 1);
 	assert_int_equal(f.quick[0], 0);
+	assert_true(f.cap[0] == FT_RACE_FULL_SAMPLE_US); /* short full samples */
 	assert_int_equal(res.samples, 15);
 
 	/* 20 us > 1.15 x 10.07: cut after the quick pass alone */
@@ -146,6 +149,7 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(f.nlog, 4);
 	assert_int_equal(f.quick[2], 1);
 	assert_int_equal(f.quick[3], 0);
+	assert_true(f.cap[3] == FT_RACE_FULL_SAMPLE_US);
 	assert_int_equal(res.samples, 15);
 
 	/* the line is 1.15 x the best *full* median (10.07, not 11.08): 11.5 is under it */
@@ -280,8 +284,10 @@ static void test_final_round_robin(void **state)
 	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, &err), 0);
 	assert_int_equal(f.nlog, 3 * FT_RACE_ROUNDS);
 	for (int round = 0; round < FT_RACE_ROUNDS; round++)
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 3; k++) {
 			assert_int_equal(f.log[round * 3 + k], (k + round) % 3);
+			assert_true(f.cap[round * 3 + k] == FT_RACE_FULL_SAMPLE_US);
+		}
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(out[i].status, FT_ST_OK);
 		assert_int_equal(out[i].samples, per * FT_RACE_ROUNDS);

@@ -76,7 +76,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
 	long long quick = 0, full = 0, finals = 0, evaluated = 0;
-	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0;
+	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
 
 	for (int i = 0; i < n; i++) {
 		const struct ft_pipeline_stats *st = &out[i].res.st;
@@ -93,6 +93,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		wait += st->gpu_wait_ms;
 		ver += st->verify_ms;
 		tim += st->timing_ms;
+		fsend += st->first_send_ms > 0 ? st->first_send_ms : 0;
 		evaluated += st->evaluated;
 		quick += st->race.quick;
 		full += st->race.full;
@@ -107,9 +108,9 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	       compiles, hits, cms, gpu, first);
 	/* where the time went (docs/timing.md): per phase, and the race's passes */
 	printf(",\"phases\":{\"compile_wall_ms\":%.1f,\"gpu_busy_ms\":%.1f,\"gpu_wait_ms\":%.1f,"
-	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f},\"evaluated\":%lld,"
+	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f},\"evaluated\":%lld,"
 	       "\"race\":{\"quick\":%lld,\"full\":%lld,\"final_jobs\":%lld}",
-	       cwall, gpu, wait, ver, tim, evaluated, quick, full, finals);
+	       cwall, gpu, wait, ver, tim, fsend, evaluated, quick, full, finals);
 }
 
 /* "spaces": one object per search. */

@@ -52,6 +52,19 @@ static long long proc_start(long long pid)
 	return v;
 }
 
+/* This process's start time, read once per process (a claim per candidate
+ * read /proc for it each time). */
+static long long own_start(void)
+{
+	static long long pid, start;
+
+	if (pid != (long long)getpid()) {
+		pid = (long long)getpid();
+		start = proc_start(pid);
+	}
+	return start;
+}
+
 static const char *host_name(void)
 {
 	static char host[256];
@@ -152,7 +165,7 @@ int ft_db_claim(struct ft_db *db, long long run_id, const char *search_key, cons
 	ft_dbi_b_int(&b, run_id);
 	ft_dbi_b_text(&b, host_name());
 	ft_dbi_b_int(&b, (long long)getpid());
-	ft_dbi_b_int(&b, proc_start((long long)getpid()));
+	ft_dbi_b_int(&b, own_start());
 	if (ft_dbi_b_done(db, &b, "claiming a candidate", err) || step(db, st, "claiming a candidate", err) < 0)
 		goto fail;
 	ret = 0;

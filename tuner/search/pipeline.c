@@ -43,6 +43,13 @@
 #define DEFER_BOUND 4096
 #define DEFER_POLL_MS 100
 
+/* Ordered strategies store the model's rejections in a second pass over the
+ * space, this many candidates at a time whenever the main thread would wait
+ * for a result (the GPUs are busy then), instead of before the first
+ * candidate is sent: storing ~30,000 rejections per space took most of the
+ * time a GPU stood idle at the start of a search (docs/timing.md). */
+#define REJECT_STEP 64
+
 struct item {
 	struct ft_trial t;
 	int dropped;		/* budget or stop: never compiled, not emitted */
@@ -75,6 +82,7 @@ struct run {
 	double t0, deadline;		/* ms; deadline 0: none */
 	atomic_llong compiled, cache_hits, evaluated;
 	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
+	double first_send_ms;		/* main thread only */
 	double compile_t0, compile_t1;	/* first compile start, last end (under stat_m) */
 	double gpu_wait_ms, verify_ms, timing_ms;	/* under stat_m */
 	struct ft_race *race;		/* NULL: racing off */
@@ -85,6 +93,8 @@ struct run {
 	long long sent, received;	/* items queued to compile, items back from done_q */
 	struct item **held;		/* ordered strategies: feasible items until all are known */
 	long long nheld, capheld;
+	struct ft_enum *rejects;	/* ordered strategies: the pass that emits the model's
+					 * rejections (rejects_step); NULL: none, or done */
 	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
 	long long ndeferred, elsewhere;	/* ... how many; finished by one */
 	int evaluates;			/* the runners evaluate jobs (runner.h) */
@@ -580,10 +590,13 @@ static void *eval_thread(void *arg)
 	return NULL;
 }
 
-/* Hands one finished item to emit (or drops it) and frees it. */
-static void finish(struct run *r, struct item *it)
+/* Hands one finished item to emit (or drops it) and frees it; observe 0: a
+ * model rejection of the second pass, which the guide and the race never saw
+ * before the strategy began either (their state depends on evaluated
+ * candidates alone). */
+static void finish_item(struct run *r, struct item *it, int observe)
 {
-	if (!it->dropped) {
+	if (!it->dropped && observe) {
 		ft_guide_observe(r->guide, &it->t);
 		ft_race_offer(r->race, &it->t);
 	}
@@ -598,15 +611,66 @@ static void finish(struct run *r, struct item *it)
 	free(it);
 }
 
+static void finish(struct run *r, struct item *it)
+{
+	finish_item(r, it, 1);
+}
+
+/* The second pass of an ordered strategy: up to n more candidates of the
+ * space, each model rejection emitted (the feasible ones were held by the
+ * first pass). The pass ends at the space's end, on a stop or an interrupt
+ * (what it did not store is found again by the next run: a rejection is never
+ * skipped by resume) or on an error (fatal). */
+static void rejects_step(struct run *r, int n)
+{
+	struct ft_candidate c;
+	struct ft_err err = { 0 };
+	int rc = 1;
+
+	for (int i = 0; i < n && rc == 1; i++) {
+		struct item *it;
+
+		if (should_drop(r) || (rc = ft_enum_next(r->rejects, &c, &err)) != 1)
+			break;
+		if (!(it = calloc(1, sizeof(*it)))) {
+			rc = ft_error(&err, FT_EFAIL, "out of memory");
+			break;
+		}
+		ft_trial_init(&it->t);
+		if (ft_feasible_model(r->cfg->sp, r->cfg->arch, &c, &it->t))
+			free(it);
+		else
+			finish_item(r, it, 0);
+	}
+	if (rc == 1 && !should_drop(r))
+		return;
+	if (rc < 0)
+		set_fatal(r, &err);
+	ft_enum_close(r->rejects);
+	r->rejects = NULL;
+}
+
+/* Finishes what came back: everything there (wait 0), or one item, waiting
+ * for it (wait 1) - and while none is there, the main thread stores the
+ * second pass's rejections instead of sleeping. */
 static void drain(struct run *r, int wait)
 {
 	struct item *it;
 
-	while ((it = q_pop(&r->done_q, wait))) {
+	for (;;) {
+		it = q_pop(&r->done_q, 0);
+		if (!it && wait && r->rejects) {
+			rejects_step(r, REJECT_STEP);
+			continue;
+		}
+		if (!it && wait)
+			it = q_pop(&r->done_q, 1);
+		if (!it)
+			return;
 		r->received++;
 		finish(r, it);
 		if (wait)
-			break;
+			return;
 	}
 }
 
@@ -649,6 +713,8 @@ static void send(struct run *r, struct item *it)
 		ft_race_recorded(r->race, &it->t);
 		atomic_fetch_add(&r->evaluated, 1);
 	}
+	if (r->first_send_ms < 0)
+		r->first_send_ms = now_ms() - r->t0;
 	q_push(&r->compile_q, it);
 	r->sent++;
 }
@@ -828,7 +894,8 @@ static int hold(struct run *r, struct item *it, struct ft_err *err)
 
 /* Enumerates the space on the main thread: the model check, then each
  * feasible candidate queued (exhaustive: streamed, cut by the budget) or
- * held (ordered strategies). Returns 0 at the end, -1 with err. */
+ * held (ordered strategies, whose rejections are emitted by the second pass,
+ * rejects_step). Returns 0 at the end, -1 with err. */
 static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pipeline_stats *st,
 		     struct ft_err *err)
 {
@@ -846,7 +913,10 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		st->enumerated++;
 		ft_trial_init(&it->t);
 		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
-			finish(r, it);
+			if (!stream && cfg->compile)
+				free(it);	/* the second pass emits it */
+			else
+				finish(r, it);
 			continue;
 		}
 		st->feasible++;
@@ -942,6 +1012,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	r.cfg = cfg;
 	r.t0 = now_ms();
 	r.first_compile_ms = -1;
+	r.first_send_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
 	q_init(&r.compile_q);
 	q_init(&r.eval_q);
@@ -971,6 +1042,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		goto out_nothreads;
 	}
 	rc = enumerate(&r, e, stream, st, err);
+	if (rc == 0 && !stream && cfg->compile && !ft_interrupted())
+		rc = ft_enum_open(&r.rejects, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err);
 	if (rc == 0 && !stream && !ft_interrupted()) {
 		rc = feed_ordered(&r, err);
 	} else if (!stream) {
@@ -983,6 +1056,8 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_close(&r.compile_q);
 	while (r.received < r.sent)
 		drain(&r, 1);
+	while (r.rejects)
+		rejects_step(&r, 1 << 20);
 	join_threads(&r);
 	drain(&r, 0);
 	st->selected = r.sent;
@@ -1011,6 +1086,7 @@ out:
 	st->verify_ms = r.verify_ms;
 	st->timing_ms = r.timing_ms;
 	st->first_compile_ms = r.first_compile_ms;
+	st->first_send_ms = r.first_send_ms;
 	ft_race_stats(r.race, &st->race);
 out_nothreads:
 	st->wall_ms = now_ms() - r.t0;
@@ -1018,6 +1094,7 @@ out_nothreads:
 	free(r.held);
 	ft_guide_free(r.guide);
 	ft_enum_close(e);
+	ft_enum_close(r.rejects);
 	q_destroy(&r.compile_q);
 	q_destroy(&r.eval_q);
 	q_destroy(&r.done_q);

@@ -88,6 +88,9 @@ struct ft_pipeline_stats {
 	double timing_ms;		/* the workers' timing (summed) */
 	double wall_ms;
 	double first_compile_ms;	/* from start until the first compile began */
+	double first_send_ms;		/* from start until the first candidate was sent on
+					 * (-1: none): with a warm cache, how long the GPU
+					 * stood idle at the start of the search */
 	struct ft_race_stats race;	/* quick passes, full measurements, cuts, final jobs */
 };
 

@@ -73,15 +73,26 @@ static void note(struct ft_race *rc, long long *counter, const struct ft_job_res
 	pthread_mutex_unlock(&rc->m);
 }
 
+/* The full measurement of job: its samples at most FT_RACE_FULL_SAMPLE_US
+ * long, unless the job names its own cap. */
+static struct ft_job full_of(const struct ft_job *job)
+{
+	struct ft_job full = *job;
+
+	if (!(full.sample_max_us > 0))
+		full.sample_max_us = FT_RACE_FULL_SAMPLE_US;
+	return full;
+}
+
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err)
 {
-	struct ft_job quick;
+	struct ft_job quick, full = full_of(job);
 	double best = best_now(rc), line;
 	int r;
 
 	if (isnan(best) || !job->timing) {
-		r = run(ctx, job, res, err);
+		r = run(ctx, &full, res, err);
 		if (!r)
 			note(rc, &rc->st.full, res);
 		return r;
@@ -107,7 +118,7 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 		note(rc, &rc->st.cut, NULL);
 		return 0;
 	}
-	if ((r = run(ctx, job, res, err)))
+	if ((r = run(ctx, &full, res, err)))
 		return r;
 	note(rc, &rc->st.full, res);
 	return 0;
@@ -205,7 +216,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 	for (int round = 0; round < FT_RACE_ROUNDS && !rc_; round++) {
 		for (int k = 0; k < n && !rc_; k++) {
 			int i = (k + round) % n; /* each round starts one later */
-			struct ft_job job = jobs[i];
+			struct ft_job job = full_of(&jobs[i]);
 			struct ft_job_result res;
 
 			if (done[i])

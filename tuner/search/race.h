@@ -12,8 +12,8 @@
  *     times the best full median so far, the candidate is stored as `cut`
  *     with its quick statistics (never `ok`); the quick min is used because
  *     noise (clocks, another process) only ever makes a sample slower;
- *   full:       the others are measured again with the search's samples and
- *     stored as `ok`; only full measurements move the best (and the cut
+ *   full:       the others are measured again with the search's samples
+ *     (each at most FT_RACE_FULL_SAMPLE_US long) and stored as `ok`; only full measurements move the best (and the cut
  *     line), so the best is never a quickly timed candidate;
  *   final:      after every candidate, the `finalists` fastest full ones are
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
@@ -47,6 +47,14 @@
  * 50 us): three of them cost ~3 ms of GPU time where 15 full samples of K 20
  * cost 66 ms for a 0.22 ms kernel. */
 #define FT_RACE_QUICK_SAMPLE_US 1000.0
+/* A full sample (the full measurement and the final) lasts at most ~2 ms, not
+ * the 20 ms of FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample to
+ * spread the events' ~0.5 us and a launch's few us over the calls, and 2 ms
+ * already makes both < 0.3 %, while 15 samples of 20 ms (K 11 for the
+ * suite's 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per
+ * candidate - 2 x 18 s of the 126 s suite24 warm run on an H100. Kernels
+ * under 100 us keep K = 20. `--race off` keeps the old cap. */
+#define FT_RACE_FULL_SAMPLE_US 2000.0
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16

@@ -102,7 +102,6 @@ static int flush(struct ctx *s)
 static int on_trial(void *arg, struct ft_trial *t)
 {
 	struct ctx *s = arg;
-	struct ft_trial prev;
 	/* a model rejection is batched and kept once per search; one found after
 	 * compiling (registers, compiled smem) is a row of its own, like any other */
 	int model_reject = t->stage == FT_STAGE_MODEL && (t->status == FT_ST_REJECTED_CONSTRAINT ||
@@ -110,14 +109,8 @@ static int on_trial(void *arg, struct ft_trial *t)
 
 	count(s, t, 0);
 	if (model_reject) {
-		/* already stored by an earlier run of this search: keep one row */
-		if (!s->fresh) {
-			int found = ft_db_trial_latest(s->db, s->search_key, t->config, &prev, &s->err);
-			if (found < 0)
-				return -1;
-			if (found)
-				return 0;
-		}
+		/* one already stored by an earlier run of this search keeps its one
+		 * row: flush's ft_db_trials_put_new skips it (in its transaction) */
 		s->batch[s->nbatch] = *t;
 		s->batch[s->nbatch++].log = NULL;
 		return s->nbatch == REJECT_BATCH ? flush(s) : 0;
