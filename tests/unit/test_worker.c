@@ -170,6 +170,7 @@ static void make_job(struct ft_job *job, unsigned long long seed)
 	job->threads = 32;
 	job->grid[0] = job->grid[1] = job->grid[2] = 1;
 	job->num_splits = 1;
+	job->abi = 1; /* a space without abi: (fault.yaml) */
 	job->seed = seed;
 	job->tolerance = 1e-3;
 }
