@@ -60,6 +60,7 @@
  */
 #include "fatune_abi.h"
 #include "attention_ptx.cuh"
+#include "attention_common.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_wgmma.cuh"
 
@@ -129,8 +130,6 @@ constexpr int KV_BOX_BYTES = BN * 128;		/* one column box of a K or V tile */
 constexpr int KV_TILE_BYTES = BN * D * 2;
 constexpr int NBAR = 2 + 4 * ST;		/* q_full, q_empty, full_k, full_v, empty_k, empty_v */
 constexpr int SMEM_BYTES = Q_BYTES + 2 * ST * KV_TILE_BYTES + 8 * NBAR;
-constexpr float LN2 = 0.693147180559945309f;
-constexpr float LOG2E = 1.442695040888963407f;
 
 /* named barrier ids (0 is __syncthreads): the ping-pong turn of consumer w */
 constexpr unsigned PP_BAR0 = 1;
@@ -355,18 +354,6 @@ template <int N> static __device__ __forceinline__ void fence_regs(float (&r)[N]
 		ft_reg_fence(r[i]);
 }
 
-static __device__ __forceinline__ float quad_max(float x)
-{
-	x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-	return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-
-static __device__ __forceinline__ float quad_sum(float x)
-{
-	x += __shfl_xor_sync(0xffffffffu, x, 1);
-	return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
 /* Masks one tile's scores (when need_mask), then the online softmax update of
  * the thread's two rows: new running max m, alpha = exp2((m_old - m_new) *
  * scale_log2), l = l * alpha + this lane's part of the row sum, and s is
@@ -394,14 +381,7 @@ static __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], float 
 		mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
 	}
 	float msc[2];
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		mx[r] = quad_max(mx[r]);
-		const float mu = mx[r] == ft_neg_inf() ? 0.f : mx[r];
-		msc[r] = mu * scale_log2;
-		alpha[r] = ft_exp2(m[r] * scale_log2 - msc[r]);	/* old max -inf: 0 */
-		m[r] = mx[r];
-	}
+	ft_softmax_stats(mx, m, scale_log2, msc, alpha);
 	float rs[2] = { 0.f, 0.f };
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++)
@@ -582,12 +562,8 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 	/* epilogue: full row sums; a row that saw no key has l = 0 and O = 0 */
 	float inv[2], lse[2];
 #pragma unroll
-	for (int r = 0; r < 2; r++) {
-		const float lr = quad_sum(l[r]);
-
-		inv[r] = lr > 0.f ? ft_rcp(lr) : 1.f;
-		lse[r] = lr > 0.f ? (m[r] * sl2 + ft_log2(lr)) * LN2 : ft_neg_inf();
-	}
+	for (int r = 0; r < 2; r++)
+		ft_row_finish(l[r], m[r], sl2, inv[r], lse[r]);
 
 	if (p.num_splits == 1 && PERSIST) {
 		/* the Q area already holds (or receives) the next tile's Q: store
@@ -736,53 +712,12 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		ft_griddep_launch_dependents();
 }
 
-/* Combine: D/4 threads per row, each owning 4 consecutive columns (one 16-byte
- * fp32 load per split); a block of 128 threads covers 512 / D rows: the
- * space's combine_grid is [ceil_div(S_q, 512 / D), H, B]. */
-namespace {
-constexpr int COMBINE_THREADS = 128;
-constexpr int COMBINE_TPR = D / 4;
-constexpr int COMBINE_RPB = COMBINE_THREADS / COMBINE_TPR;
-static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
-} /* namespace */
-
-extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
+/* Combine: attention_common.cuh's ft_combine with one group of D/4 threads
+ * per row (each owning 4 consecutive columns: one 16-byte fp32 load per
+ * split), 128 threads, 512 / D rows per block: the space's combine_grid is
+ * [ceil_div(S_q, 512 / D), H, B]. */
+extern "C" __global__ void __launch_bounds__(ft_combine_threads)
 	fatune_sm90_combine(const __grid_constant__ struct fatune_attn_params p)
 {
-	const int row = blockIdx.x * COMBINE_RPB + threadIdx.x / COMBINE_TPR;
-	const int c4 = threadIdx.x % COMBINE_TPR;
-	const int splits = p.num_splits;
-	const int head = blockIdx.y, batch = blockIdx.z;
-	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
-
-	if (row >= p.s_q)
-		return;
-	const long long prow = ((long long)batch * p.h + head) * p.s_q + row;
-	if (PDL)	/* launched before the main kernel ended: wait for its partials */
-		ft_griddep_wait();
-	float mx = ft_neg_inf();
-	for (int i = 0; i < splits; i++)
-		mx = fmaxf(mx, p.lse_partial[i * stride + prow]);
-	/* every split empty (a row that sees no key): O = 0 */
-	if (mx == ft_neg_inf())
-		mx = 0.f;
-	float sum = 0.f;
-	for (int i = 0; i < splits; i++)
-		sum += ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E);
-	const float inv = sum > 0.f ? ft_rcp(sum) : 0.f;
-	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
-	for (int i = 0; i < splits; i++) {
-		const float wgt = ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E) * inv;
-		const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
-
-		if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
-			acc.x += wgt * x.x;
-			acc.y += wgt * x.y;
-			acc.z += wgt * x.z;
-			acc.w += wgt * x.w;
-		}
-	}
-	unsigned short *go = static_cast<unsigned short *>(p.o) + (long long)batch * p.o_stride_b +
-			     (long long)head * p.o_stride_h + (long long)row * p.o_stride_s;
-	reinterpret_cast<ft_v2u *>(go)[c4] = ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
+	ft_combine<D, false, PDL != 0>(p);
 }
