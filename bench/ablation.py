@@ -7,6 +7,12 @@ has, the others held at the best's values, in one process per call but in the sa
 interleaved A B C A B C so that clock drift shows as a spread rather than as a gain:
 
   INTRA_WG_OVERLAP (Hopper template): 1 the overlapped loop, 2 V one tile behind K
+  TILE_ORDER (Hopper, causal): 0 each head's row blocks together, 1 the heaviest row blocks of every
+      head first, L2-grouped (FlashAttention-3's longest-first order)
+  MASK_PEEL (Hopper, causal): 0 each KV tile tests whether it needs the mask, 1 the loop peeled at the
+      diagonal (unmasked tiles, then masked ones)
+      (both non-persistent only, as the space offers them: a persistent best is timed beside the four
+      combinations of its PERSISTENT=0 twin)
   PDL (both templates): the combine kernel launched with programmatic dependent launch; only for
       a split best (NUM_SPLITS > 1); a best that merges its splits in the kernel
       (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1)
@@ -16,6 +22,9 @@ It also prints, for each split-KV shape, FlashAttention-3's split count for that
 
   python3 bench/ablation.py --fatune build/fatune --db build/ablation.db --json out.json [--only 0 1]
   python3 bench/ablation.py --list        # the shapes and what would run, no GPU
+
+A variant the space's constraints reject for the shape (e.g. TILE_ORDER 1 where the work tiles fit
+one wave, or a register limit) is reported "not in the space" and skipped, not counted as a failure.
 
 Exit codes: 0 every variant verified; 1 a variant failed or was wrong; 2 usage.
 """
@@ -39,6 +48,7 @@ SHAPES = [
     "--shape 2x32x2048x64 --dtype bf16 --causal",
     "--shape 2x40x1x128 --kv-heads 8 --kv-len 8192 --layout bshd",
     "--shape 1x32x1x128 --kv-len 8192",
+    "--shape 4x16x2048x128 --causal",
 ]
 SPLIT_COUNTS = {"attention": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64], "attention_sm90": [1, 2, 4]}
 SMS = 132
@@ -52,13 +62,23 @@ def format_config(values):
     return ",".join(f"{k}={v}" for k, v in values.items())
 
 
-def variants(values):
+def variants(values, causal):
     """(parameter, label, config values) for every mechanism value to time, the best's own
-    first in each group."""
+    first in each group (TILE_ORDER and MASK_PEEL only for a causal shape, all four combinations)."""
     out = []
     if "INTRA_WG_OVERLAP" in values:
         for v in (values["INTRA_WG_OVERLAP"], *[x for x in (1, 2) if x != values["INTRA_WG_OVERLAP"]]):
             out.append(("INTRA_WG_OVERLAP", str(v), dict(values, INTRA_WG_OVERLAP=v)))
+    if causal and "TILE_ORDER" in values:
+        # the four combinations; the space offers them on non-persistent configs only, so a
+        # persistent best is timed beside its non-persistent twin's four
+        group, base, note = "TILE_ORDER/MASK_PEEL", dict(values), ""
+        if values.get("PERSISTENT") == 1:
+            out.append((group, "the best (persistent)", dict(values)))
+            base, note = dict(values, PERSISTENT=0, TILE_ORDER=0, MASK_PEEL=0), ", PERSISTENT=0"
+        own = (base["TILE_ORDER"], base["MASK_PEEL"])
+        for to, mp in [own] + [c for c in ((0, 0), (1, 0), (0, 1), (1, 1)) if c != own]:
+            out.append((group, f"TILE_ORDER={to} MASK_PEEL={mp}{note}", dict(base, TILE_ORDER=to, MASK_PEEL=mp)))
     if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
         if values.get("COMBINE_IN_KERNEL", 0) == 1:
             out.append(("PDL", "in-kernel combine (best)", dict(values)))
@@ -118,8 +138,8 @@ def main():
     ap.add_argument("--db", default=os.path.join(ROOT, "build", "ablation.db"))
     ap.add_argument("--bench-db", default=os.path.join(ROOT, "build", "ablation-bench.db"))
     ap.add_argument("--shape", action="append", help="shape arguments, e.g. '--shape 1x8x512x64 --causal' "
-                    "(repeatable; default: the five of issue 17)")
-    ap.add_argument("--only", type=int, nargs="+", help="only these of the five shapes (0-4), e.g. to fit "
+                    "(repeatable; default: the six of issue 17)")
+    ap.add_argument("--only", type=int, nargs="+", help="only these of the six shapes (0-5), e.g. to fit "
                     "a 10-minute call; the DB keeps the others' searches")
     ap.add_argument("--reps", type=int, default=2, help="rounds of the interleaved variants")
     ap.add_argument("--json", help="write every result here")
@@ -130,7 +150,8 @@ def main():
         shapes = [shapes[i] for i in args.only]
     if args.list:
         for i, s in shapes:
-            print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 1/2 (Hopper) and PDL 0/1 (split)")
+            print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1, "
+                  "MASK_PEEL 0/1 (Hopper) and PDL 0/1 (split)")
         return 0
     results, failed = [], 0
     for _, s in shapes:
@@ -146,7 +167,7 @@ def main():
             best = parse_config(sp["best"]["config"])
             space_file = os.path.join(ROOT, "search_spaces", sp["space"] + ".yaml")
             print(f"\n{s}  {sp['space']} best {sp['best']['t_median_us']:.2f} us  {sp['best']['config']}")
-            vs = variants(best)
+            vs = variants(best, "--causal" in s.split())
             if not vs:
                 print("  no mechanism parameter applies (no split, no Hopper loop)")
             times = {}
@@ -156,6 +177,9 @@ def main():
                     rc, b, err = run_json([args.fatune, "bench", "--space", space_file, *s.split(), "--config", cfg,
                                            "--db", args.bench_db, "--json"])
                     ok = b is not None and b.get("status") == "ok"
+                    if b is not None and str(b.get("status", "")).startswith("rejected"):
+                        print(f"  {param}={label}: not in the space for this shape ({b.get('reason')})")
+                        continue
                     if not ok:
                         failed += 1
                         print(f"  {param}={label}: FAILED rc {rc}: {(b or {}).get('reason') or err.strip()[-300:]}")

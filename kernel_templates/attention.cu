@@ -33,7 +33,7 @@
  * COMBINE_IN_KERNEL = 1 there is no second launch: each split block, once its
  * partial is written, arrives on a counter of its (row block, head (group),
  * batch) in the workspace, and the last to arrive merges every split's
- * partial (the combine kernel's rule, merge_stats / merge_add) and sets the
+ * partial (the combine kernel's rule, attention_common.cuh) and sets the
  * counter back to 0, so the workspace is zero again for the next launch (the
  * space's workspace.init is zero_once). A causal row block
  * reads only the tiles up to its last row's diagonal, masks only the tiles that
@@ -60,6 +60,7 @@
  */
 #include "fatune_abi.h"
 #include "attention_ptx.cuh"
+#include "attention_common.cuh"
 
 #if !defined(FATUNE_ABI) || FATUNE_ABI != 2
 #error "attention.cu speaks ABI v2: compile it with -DFATUNE_ABI=2 (the space's template.abi)"
@@ -100,8 +101,6 @@ constexpr int CPR = D / 8;		/* 16-byte chunks per row */
 constexpr int Q_BYTES = BM * D * 2;
 constexpr int KV_BYTES = BN * D * 2;	/* one K (or V) tile */
 constexpr int SMEM_BYTES = Q_BYTES + 2 * STAGES * KV_BYTES;
-constexpr float LN2 = 0.693147180559945309f;
-constexpr float LOG2E = 1.442695040888963407f;
 
 static_assert(D == 32 || D == 64 || D == 128, "HEAD_DIM must be 32, 64 or 128");
 static_assert(BM == WROWS * NW && (MT == 1 || MT == 2),
@@ -285,20 +284,6 @@ static __device__ __forceinline__ void load_q_tile(unsigned dst, const row_map &
 	}
 }
 
-/* Row max of the two rows (g, g + 8) this thread holds, reduced over the quad of
- * lanes that share them (lanes 4g..4g+3). */
-static __device__ __forceinline__ float quad_max(float x)
-{
-	x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-	return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-
-static __device__ __forceinline__ float quad_sum(float x)
-{
-	x += __shfl_xor_sync(0xffffffffu, x, 1);
-	return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
 /* Per-warp state: the warp's Q fragments (when kept in registers), its output
  * accumulators and the online-softmax statistics of the two rows per m16 tile
  * each lane holds (g and g + 8). */
@@ -366,16 +351,7 @@ static __device__ __forceinline__ void process_scores(warp_state &w, float (&sc)
 			mx[1] = fmaxf(mx[1], fmaxf(sc[mt][j][2], sc[mt][j][3]));
 		}
 		float msc[2], alpha[2];
-#pragma unroll
-		for (int r = 0; r < 2; r++) {
-			mx[r] = quad_max(mx[r]);
-			/* a row with every key masked so far keeps max -inf; 0 stands
-			 * in for it so that exp2(-inf - 0) = 0 rather than NaN */
-			const float mu = mx[r] == ft_neg_inf() ? 0.f : mx[r];
-			msc[r] = mu * scale_log2;
-			alpha[r] = ft_exp2(w.m[mt][r] * scale_log2 - msc[r]);	/* old max -inf: 0 */
-			w.m[mt][r] = mx[r];
-		}
+		ft_softmax_stats(mx, w.m[mt], scale_log2, msc, alpha);
 		float rs[2] = { 0.f, 0.f };
 #pragma unroll
 		for (int j = 0; j < BN / 8; j++) {
@@ -513,44 +489,6 @@ static __device__ __forceinline__ int opaque(int x)
 	return r;
 }
 
-/* The split-KV merge rule, shared by the combine kernel and the in-kernel
- * combine. Split i of a row, with log-sum-exp lse_i (-inf: it saw no key),
- * weighs exp(lse_i - mx) / sum_j exp(lse_j - mx), mx the largest lse_i; a row
- * whose every split is empty keeps mx = 0 and inv = 0, so it comes out 0.
- * lse(i) gives split i's lse. */
-template <class LSE>
-static __device__ __forceinline__ void merge_stats(int splits, LSE lse, float &mx, float &inv)
-{
-	mx = ft_neg_inf();
-	for (int i = 0; i < splits; i++)
-		mx = fmaxf(mx, lse(i));
-	/* every split empty (a causal row before every key): stay finite */
-	if (mx == ft_neg_inf())
-		mx = 0.f;
-	float sum = 0.f;
-	for (int i = 0; i < splits; i++)
-		sum += ft_exp2((lse(i) - mx) * LOG2E);
-	/* weight_i = exp(lse_i - lse) with lse = log(sum) + mx; a zero sum gives 0 */
-	inv = sum > 0.f ? ft_rcp(sum) : 0.f;
-}
-
-static __device__ __forceinline__ float merge_weight(float lse, float mx, float inv)
-{
-	return ft_exp2((lse - mx) * LOG2E) * inv;
-}
-
-/* acc += wgt * x, skipped for a zero weight: an empty split's O is 0, but
- * never trust 0 * garbage */
-static __device__ __forceinline__ void merge_add(ft_v4f &acc, float wgt, const ft_v4f &x)
-{
-	if (wgt > 0.f) {
-		acc.x += wgt * x.x;
-		acc.y += wgt * x.y;
-		acc.z += wgt * x.z;
-		acc.w += wgt * x.w;
-	}
-}
-
 /* Loads at L2 (ld.global.cg): the partials the in-kernel combine reads were
  * written by other blocks of the same launch, and L1 is not coherent. Volatile,
  * so they stay after the fence that orders them. */
@@ -581,9 +519,9 @@ static __device__ __forceinline__ ft_v4f ld_cg4(const float *a)
  * CUDA threadFenceReduction pattern), the last block fences after seeing the
  * count and reads the partials at L2. smem is free here: every warp is past
  * its KV loop. Rows go in chunks of MC: their lse are staged in shared memory
- * and turned into weights (merge_stats, as the combine kernel does), then each
+ * and turned into weights (ft_merge_stats, as the combine kernel does), then each
  * thread sums one float4 column of a row over the splits, MU loads in flight. */
-constexpr int MAX_SPLITS = 64;	/* what the combine kernels' shared memory holds */
+constexpr int MAX_SPLITS = ft_max_splits;	/* what the combine kernels' shared memory holds */
 constexpr int MC = BM < SMEM_BYTES / (4 * MAX_SPLITS) ? BM : SMEM_BYTES / (4 * MAX_SPLITS);
 constexpr int MU = 16;	/* loads in flight per thread: one 32-thread block is latency-bound */
 static_assert(MC >= 1, "the in-kernel combine stages at least one row's lse");
@@ -657,9 +595,9 @@ static __device__ __forceinline__ void arrive_and_merge(const fatune_attn_params
 		if (tid < rc) {
 			float mx, inv;
 
-			merge_stats(splits, [&](int i) { return wts[tid][i]; }, mx, inv);
+			ft_merge_stats(splits, [&](int i) { return wts[tid][i]; }, mx, inv);
 			for (int i = 0; i < splits; i++)
-				wts[tid][i] = merge_weight(wts[tid][i], mx, inv);
+				wts[tid][i] = ft_merge_weight(wts[tid][i], mx, inv);
 		}
 		__syncthreads();
 		for (int r = r0; r < rc; r += RSTEP) {
@@ -673,7 +611,7 @@ static __device__ __forceinline__ void arrive_and_merge(const fatune_attn_params
 					x[u] = ld_cg4(p.o_partial + (min(i0 + u, splits - 1) * stride + pr) * D + 4 * c4);
 #pragma unroll
 				for (int u = 0; u < MU; u++)
-					merge_add(acc, i0 + u < splits ? wts[r][i0 + u] : 0.f, x[u]);
+					ft_merge_add(acc, i0 + u < splits ? wts[r][i0 + u] : 0.f, x[u]);
 			}
 			reinterpret_cast<ft_v2u *>(rm.o_row(m0 + c0 + r))[c4] =
 				ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
@@ -860,12 +798,8 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 #pragma unroll
 	for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-		for (int r = 0; r < 2; r++) {
-			const float l = quad_sum(w.l[mt][r]);
-
-			inv[mt][r] = l > 0.f ? ft_rcp(l) : 1.f;
-			lse[mt][r] = l > 0.f ? (w.m[mt][r] * p.scale_log2 + ft_log2(l)) * LN2 : ft_neg_inf();
-		}
+		for (int r = 0; r < 2; r++)
+			ft_row_finish(w.l[mt][r], w.m[mt][r], p.scale_log2, inv[mt][r], lse[mt][r]);
 	/* (with the in-kernel combine every warp must reach its barriers; an
 	 * inactive warp's rows are all past m_rows, so it stores nothing) */
 	if (!COMBINE_IN_KERNEL && !warp_active)
@@ -931,84 +865,14 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	}
 }
 
-/* Combine: one row of O from its num_splits partials. A group of D/4 threads
- * covers a row, one float4 column each; a block of 128 threads has 512 / D
- * groups. With few splits each group takes a row of its own; with many, SG
- * groups share a row and each sums every SG-th split (more loads in flight,
- * which is what a decode step's few rows need), then they add up through
- * shared memory. The space's combine_grid is [ceil_div(S, rows per block), H,
- * B] with rows per block = (512 / D) / SG, SG = combine_groups(NUM_SPLITS). The
- * row's lse are staged in shared memory once: max, then the weights
- * exp(lse_i - max) / sum. */
-namespace {
-constexpr int COMBINE_THREADS = 128;
-constexpr int COMBINE_TPR = D / 4;			/* threads per group */
-constexpr int COMBINE_GROUPS = COMBINE_THREADS / COMBINE_TPR;	/* 512 / D */
-static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
-
-/* groups per row for n splits: 1 (n <= 4), 4 (n <= 16), else 8; at most the
- * block's groups. The space's combine_grid repeats this formula. */
-static __device__ __forceinline__ int combine_groups(int n)
-{
-	return min(COMBINE_GROUPS, n <= 4 ? 1 : (n <= 16 ? 4 : 8));
-}
-}
-
-extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
+/* Combine: one row of O from its num_splits partials (attention_common.cuh's
+ * ft_combine: the row's lse staged in shared memory once, then the weights
+ * exp(lse_i - max) / sum). With few splits a group of D/4 threads takes a row
+ * of its own; with many, up to 8 groups share a row. The space's combine_grid
+ * is [ceil_div(S, rows per block), H, B] with rows per block = (512 / D) / SG,
+ * SG = ft_combine_groups(NUM_SPLITS). */
+extern "C" __global__ void __launch_bounds__(ft_combine_threads)
 	fatune_attention_combine(struct fatune_attn_params p)
 {
-	__shared__ float lse_s[COMBINE_GROUPS][MAX_SPLITS];
-	__shared__ ft_v4f part[COMBINE_THREADS];
-	const int splits = p.num_splits;
-	const int sg = combine_groups(splits);
-	const int rpb = COMBINE_GROUPS / sg;			/* rows per block */
-	const int grp = threadIdx.x / COMBINE_TPR, c4 = threadIdx.x % COMBINE_TPR;
-	const int rl = grp / sg, gi = grp % sg;			/* row in block, group in row */
-	const int pos = blockIdx.x * rpb + rl;
-	const int b = blockIdx.z, h = blockIdx.y;
-	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
-	const long long prow = ((long long)b * p.h + h) * p.s_q + pos;
-	const bool valid = pos < p.s_q;
-
-	if (splits > MAX_SPLITS)
-		__trap();
-	if (PDL)	/* launched before the main kernel ended: wait for its partials */
-		ft_griddep_wait();
-	/* stage the lse of the block's rows: rpb * splits values */
-	for (int i = threadIdx.x; i < rpb * splits; i += COMBINE_THREADS) {
-		const int r = i / splits, sp = i - r * splits;
-		const int ps = blockIdx.x * rpb + r;
-
-		lse_s[r][sp] = ps < p.s_q ? p.lse_partial[sp * stride + ((long long)b * p.h + h) * p.s_q + ps]
-					  : ft_neg_inf();
-	}
-	__syncthreads();
-	float mx, inv;
-	merge_stats(splits, [&](int i) { return lse_s[rl][i]; }, mx, inv);
-	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
-	if (valid) {
-#pragma unroll 4
-		for (int i = gi; i < splits; i += sg)
-			merge_add(acc, merge_weight(lse_s[rl][i], mx, inv),
-				  reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4]);
-	}
-	if (sg > 1) {
-		part[threadIdx.x] = acc;
-		__syncthreads();
-		if (gi != 0)
-			return;
-		for (int k = 1; k < sg; k++) {
-			const ft_v4f y = part[threadIdx.x + k * COMBINE_TPR];
-
-			acc.x += y.x;
-			acc.y += y.y;
-			acc.z += y.z;
-			acc.w += y.w;
-		}
-	}
-	if (!valid)
-		return;
-	unsigned short *go = static_cast<unsigned short *>(p.o) + b * p.o_stride_b + h * p.o_stride_h +
-			     pos * p.o_stride_s;
-	reinterpret_cast<ft_v2u *>(go)[c4] = ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
+	ft_combine<D, true, PDL != 0>(p);
 }

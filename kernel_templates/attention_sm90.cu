@@ -54,12 +54,18 @@
  * combine kernel griddepcontrol.wait before it reads the partials; the launch
  * attribute is the space's launch.combine_pdl), INTRA_WG_OVERLAP (1, the
  * default: the overlapped loop above; 2: the same with the producer loading V
- * one tile behind K, in the order the consumers read them), FATUNE_SMEM_BYTES
- * (static_assert'ed below).
+ * one tile behind K, in the order the consumers read them), TILE_ORDER (0, the
+ * default: work tiles x fastest, then head, then batch; 1, causal only: the
+ * heaviest row blocks of every head first, in groups of heads whose K and V
+ * fit in L2, for persistent and non-persistent grids alike), MASK_PEEL (0, the
+ * default: each KV tile tests whether it needs the mask; 1: the loop peeled
+ * into the tiles before the warpgroup's diagonal, never masked, and those from
+ * it on, always masked), FATUNE_SMEM_BYTES (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
 #include "fatune_abi.h"
 #include "attention_ptx.cuh"
+#include "attention_common.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_wgmma.cuh"
 
@@ -88,6 +94,18 @@
  * (FlashAttention-3's order); 0: no overlap (each GEMM waited for at once) */
 #ifndef INTRA_WG_OVERLAP
 #define INTRA_WG_OVERLAP 1
+#endif
+/* causal work order (issue 17; 0 the default): 0 x fastest, then head, then
+ * batch (within a head heaviest row block first); 1 heaviest row blocks of
+ * every head first, in groups of heads whose K and V fit in L2 */
+#ifndef TILE_ORDER
+#define TILE_ORDER 0
+#endif
+/* 0 (the default): each KV tile of the loop tests at run time whether it needs
+ * the mask; 1: the loop is peeled into the tiles before a warpgroup's diagonal
+ * (never masked, no test) and the tiles from it on (always masked) */
+#ifndef MASK_PEEL
+#define MASK_PEEL 0
 #endif
 
 namespace {
@@ -129,8 +147,6 @@ constexpr int KV_BOX_BYTES = BN * 128;		/* one column box of a K or V tile */
 constexpr int KV_TILE_BYTES = BN * D * 2;
 constexpr int NBAR = 2 + 4 * ST;		/* q_full, q_empty, full_k, full_v, empty_k, empty_v */
 constexpr int SMEM_BYTES = Q_BYTES + 2 * ST * KV_TILE_BYTES + 8 * NBAR;
-constexpr float LN2 = 0.693147180559945309f;
-constexpr float LOG2E = 1.442695040888963407f;
 
 /* named barrier ids (0 is __syncthreads): the ping-pong turn of consumer w */
 constexpr unsigned PP_BAR0 = 1;
@@ -149,6 +165,9 @@ static_assert(PDL == 0 || PDL == 1, "PDL must be 0 or 1");
 static_assert(INTRA_WG_OVERLAP == 1 || INTRA_WG_OVERLAP == 2,
 	      "INTRA_WG_OVERLAP must be 1 or 2 (0, a loop without overlap, was an ablation that gave wrong results "
 	      "on an H100 with PINGPONG=1 or Q_IN_REGS=1 and was removed: docs/kernel_sm90.md)");
+static_assert(TILE_ORDER == 0 || (TILE_ORDER == 1 && IS_CAUSAL),
+	      "TILE_ORDER must be 0, or 1 with IS_CAUSAL (non-causal tiles weigh the same)");
+static_assert(MASK_PEEL == 0 || MASK_PEEL == 1, "MASK_PEEL must be 0 or 1");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -176,12 +195,12 @@ struct block_work {
 
 /* Work tiles: x = row block * num_splits + split (x fastest, then head, then
  * batch: the row blocks of one head, which share its K and V, run together). */
-static __device__ __forceinline__ int tiles_per_head(const fatune_attn_params &p)
+static __host__ __device__ __forceinline__ int tiles_per_head(const fatune_attn_params &p)
 {
 	return (p.s_q + BM - 1) / BM * p.num_splits;
 }
 
-static __device__ __forceinline__ block_work work_of(const fatune_attn_params &p, int x, int head, int batch)
+static __host__ __device__ __forceinline__ block_work work_of(const fatune_attn_params &p, int x, int head, int batch)
 {
 	block_work w;
 	const int splits = p.num_splits;
@@ -202,6 +221,50 @@ static __device__ __forceinline__ block_work work_of(const fatune_attn_params &p
 	w.t_begin = w.split * per;
 	w.n = max(0, min(n_tiles, w.t_begin + per) - w.t_begin);
 	return w;
+}
+
+/* K and V of the heads one group of TILE_ORDER 1 walks together, in KB: what
+ * FlashAttention-3's scheduler keeps in L2 (32 MB of the H100's 50) */
+constexpr int L2_GROUP_KB = 32 << 10;
+
+/* Work tile i (0 .. tiles_per_head * H * B - 1) of the block walk, and the
+ * block_work it names. TILE_ORDER 0: i = (batch * H + head) * tph + x.
+ * TILE_ORDER 1 (causal): the (batch, head) pairs are cut into groups of hg,
+ * hg a multiple of the query heads per KV head such that the group's K and V
+ * fit in L2_GROUP_KB (at least one KV head); groups are walked one after
+ * the other and within a group x is slowest, so the heaviest row blocks of
+ * all the group's heads come first (work_of reverses the row blocks when
+ * causal) and a block walking i, i + gridDim.x, ... meets tiles of like
+ * weight in each round. Both are bijections on 0 .. total - 1. */
+static __host__ __device__ __forceinline__ block_work tile_of(const fatune_attn_params &p, int i, int tph)
+{
+	if (TILE_ORDER == 0)
+		return work_of(p, i % tph, (i / tph) % p.h, i / (tph * p.h));
+	/* 32-bit arithmetic only: the producer runs this with 24 registers (in
+	 * the persistent loop a 64-bit division made it spill 4-12 bytes) */
+	const int h = p.h;
+	const int nbh = p.b * h;
+	const int g = h / p.h_kv;	/* query heads per KV head */
+	const int kv_head_kb = max(1, p.s_kv * (D / 64) / 4);	/* K and V of one KV head: 4 S_kv D bytes */
+	const int kv_heads = max(1, L2_GROUP_KB / kv_head_kb);
+	const int hg = min(nbh, kv_heads * g);
+	const int per_group = tph * hg;
+	const int grp = i / per_group;
+	const int nh = min(hg, nbh - grp * hg);	/* the last group may be smaller */
+	const int r = i - grp * per_group;
+	const int bh = grp * hg + r % nh;
+
+	return work_of(p, r / nh, bh % h, bh / h);
+}
+
+/* The work tile of a non-persistent block (grid [tph, H, B]): its own with
+ * TILE_ORDER 0; with 1, tile_of of its linear index, which is the order the
+ * hardware dispatches blocks in (x fastest, then y, then z). */
+static __device__ __forceinline__ block_work block_tile(const fatune_attn_params &p, int tph)
+{
+	if (TILE_ORDER == 0)
+		return work_of(p, blockIdx.x, blockIdx.y, blockIdx.z);
+	return tile_of(p, (int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)), tph);
 }
 
 /* ---- producer ---------------------------------------------------------------- */
@@ -355,18 +418,6 @@ template <int N> static __device__ __forceinline__ void fence_regs(float (&r)[N]
 		ft_reg_fence(r[i]);
 }
 
-static __device__ __forceinline__ float quad_max(float x)
-{
-	x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-	return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-
-static __device__ __forceinline__ float quad_sum(float x)
-{
-	x += __shfl_xor_sync(0xffffffffu, x, 1);
-	return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
 /* Masks one tile's scores (when need_mask), then the online softmax update of
  * the thread's two rows: new running max m, alpha = exp2((m_old - m_new) *
  * scale_log2), l = l * alpha + this lane's part of the row sum, and s is
@@ -394,14 +445,7 @@ static __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], float 
 		mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
 	}
 	float msc[2];
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		mx[r] = quad_max(mx[r]);
-		const float mu = mx[r] == ft_neg_inf() ? 0.f : mx[r];
-		msc[r] = mu * scale_log2;
-		alpha[r] = ft_exp2(m[r] * scale_log2 - msc[r]);	/* old max -inf: 0 */
-		m[r] = mx[r];
-	}
+	ft_softmax_stats(mx, m, scale_log2, msc, alpha);
 	float rs[2] = { 0.f, 0.f };
 #pragma unroll
 	for (int j = 0; j < BN / 8; j++)
@@ -517,44 +561,61 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 				online_softmax(s, m, l, alpha, need_mask, lim, sl2);
 				pack_p(pa, s);
 			}
-			for (int j = 1; j < w.n; j++) {
-				const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
-				const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
-				const int n0 = (w.t_begin + j) * BN;
-				const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
-				const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
-				float alpha[2];
+			/* steps j = 1 .. n - 1: S_j, P_{j-1} V_{j-1}, the softmax of S_j.
+			 * Without MASK_PEEL one pass tests per tile whether it needs the
+			 * mask. With it, tile j needs no mask iff its last key is visible
+			 * to the warpgroup's first row, (t_begin + j + 1) BN <= lim_wg:
+			 * pass 0 runs the tiles before jm and never masks, pass 1 those
+			 * from jm on and always masks; the pass loop is unrolled, so each
+			 * pass is a loop of its own with the mask decided at compile time
+			 * (lim_wg < 0 truncates towards 0: jm stays >= 1). */
+			const int lim_wg = IS_CAUSAL ? min(s_kv, m0w + 1 + p.causal_offset) : s_kv;
+			const int jm = MASK_PEEL ? max(1, min(w.n, lim_wg / BN - w.t_begin)) : w.n;
+#pragma unroll
+			for (int pass = 0; pass < (MASK_PEEL ? 2 : 1); pass++) {
+				const int j_end = MASK_PEEL && pass == 0 ? jm : w.n;
 
-				ft_mbar_wait(sm.full_k(st), ph);
-				if (PP)
-					ft_bar_sync(my_turn, 256);
-				fence_regs(s);
-				fence_regs(o);
-				ft_wgmma_fence();
-				issue_qk(s, q_wg, qa, sm.k_tile(st));
-				ft_mbar_wait(sm.full_v(pst), pph);
-				issue_pv(o, pa, sm.v_tile(pst));
-				if (PP)
-					ft_bar_arrive(other_turn, 256);
-				ft_wgmma_wait<1>();	/* S_j done, P V may run on */
-				fence_regs(s);
-				__syncwarp();
-				if (lane == 0) {
-					ft_mbar_arrive(sm.empty_k(st));
-					if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
-						ft_mbar_arrive(sm.q_empty());
+				for (int j = pass == 0 ? 1 : jm; j < j_end; j++) {
+					const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
+					const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
+					const int n0 = (w.t_begin + j) * BN;
+					/* MASK_PEEL: pass 0 never masks, pass 1 always does */
+					const bool need_mask = MASK_PEEL ? pass == 1
+									 : n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
+					const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
+					float alpha[2];
+
+					ft_mbar_wait(sm.full_k(st), ph);
+					if (PP)
+						ft_bar_sync(my_turn, 256);
+					fence_regs(s);
+					fence_regs(o);
+					ft_wgmma_fence();
+					issue_qk(s, q_wg, qa, sm.k_tile(st));
+					ft_mbar_wait(sm.full_v(pst), pph);
+					issue_pv(o, pa, sm.v_tile(pst));
+					if (PP)
+						ft_bar_arrive(other_turn, 256);
+					ft_wgmma_wait<1>();	/* S_j done, P V may run on */
+					fence_regs(s);
+					__syncwarp();
+					if (lane == 0) {
+						ft_mbar_arrive(sm.empty_k(st));
+						if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
+							ft_mbar_arrive(sm.q_empty());
+					}
+					online_softmax(s, m, l, alpha, need_mask, lim, sl2);
+					fence_regs(s);
+					fence_regs(alpha);
+					fence_regs(l);
+					wait_all_after(l[0]);
+					fence_regs(o);
+					__syncwarp();
+					if (lane == 0)
+						ft_mbar_arrive(sm.empty_v(pst));
+					rescale_o(o, alpha);
+					pack_p(pa, s);
 				}
-				online_softmax(s, m, l, alpha, need_mask, lim, sl2);
-				fence_regs(s);
-				fence_regs(alpha);
-				fence_regs(l);
-				wait_all_after(l[0]);
-				fence_regs(o);
-				__syncwarp();
-				if (lane == 0)
-					ft_mbar_arrive(sm.empty_v(pst));
-				rescale_o(o, alpha);
-				pack_p(pa, s);
 			}
 			/* the last tile's P V */
 			{
@@ -582,12 +643,8 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 	/* epilogue: full row sums; a row that saw no key has l = 0 and O = 0 */
 	float inv[2], lse[2];
 #pragma unroll
-	for (int r = 0; r < 2; r++) {
-		const float lr = quad_sum(l[r]);
-
-		inv[r] = lr > 0.f ? ft_rcp(lr) : 1.f;
-		lse[r] = lr > 0.f ? (m[r] * sl2 + ft_log2(lr)) * LN2 : ft_neg_inf();
-	}
+	for (int r = 0; r < 2; r++)
+		ft_row_finish(l[r], m[r], sl2, inv[r], lse[r]);
 
 	if (p.num_splits == 1 && PERSIST) {
 		/* the Q area already holds (or receives) the next tile's Q: store
@@ -697,7 +754,7 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 				int kv = 0, nq = 0;
 
 				for (int i = blockIdx.x; i < total; i += gridDim.x) {
-					const block_work w = work_of(p, i % tph, (i / tph) % p.h, i / (tph * p.h));
+					const block_work w = tile_of(p, i, tph);
 
 					if (w.n > 0) {
 						produce(p, sm, w, kv, nq);
@@ -706,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 					}
 				}
 			} else {
-				const block_work w = work_of(p, blockIdx.x, blockIdx.y, blockIdx.z);
+				const block_work w = block_tile(p, tph);
 
 				if (w.n > 0)
 					produce(p, sm, w, 0, 0);
@@ -718,7 +775,7 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 			int kv = 0, nq = 0;
 
 			for (int i = blockIdx.x; i < total; i += gridDim.x) {
-				const block_work w = work_of(p, i % tph, (i / tph) % p.h, i / (tph * p.h));
+				const block_work w = tile_of(p, i, tph);
 
 				consume(p, sm, w, tid / 128 - 1, smem, kv, nq);
 				if (w.n > 0) {
@@ -727,7 +784,7 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 				}
 			}
 		} else {
-			consume(p, sm, work_of(p, blockIdx.x, blockIdx.y, blockIdx.z), tid / 128 - 1, smem, 0, 0);
+			consume(p, sm, block_tile(p, tph), tid / 128 - 1, smem, 0, 0);
 		}
 	}
 	/* the partials are stored: the combine kernel may be scheduled (it waits
@@ -736,53 +793,12 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		ft_griddep_launch_dependents();
 }
 
-/* Combine: D/4 threads per row, each owning 4 consecutive columns (one 16-byte
- * fp32 load per split); a block of 128 threads covers 512 / D rows: the
- * space's combine_grid is [ceil_div(S_q, 512 / D), H, B]. */
-namespace {
-constexpr int COMBINE_THREADS = 128;
-constexpr int COMBINE_TPR = D / 4;
-constexpr int COMBINE_RPB = COMBINE_THREADS / COMBINE_TPR;
-static_assert(COMBINE_THREADS % COMBINE_TPR == 0, "a row's threads must fit a block");
-} /* namespace */
-
-extern "C" __global__ void __launch_bounds__(COMBINE_THREADS)
+/* Combine: attention_common.cuh's ft_combine with one group of D/4 threads
+ * per row (each owning 4 consecutive columns: one 16-byte fp32 load per
+ * split), 128 threads, 512 / D rows per block: the space's combine_grid is
+ * [ceil_div(S_q, 512 / D), H, B]. */
+extern "C" __global__ void __launch_bounds__(ft_combine_threads)
 	fatune_sm90_combine(const __grid_constant__ struct fatune_attn_params p)
 {
-	const int row = blockIdx.x * COMBINE_RPB + threadIdx.x / COMBINE_TPR;
-	const int c4 = threadIdx.x % COMBINE_TPR;
-	const int splits = p.num_splits;
-	const int head = blockIdx.y, batch = blockIdx.z;
-	const long long stride = (long long)p.b * p.h * p.s_q;	/* one split, in rows */
-
-	if (row >= p.s_q)
-		return;
-	const long long prow = ((long long)batch * p.h + head) * p.s_q + row;
-	if (PDL)	/* launched before the main kernel ended: wait for its partials */
-		ft_griddep_wait();
-	float mx = ft_neg_inf();
-	for (int i = 0; i < splits; i++)
-		mx = fmaxf(mx, p.lse_partial[i * stride + prow]);
-	/* every split empty (a row that sees no key): O = 0 */
-	if (mx == ft_neg_inf())
-		mx = 0.f;
-	float sum = 0.f;
-	for (int i = 0; i < splits; i++)
-		sum += ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E);
-	const float inv = sum > 0.f ? ft_rcp(sum) : 0.f;
-	ft_v4f acc = { 0.f, 0.f, 0.f, 0.f };
-	for (int i = 0; i < splits; i++) {
-		const float wgt = ft_exp2((p.lse_partial[i * stride + prow] - mx) * LOG2E) * inv;
-		const ft_v4f x = reinterpret_cast<const ft_v4f *>(p.o_partial + (i * stride + prow) * D)[c4];
-
-		if (wgt > 0.f) {	/* an empty split's O is 0, but never trust 0 * garbage */
-			acc.x += wgt * x.x;
-			acc.y += wgt * x.y;
-			acc.z += wgt * x.z;
-			acc.w += wgt * x.w;
-		}
-	}
-	unsigned short *go = static_cast<unsigned short *>(p.o) + (long long)batch * p.o_stride_b +
-			     (long long)head * p.o_stride_h + (long long)row * p.o_stride_s;
-	reinterpret_cast<ft_v2u *>(go)[c4] = ft_v2u{ ft_pack2(acc.x, acc.y), ft_pack2(acc.z, acc.w) };
+	ft_combine<D, false, PDL != 0>(p);
 }

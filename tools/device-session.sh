@@ -4,17 +4,19 @@
 #   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
-#                                          throughput
+#                                          mechanisms-check throughput
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
-# ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches five shapes and
-# times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 0/1/2, PDL 0/1);
+# ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches six shapes and
+# times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1 and
+# MASK_PEEL 0/1 on causal shapes, PDL 0/1);
 # ablation-compare: compare_torch on those bests against the peers; ablation-sanitizer:
 # compute-sanitizer memcheck and racecheck on one small config per new variant (through fatune
-# bench, so the worker's own launches, cuLaunchKernelEx with PDL included, are what is checked).
+# bench, so the worker's own launches, cuLaunchKernelEx with PDL included, are what is checked);
+# mechanisms-check: the causal mechanisms' configs against the fp64 reference grid (sm90_check).
 # throughput (issue 16; not part of all): suite24 with racing, cold then warm cache, on
 # $THROUGHPUT_DEVICES (default 0: one GPU; 0,1 for two), the mission shape warm, and one
 # exhaustive --race off pass for the quality comparison; per-unit breakdown in
@@ -203,7 +205,7 @@ if has abi; then
 	done
 fi
 # ablation, ablation-compare, ablation-sanitizer: issue 17 in three parts, each within a 10-minute
-# call; ABLATION_ONLY="0 1" searches only those of bench/ablation.py's five shapes (build/ablation.db
+# call; ABLATION_ONLY="0 1" searches only those of bench/ablation.py's six shapes (build/ablation.db
 # keeps every part's searches between calls on the same machine)
 only() { [[ " $steps " == *" $1 "* ]]; }
 if only ablation; then
@@ -222,12 +224,20 @@ if only ablation-sanitizer; then
 	# one small config per new variant: space | shape | config (persistent: > 132 work tiles of
 	# one row block each); SANITIZER_TOOLS="memcheck" or "racecheck" runs one tool per call
 	W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16" C1="NUM_CONSUMER_WG=1,BLOCK_M=64" C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
+	T0="TILE_ORDER=0,MASK_PEEL=0"
 	san=(
 		"attention|--shape 1x8x1x128 --kv-heads 2 --kv-len 777|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=1"
-		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1"
-		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
-		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
-		"attention_sm90|--shape 1x140x65x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=0,PDL=0"
+		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1,$T0"
+		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
+		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,$T0"
+		"attention_sm90|--shape 1x140x65x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
+		# issue 17's causal mechanisms: TILE_ORDER 1 (L2-grouped heaviest-first walk) and MASK_PEEL 1
+		# (the KV loop peeled at the diagonal), non-persistent (the space's), ping-pong, rows with no key
+		# (S_q > S_kv), splits
+		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=0"
+		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=1"
+		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=1"
+		"attention_sm90|--shape 1x4x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=2,INTRA_WG_OVERLAP=1,PDL=1,TILE_ORDER=0,MASK_PEEL=1"
 	)
 	for c in "${san[@]}"; do
 		IFS='|' read -r sp args cfg <<<"$c"
@@ -243,4 +253,18 @@ if only ablation-sanitizer; then
 		done
 	done
 	rm -f "$OUT/sanitizer.log.tmp"
+fi
+if only mechanisms-check; then
+	# issue 17's causal mechanisms against the fp64 reference: every Hopper config with TILE_ORDER=1
+	# and MASK_PEEL=1 (both on: the peeled loop and the new walk in one kernel; MECH_WHERE to choose
+	# others), D 64/128/256, fp16 and bf16, built with NVRTC (fails on spills, ptxas warnings, local
+	# memory), then bench/sm90_check.py check: 9 odd cases (S 1/17/500/4097, GQA, S_q != S_kv both
+	# ways, bshd, decode) x splits 1/2/4, outputs and partials NaN-poisoned. --resume: a second call
+	# continues where a timed-out one stopped (the log is kept under build/).
+	B=build/sm90-mech
+	python3 bench/sm90_check.py build --out $B --dims 64 128 256 --causal 1 \
+		--where "${MECH_WHERE:-TILE_ORDER == 1 AND MASK_PEEL == 1}" 2>&1 | tail -5 | tee "$OUT/mechanisms-build.txt"
+	timeout "${MECH_TIMEOUT:-480}" python3 bench/sm90_check.py check --build $B --log build/mechanisms-check.jsonl \
+		--resume --watchdog 8 2>&1 | tail -15 | tee "$OUT/mechanisms-check.txt"
+	cp build/mechanisms-check.jsonl "$OUT/"
 fi

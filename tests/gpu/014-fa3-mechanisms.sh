@@ -5,7 +5,8 @@
 # path and the Hopper template's split-KV; INTRA_WG_OVERLAP 1 (today's overlapped
 # loop) and 2 (V loaded one tile behind K) of the Hopper template where their paths differ: masked
 # tail tiles, causal rows, rows that see no key, GQA bshd bf16, persistent, ping-pong, Q in
-# registers, three consumers, D 64/128/256. Prints each config's time beside its twins'.
+# registers, three consumers, D 64/128/256; TILE_ORDER 0/1 x MASK_PEEL 0/1 of the Hopper template on
+# causal shapes (odd ones included). Prints each config's time beside its twins'.
 . "$FT_TEST_LIB"
 gpu_or_skip
 arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
@@ -52,7 +53,34 @@ for c in "${hop[@]}"; do
 	IFS='|' read -r args cfg pdls <<<"$c"
 	for ov in 1 2; do
 		for pdl in $pdls; do
-			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl"
+			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl,TILE_ORDER=0,MASK_PEEL=0"
+		done
+	done
+done
+
+# the causal mechanisms: TILE_ORDER (0 head-major, 1 heaviest row blocks of every head first,
+# L2-grouped) x MASK_PEEL (0 a mask test per tile, 1 the loop peeled at each consumer's diagonal), on
+# non-persistent configs (the persistent ones run with both 0),
+# each shape | config without them: persistent and not, ping-pong, one to three consumers, D 64/128/256,
+# GQA bshd, S_q > S_kv (rows that see no key), S_q < S_kv, ragged tails, splits (every shape has more
+# work tiles than 132 SMs, so TILE_ORDER=1 is in the space)
+cau=(
+	"--shape 2x32x2048x64 --dtype bf16 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+	"--shape 3x12x1000x128 --kv-heads 4 --kv-len 1500 --layout bshd --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+	"--shape 2x16x1500x128 --kv-len 700 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+	"--shape 1x16x777x256 --dtype bf16 --causal|$C2,BLOCK_N=64,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=2,INTRA_WG_OVERLAP=1,PDL=1"
+	"--shape 1x8x4096x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=80,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+	"--shape 1x8x333x128 --kv-len 4000 --causal|$C1,BLOCK_N=128,KV_STAGES=3,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=4,INTRA_WG_OVERLAP=2,PDL=1"
+	"--shape 2x32x2048x64 --dtype bf16 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+	"--shape 1x16x777x256 --dtype bf16 --causal|$C2,BLOCK_N=64,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1"
+	"--shape 1x8x4096x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+)
+for c in "${cau[@]}"; do
+	for to in 0 1; do
+		for mp in 0 1; do
+			# neither is in the persistent part of the space (both spilled there)
+			[ "$mp$to" != 00 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
+			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp"
 		done
 	done
 done

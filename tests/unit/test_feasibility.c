@@ -643,11 +643,12 @@ static struct ft_space *hopper_space(void)
 	return sp;
 }
 
-/* The model's verdict on one config of sp for shape on arch an (1 accepted,
- * 0 rejected), through the same enumeration a search uses. */
+/* The model's verdict on one config of sp for shape ("BxHxSxD", " causal"
+ * appended for causal attention) on arch an (1 accepted, 0 rejected), through
+ * the same enumeration a search uses. */
 /* The FA3 mechanisms' parameters at today's kernel (docs/kernel_sm90.md),
  * appended to a config that does not name them. */
-static const char *const hopper_defaults[] = { "PDL=0", "INTRA_WG_OVERLAP=1" };
+static const char *const hopper_defaults[] = { "PDL=0", "INTRA_WG_OVERLAP=1", "TILE_ORDER=0", "MASK_PEEL=0" };
 
 static int hopper_verdict(const struct ft_space *sp, const char *an, const char *shape,
 			  const char *config, struct ft_trial *t)
@@ -660,6 +661,12 @@ static int hopper_verdict(const struct ft_space *sp, const char *an, const char 
 	char full[FT_CONFIG_MAX], name[32];
 	int rc;
 
+	char shape_txt[64];
+	const char *sfx = strstr(shape, " causal");
+
+	snprintf(shape_txt, sizeof(shape_txt), "%.*s", sfx ? (int)(sfx - shape) : (int)strlen(shape), shape);
+	sh.causal = sfx != NULL;
+	shape = shape_txt;
 	snprintf(full, sizeof(full), "%s", config);
 	for (size_t i = 0; i < sizeof(hopper_defaults) / sizeof(hopper_defaults[0]); i++) {
 		snprintf(name, sizeof(name), "%.*s", (int)(strchr(hopper_defaults[i], '=') - hopper_defaults[i] + 1),
@@ -736,6 +743,37 @@ static void test_hopper_registers(void **state)
 	/* D = 256 holds O in 128: 128-key tiles 128 + 96 + 24 = 248 > 240 */
 	expect_hopper(sp, "1x8x4096x256", "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,"
 			      "PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1", "registers_fit", 0);
+}
+
+/* The causal mechanisms of issue 17: TILE_ORDER 1 (heaviest row blocks of
+ * every head first, L2-grouped) only for causal shapes with more work tiles
+ * than one wave of 132 SMs; MASK_PEEL 1 (the KV loop peeled at the diagonal)
+ * only for causal shapes; neither persistent (both spilled there with NVRTC
+ * 13.0). */
+static void test_hopper_causal_mechanisms(void **state)
+{
+	struct ft_space *sp = hopper_space();
+	const char *c2 = "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,Q_IN_REGS=0,NUM_SPLITS=1";
+	char cfg[FT_CONFIG_MAX];
+
+	(void)state;
+	/* 2x32x2048: 16 row blocks x 64 heads = 1024 work tiles > 132 */
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=0,TILE_ORDER=1,MASK_PEEL=1", c2);
+	expect_hopper(sp, "2x32x2048x64 causal", cfg, NULL, 0);
+	expect_hopper(sp, "2x32x2048x64", cfg, "tile_order_for_causal_waves", 0);
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=1,TILE_ORDER=1,MASK_PEEL=0", c2);
+	expect_hopper(sp, "2x32x2048x64 causal", cfg, "tile_order_for_causal_waves", 0);
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=1,TILE_ORDER=0,MASK_PEEL=1", c2);
+	expect_hopper(sp, "2x32x2048x64 causal", cfg, "mask_peel_for_causal", 0);
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=0,TILE_ORDER=0,MASK_PEEL=1", c2);
+	expect_hopper(sp, "2x32x2048x64", cfg, "mask_peel_for_causal", 0);
+	/* 1x8x1024: 8 x 8 = 64 work tiles, one wave: the order cannot matter */
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=0,TILE_ORDER=1", c2);
+	expect_hopper(sp, "1x8x1024x64 causal", cfg, "tile_order_for_causal_waves", 0);
+	/* ... unless split: 64 x 4 = 256 work tiles */
+	snprintf(cfg, sizeof(cfg), "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,"
+				   "Q_IN_REGS=0,NUM_SPLITS=4,TILE_ORDER=1");
+	expect_hopper(sp, "1x8x1024x64 causal", cfg, NULL, 0);
 }
 
 /* Shared memory: 2 B x D x (BLOCK_M + 2 x BLOCK_N x KV_STAGES) for Q and the
@@ -841,6 +879,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_blocks_per_sm_smem_granularity, release_owned),
 		cmocka_unit_test_teardown(test_hopper_registers, release_owned),
 		cmocka_unit_test_teardown(test_hopper_smem, release_owned),
+		cmocka_unit_test_teardown(test_hopper_causal_mechanisms, release_owned),
 		cmocka_unit_test_teardown(test_hopper_whole_space, release_owned),
 	};
 
