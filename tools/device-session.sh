@@ -231,13 +231,11 @@ if only ablation-sanitizer; then
 		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
 		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,$T0"
 		"attention_sm90|--shape 1x140x65x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
-		# issue 17's causal mechanisms: TILE_ORDER 1 (L2-grouped heaviest-first walk) and MASK_PEEL 1
-		# (the KV loop peeled at the diagonal), non-persistent (the space's), ping-pong, rows with no key
-		# (S_q > S_kv), splits
+		# issue 17's causal mechanism TILE_ORDER 1 (L2-grouped heaviest-first walk), non-persistent
+		# (the space's), ping-pong, rows with no key (S_q > S_kv); MASK_PEEL 1 is out of the space
+		# (ptxas serializes its wgmma, C7520): mechanisms-check verifies it outside
 		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=0"
-		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=1"
-		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=1"
-		"attention_sm90|--shape 1x4x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=2,INTRA_WG_OVERLAP=1,PDL=1,TILE_ORDER=0,MASK_PEEL=1"
+		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0"
 	)
 	for c in "${san[@]}"; do
 		IFS='|' read -r sp args cfg <<<"$c"

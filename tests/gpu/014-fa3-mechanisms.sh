@@ -77,7 +77,9 @@ cau=(
 )
 for c in "${cau[@]}"; do
 	for to in 0 1; do
-		for mp in 0 1; do
+		# MASK_PEEL=1 is out of the space (ptxas serializes its wgmma: C7520);
+		# device-session's mechanisms-check verifies it outside the space
+		for mp in 0; do
 			# neither is in the persistent part of the space (both spilled there)
 			[ "$mp$to" != 00 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
 			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp"

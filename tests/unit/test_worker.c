@@ -543,18 +543,16 @@ static void print_result(const char *what, const struct ft_job_result *r)
 
 /* FAULT 0..3 must map to ok, crashed, timeout, wrong_result; each bad one is
  * followed by a good run on a fresh worker. */
-static void gpu_fault_space(struct ft_worker *w, int cc)
+static void gpu_fault_space(struct ft_worker *w, int cc, char *dir)
 {
 	const char *src = getenv("FATUNE_SOURCE_DIR");
 	const struct ft_shape shapes[] = { { 1, 2, 100, 64, 1, FT_FP16, 100, 2, FT_LAYOUT_BHSD },
 					   { 2, 1, 77, 128, 0, FT_BF16, 77, 1, FT_LAYOUT_BHSD } };
-	char dir[] = "/tmp/fatune-test-XXXXXX";
 	struct ft_job job;
 	struct ft_job_result res;
 	struct ft_err err = { 0 };
 
 	assert_non_null(src);
-	assert_non_null(mkdtemp(dir));
 	for (int si = 0; si < 2; si++) {
 		const struct ft_shape *sh = &shapes[si];
 		char name[64];
@@ -657,7 +655,13 @@ static void test_real_worker(void **state)
 	struct ft_device_info info;
 	struct ft_err err = { 0 };
 
+	char dir[] = "/tmp/fatune-test-XXXXXX";
+
 	snprintf(ref, sizeof(ref), "%s/kernel_templates/reference.cu", src ? src : ".");
+	/* the worker resolves CUBIN keys in its own environment's cache: the
+	 * test's cache directory is set before the worker starts */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(setenv("FATUNE_CACHE_DIR", dir, 1), 0);
 	ft_worker_set_command(real);
 	/* 60 s: NVRTC builds the reference kernels before the hello */
 	assert_int_equal(ft_worker_start(&w, ref, -1, 60000, &info, &err), 0);
@@ -670,12 +674,13 @@ static void test_real_worker(void **state)
 			      info.lim.name, info.lim.cc, info.lim.sm_count, info.lim.l2_bytes,
 			      info.lim.smem_static, info.lim.smem_optin, info.lim.smem_per_sm,
 			      info.lim.smem_reserved, info.driver_version);
-		gpu_fault_space(w, info.lim.cc);
+		gpu_fault_space(w, info.lim.cc, dir);
 	} else {
 		assert_true(strlen(info.why_not) > 0);
 		print_message("real worker: %s\n", info.why_not);
 		if (strstr(info.why_not, "no NVIDIA driver"))
 			assert_non_null(strstr(info.why_not, "libcuda.so.1"));
+		rmdir(dir);
 	}
 	ft_worker_stop(w);
 	ft_worker_set_command(NULL);
