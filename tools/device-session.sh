@@ -238,6 +238,8 @@ if only ablation-sanitizer; then
 		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0"
 	)
 	for c in "${san[@]}"; do
+		# SANITIZER_MATCH: a bash regex; only the entries it matches
+		[[ -n "${SANITIZER_MATCH:-}" && ! "$c" =~ $SANITIZER_MATCH ]] && continue
 		IFS='|' read -r sp args cfg <<<"$c"
 		for tool in ${SANITIZER_TOOLS:-memcheck racecheck}; do
 			# shellcheck disable=SC2086
