@@ -77,7 +77,7 @@ def variants(values, causal):
             out.append((group, "the best (persistent)", dict(values)))
             base, note = dict(values, PERSISTENT=0, TILE_ORDER=0, MASK_PEEL=0), ", PERSISTENT=0"
         own = (base["TILE_ORDER"], base["MASK_PEEL"])
-        for to, mp in [own] + [c for c in ((0, 0), (1, 0)) if c != own]  # MASK_PEEL=1: not in the space (C7520):
+        for to, mp in [own] + [c for c in ((0, 0), (1, 0)) if c != own]:  # MASK_PEEL=1: not in the space (C7520)
             out.append((group, f"TILE_ORDER={to} MASK_PEEL={mp}{note}", dict(base, TILE_ORDER=to, MASK_PEEL=mp)))
     if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
         if values.get("COMBINE_IN_KERNEL", 0) == 1:
