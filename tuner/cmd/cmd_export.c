@@ -278,18 +278,19 @@ static int library_pairs(const struct ft_target_opts *o, const char *list, const
 	for (int i = 1; i < out->n; i++)
 		for (int j = i; j > 0; j--) {
 			const struct ft_arch *x = ft_arch_find(out->arch[j - 1], err), *y = ft_arch_find(out->arch[j], err);
-			char t[FT_NAME_MAX];
+			char ta[sizeof(out->arch[0])], ts[sizeof(out->space[0])];
 
 			if (!x || !y)
 				return -1;
 			if (x->cc < y->cc || (x->cc == y->cc && strcmp(out->space[j - 1], out->space[j]) <= 0))
 				break;
-			snprintf(t, sizeof(t), "%s", out->arch[j]);
-			snprintf(out->arch[j], sizeof(out->arch[j]), "%s", out->arch[j - 1]);
-			snprintf(out->arch[j - 1], sizeof(out->arch[j - 1]), "%s", t);
-			snprintf(t, sizeof(t), "%s", out->space[j]);
-			snprintf(out->space[j], sizeof(out->space[j]), "%s", out->space[j - 1]);
-			snprintf(out->space[j - 1], sizeof(out->space[j - 1]), "%s", t);
+			/* whole fixed-size arrays: a swap, never an overlapping copy */
+			memcpy(ta, out->arch[j], sizeof(ta));
+			memcpy(out->arch[j], out->arch[j - 1], sizeof(ta));
+			memcpy(out->arch[j - 1], ta, sizeof(ta));
+			memcpy(ts, out->space[j], sizeof(ts));
+			memcpy(out->space[j], out->space[j - 1], sizeof(ts));
+			memcpy(out->space[j - 1], ts, sizeof(ts));
 		}
 	return 0;
 }
