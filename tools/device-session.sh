@@ -149,6 +149,17 @@ for path in sys.argv[1:]:
               f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
     if per:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")
+    # the workers' split per evaluated candidate (phases.worker, docs/timing.md); "other" is
+    # the job's host bookkeeping, "ipc" the evaluation thread's time outside the worker's jobs
+    keys = ["load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]
+    if units and "worker" in units[0]["phases"]:
+        print(f"{'worker ms/cand':<24}" + "".join(f"{k:>8}" for k in keys + ["other", "ipc", "job"]))
+        for r in units:
+            w, n = r["phases"]["worker"], max(1, r["evaluated"])
+            other = w["job_ms"] - sum(w[k + "_ms"] for k in keys)
+            ipc = r["phases"]["gpu_busy_ms"] - w["job_ms"]
+            print(f"{r['shape'] + ' c' + str(r['causal']):<24}" + "".join(f"{w[k + '_ms'] / n:>8.3f}" for k in keys)
+                  + f"{other / n:>8.3f}{ipc / n:>8.3f}{w['job_ms'] / n:>8.3f}")
 PY
 }
 if [[ " $steps " == *" throughput "* ]]; then

@@ -413,6 +413,7 @@ struct run {
 	void *args[1];
 	unsigned grid[3], block[3], cgrid[3], cblock[3];
 	unsigned smem;
+	struct ft_job_result *res;	/* where the phase times go */
 };
 
 /* One call: the workspace zeroed when the space asks (init zero), the main
@@ -558,6 +559,8 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
 	double ms, spent = 0, min_ms = warmup_min_ms(ev);
 
+	double t0 = mono_ms();
+
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
 	/* warm-up times flush and call together: both keep the GPU busy */
@@ -570,6 +573,8 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (i >= FT_EVAL_MAX_SAMPLES) /* bounds a warm-up of ~0 ms calls */
 			break;
 	}
+	r->res->phase_ms[FT_PH_WARMUP] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
 		    ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
@@ -578,6 +583,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		us[i] = ms * 1e3;
 	}
 	ev->last_timed_ms = mono_ms();
+	r->res->phase_ms[FT_PH_SAMPLES] += ev->last_timed_ms - t0;
 	return 0;
 }
 
@@ -588,7 +594,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
 	int k = plan->launches, ret = -1;
-	double ms, spent = 0, min_ms = warmup_min_ms(r->ev);
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev), t0 = mono_ms();
+	double *ph = r->res->phase_ms;
 
 	if (ft_gpu_capture_begin(gpu, err))
 		return -1;
@@ -599,6 +606,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		}
 	if (ft_gpu_capture_end(gpu, &graph, err))
 		return -1;
+	ph[FT_PH_GRAPH] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
@@ -607,6 +616,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (i >= FT_EVAL_MAX_SAMPLES)
 			break;
 	}
+	ph[FT_PH_WARMUP] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
@@ -614,9 +625,12 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		us[i] = ms * 1e3 / k;
 	}
 	r->ev->last_timed_ms = mono_ms();
+	ph[FT_PH_SAMPLES] += r->ev->last_timed_ms - t0;
 	ret = 0;
 out:
+	t0 = mono_ms();
 	ft_gpu_graph_destroy(gpu, graph);
+	ph[FT_PH_GRAPH] += mono_ms() - t0;
 	return ret;
 }
 
@@ -737,6 +751,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
 		return 1;
+	res->phase_ms[FT_PH_SIZE] += mono_ms() - t0;
 	/* K and R follow the call's duration; the parent's watchdog follows them */
 	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
 		     job->cold, job->sample_max_us, &plan);
@@ -789,11 +804,14 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	size_t image_size = 0;
 	char path[FT_PATH_MAX];
 	int rc;
+	double t_job = mono_ms(), t0, inputs_ms = 0, load_ms;
 
 	ft_job_result_init(res);
 	if (!ev->in.valid || ev->in.seed != job->seed ||
 	    memcmp(&ev->in.shape, &job->shape, sizeof(job->shape))) {
 		rc = ft_eval_prepare(ev, job, res);
+		inputs_ms = mono_ms() - t_job;
+		res->phase_ms[FT_PH_INPUTS] = inputs_ms;
 		if (rc)
 			return rc == 2 ? 0 : rc;
 	} else {
@@ -807,6 +825,8 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	memset(&r, 0, sizeof(r));
 	r.ev = ev;
 	r.job = job;
+	r.res = res;
+	t0 = mono_ms();
 	/* the job's key resolved through this host's CUBIN cache; the cached
 	 * bytes, checked against their stored hash, never the file as is */
 	if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
@@ -816,7 +836,9 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	    (job->num_splits > 1 && job->combine_threads &&
 	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
 		rc = 1;
+		load_ms = mono_ms() - t0;
 	} else {
+		load_ms = mono_ms() - t0;
 		rc = run_loaded(&r, res, &err);
 	}
 	if (rc) {
@@ -826,8 +848,14 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 		if (!ft_gpu_failed(ev->gpu))
 			rc = 0;
 	}
+	t0 = mono_ms();
 	ft_gpu_module_unload(ev->gpu, mod);
 	free(image);
+	res->phase_ms[FT_PH_UNLOAD] = mono_ms() - t0;
+	res->phase_ms[FT_PH_INPUTS] = inputs_ms;
+	res->phase_ms[FT_PH_LOAD] = load_ms;
+	res->phase_ms[FT_PH_VERIFY] = res->verify_ms;
+	res->phase_ms[FT_PH_JOB] = mono_ms() - t_job;
 	return rc;
 }
 
