@@ -151,7 +151,7 @@ for path in sys.argv[1:]:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")
     # the workers' split per evaluated candidate (phases.worker, docs/timing.md); "other" is
     # the job's host bookkeeping, "ipc" the evaluation thread's time outside the worker's jobs
-    keys = ["load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]
+    keys = ["start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]
     if units and "worker" in units[0]["phases"]:
         print(f"{'worker ms/cand':<24}" + "".join(f"{k:>8}" for k in keys + ["other", "ipc", "job"]))
         for r in units:

@@ -55,6 +55,8 @@ struct ft_job {
 /* Where a job's wall time went inside the worker (docs/timing.md, "Where a
  * candidate's time goes"), summed per search into `--json`'s phases.worker. */
 enum ft_phase {
+	FT_PH_START,		/* the worker's start (driver, context, reference kernels),
+				 * charged to its first job */
 	FT_PH_LOAD,		/* CUBIN read from the cache, hash checked, module loaded */
 	FT_PH_INPUTS,		/* inputs and reference made (only when (shape, seed) changed) */
 	FT_PH_VERIFY,		/* poison, verified call, check kernels (both checks) */
