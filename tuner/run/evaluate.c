@@ -19,6 +19,7 @@
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/nvrtc.h"
+#include "run/modules.h"
 #include "run/worker.h"
 
 /* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
@@ -75,6 +76,8 @@ struct check_sums {
 
 struct ft_eval {
 	struct ft_gpu *gpu;
+	struct ft_modules mods;		/* candidate modules kept (legacy: none) */
+	double warmup_hot_ms;		/* FT_EVAL_WARMUP_HOT_MS, or the legacy 1 ms */
 	struct ft_device_limits lim;
 	struct ft_gpu_module *ref_mod;
 	struct ft_gpu_func *fill, *attn, *check;
@@ -101,7 +104,7 @@ static double mono_ms(void)
 static double warmup_min_ms(const struct ft_eval *ev)
 {
 	return ev->last_timed_ms > 0 && mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
-		       ? FT_EVAL_WARMUP_HOT_MS
+		       ? ev->warmup_hot_ms
 		       : FT_EVAL_WARMUP_MIN_MS;
 }
 
@@ -180,10 +183,11 @@ static void free_inputs(struct ft_eval *ev)
 int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_device_limits *lim,
 		 const char *reference_path, struct ft_err *err)
 {
-	struct ft_compile_req req;
-	struct ft_compile_out co;
 	struct ft_eval *ev;
 	char arch[32];
+	int legacy, cached, rc;
+	void *image = NULL;
+	size_t image_size = 0;
 
 	*out = NULL;
 	ev = calloc(1, sizeof(*ev));
@@ -191,34 +195,29 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 		return ft_error(err, FT_EFAIL, "out of memory starting the evaluator");
 	ev->gpu = gpu;
 	ev->lim = *lim;
+	/* FATUNE_EVAL_COSTS=legacy: the fixed costs as they were (evaluate.h) */
+	legacy = getenv("FATUNE_EVAL_COSTS") && !strcmp(getenv("FATUNE_EVAL_COSTS"), "legacy");
+	ev->mods.nslots = legacy ? 0 : FT_MODULE_SLOTS;
+	ev->warmup_hot_ms = legacy ? FT_EVAL_WARMUP_HOT_LEGACY_MS : FT_EVAL_WARMUP_HOT_MS;
 	snprintf(arch, sizeof(arch), "sm_%d", lim->cc);
-	memset(&req, 0, sizeof(req));
-	req.source_path = reference_path;
-	req.arch = arch;
-	if (ft_compile(&req, &co, err)) {
-		ft_err_prefix(err, "cannot build the reference kernels");
+	if (ft_modules_reference(reference_path, arch, !legacy, &image, &image_size, &cached, err)) {
 		free(ev);
 		return -1;
 	}
-	if (!co.ok) {
-		const char *log = co.log && *co.log ? co.log : "(no log)";
-		ft_error(err, FT_EFAIL, "reference kernels '%s' do not compile for %s: %.300s",
-			 reference_path, arch, log);
-		ft_compile_out_release(&co);
+	rc = ft_gpu_module_load_data(gpu, image, reference_path, &ev->ref_mod, err);
+	free(image);
+	if (rc) {
 		free(ev);
 		return -1;
 	}
-	if (ft_gpu_module_load_data(gpu, co.cubin, reference_path, &ev->ref_mod, err) ||
-	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
+	if (ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
 			    err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_check", reference_path, &ev->check, err) ||
 	    ft_gpu_alloc(gpu, sizeof(struct check_sums), "the check's sums", &ev->sums, err)) {
-		ft_compile_out_release(&co);
 		ft_eval_close(ev);
 		return -1;
 	}
-	ft_compile_out_release(&co);
 	*out = ev;
 	return 0;
 }
@@ -228,6 +227,7 @@ void ft_eval_close(struct ft_eval *ev)
 	if (!ev)
 		return;
 	free_inputs(ev);
+	ft_modules_clear(&ev->mods, ev->gpu);
 	ft_gpu_free(ev->gpu, ev->o_partial);
 	ft_gpu_free(ev->gpu, ev->lse_partial);
 	ft_gpu_free(ev->gpu, ev->workspace);
@@ -800,10 +800,8 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	struct ft_gpu_module *mod = NULL;
 	struct ft_err err = { 0 };
 	struct run r;
-	void *image = NULL;
-	size_t image_size = 0;
 	char path[FT_PATH_MAX];
-	int rc;
+	int rc, own = 0;
 	double t_job = mono_ms(), t0, inputs_ms = 0, load_ms;
 
 	ft_job_result_init(res);
@@ -827,11 +825,9 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	r.job = job;
 	r.res = res;
 	t0 = mono_ms();
-	/* the job's key resolved through this host's CUBIN cache; the cached
-	 * bytes, checked against their stored hash, never the file as is */
-	if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
-	    ft_cache_read(path, &image, &image_size, &err) ||
-	    ft_gpu_module_load_data(ev->gpu, image, path, &mod, &err) ||
+	/* the job's key resolved through this host's CUBIN cache */
+	if (ft_modules_get(&ev->mods, ev->gpu, job->cubin_key, &mod, path, sizeof(path), &own,
+			   &err) ||
 	    ft_gpu_function(ev->gpu, mod, job->kernel, path, &r.main_fn, &err) ||
 	    (job->num_splits > 1 && job->combine_threads &&
 	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
@@ -849,8 +845,8 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 			rc = 0;
 	}
 	t0 = mono_ms();
-	ft_gpu_module_unload(ev->gpu, mod);
-	free(image);
+	if (own)
+		ft_gpu_module_unload(ev->gpu, mod);
 	res->phase_ms[FT_PH_UNLOAD] = mono_ms() - t0;
 	res->phase_ms[FT_PH_INPUTS] = inputs_ms;
 	res->phase_ms[FT_PH_LOAD] = load_ms;
