@@ -4,7 +4,7 @@
 #   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
-#                                          mechanisms-check throughput
+#                                          mechanisms-check throughput worker-costs
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -21,6 +21,9 @@
 # $THROUGHPUT_DEVICES (default 0: one GPU; 0,1 for two), the mission shape warm, and one
 # exhaustive --race off pass for the quality comparison; per-unit breakdown in
 # $OUT/throughput-*.txt.
+# worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
+# old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
+# side in $OUT/worker-costs.txt.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -203,6 +206,24 @@ for k in sorted(ex):
 print(f"units compared {len(set(race) & set(ex))} of {len(ex)}; worst race/exhaustive {worst:.3f} (target <= 1.01)")
 PY
 	keep_db /tmp/fatune-tp-warm.db throughput-warm-$tag
+fi
+if [[ " $steps " == *" worker-costs "* ]]; then
+	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a
+	# warm CUBIN cache and a fresh DB, FATUNE_EVAL_COSTS=legacy (1 ms hot warm-up, modules loaded per
+	# job, reference compiled per worker start) against the default, in the order old new new old so
+	# that a drift of the GPU's clocks shows; phases.worker per candidate in the table below
+	dev=${THROUGHPUT_DEVICES:-0}
+	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-wc-warm.db --json --quiet \
+		>/dev/null 2>"$OUT/worker-costs-warm.err" || tail -3 "$OUT/worker-costs-warm.err"
+	for run in legacy new new2 legacy2; do
+		costs=$([[ $run == legacy* ]] && echo legacy || echo default)
+		rm -f /tmp/fatune-wc-$run.db*
+		FATUNE_EVAL_COSTS=$costs /usr/bin/time -f "mission $run ($costs costs): %e s wall" \
+			$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-wc-$run.db --json --quiet \
+			>"$OUT/worker-costs-$run.json" 2>"$OUT/worker-costs-$run.err"
+		tail -1 "$OUT/worker-costs-$run.err"
+	done
+	throughput_table "$OUT"/worker-costs-{legacy,new,new2,legacy2}.json | tee "$OUT/worker-costs.txt"
 fi
 if has abi; then
 	# the mma template before and after ABI v2, same shapes, same run: V1_SPACE is a space over
