@@ -557,9 +557,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
-	double ms, spent = 0, min_ms = warmup_min_ms(ev);
-
-	double t0 = mono_ms();
+	double ms, spent = 0, min_ms = warmup_min_ms(ev), t0 = mono_ms();
 
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
