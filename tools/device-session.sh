@@ -4,7 +4,7 @@
 #   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
-#                                          mechanisms-check throughput
+#                                          mechanisms-check throughput worker-costs
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -21,6 +21,9 @@
 # $THROUGHPUT_DEVICES (default 0: one GPU; 0,1 for two), the mission shape warm, and one
 # exhaustive --race off pass for the quality comparison; per-unit breakdown in
 # $OUT/throughput-*.txt.
+# worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
+# old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
+# side in $OUT/worker-costs.txt.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -149,6 +152,17 @@ for path in sys.argv[1:]:
               f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
     if per:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")
+    # the workers' split per evaluated candidate (phases.worker, docs/timing.md); "other" is
+    # the job's host bookkeeping, "ipc" the evaluation thread's time outside the worker's jobs
+    keys = ["start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]
+    if units and "worker" in units[0]["phases"]:
+        print(f"{'worker ms/cand':<24}" + "".join(f"{k:>8}" for k in keys + ["other", "ipc", "job"]))
+        for r in units:
+            w, n = r["phases"]["worker"], max(1, r["evaluated"])
+            other = w["job_ms"] - sum(w[k + "_ms"] for k in keys)
+            ipc = r["phases"]["gpu_busy_ms"] - w["job_ms"]
+            print(f"{r['shape'] + ' c' + str(r['causal']):<24}" + "".join(f"{w[k + '_ms'] / n:>8.3f}" for k in keys)
+                  + f"{other / n:>8.3f}{ipc / n:>8.3f}{w['job_ms'] / n:>8.3f}")
 PY
 }
 if [[ " $steps " == *" throughput "* ]]; then
@@ -192,6 +206,24 @@ for k in sorted(ex):
 print(f"units compared {len(set(race) & set(ex))} of {len(ex)}; worst race/exhaustive {worst:.3f} (target <= 1.01)")
 PY
 	keep_db /tmp/fatune-tp-warm.db throughput-warm-$tag
+fi
+if [[ " $steps " == *" worker-costs "* ]]; then
+	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a
+	# warm CUBIN cache and a fresh DB, FATUNE_EVAL_COSTS=legacy (1 ms hot warm-up, modules loaded per
+	# job, reference compiled per worker start) against the default, in the order old new new old so
+	# that a drift of the GPU's clocks shows; phases.worker per candidate in the table below
+	dev=${THROUGHPUT_DEVICES:-0}
+	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-wc-warm.db --json --quiet \
+		>/dev/null 2>"$OUT/worker-costs-warm.err" || tail -3 "$OUT/worker-costs-warm.err"
+	for run in legacy new new2 legacy2; do
+		costs=$([[ $run == legacy* ]] && echo legacy || echo default)
+		rm -f /tmp/fatune-wc-$run.db*
+		FATUNE_EVAL_COSTS=$costs /usr/bin/time -f "mission $run ($costs costs): %e s wall" \
+			$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-wc-$run.db --json --quiet \
+			>"$OUT/worker-costs-$run.json" 2>"$OUT/worker-costs-$run.err"
+		tail -1 "$OUT/worker-costs-$run.err"
+	done
+	throughput_table "$OUT"/worker-costs-{legacy,new,new2,legacy2}.json | tee "$OUT/worker-costs.txt"
 fi
 if has abi; then
 	# the mma template before and after ABI v2, same shapes, same run: V1_SPACE is a space over

@@ -9,6 +9,10 @@ count() { sql "$1" "SELECT count(*) FROM trials WHERE $2"; }
 # race off: every candidate gets one full measurement; its best is the fake's true optimum
 run search $A --runner fake --race off --db "$T/off.db"; expect_rc 0
 off_best=$(best_of)
+phase() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["phases"]["worker"][sys.argv[2] + "_ms"])' "$T/out" "$1"; }
+# the workers' split (phases.worker): no quick pass without racing, the samples' time in full ones
+[ "$(phase quick)" = 0.0 ] || fail "race off reported quick-pass time $(phase quick)"
+python3 -c "import sys; sys.exit(not float('$(phase samples)') > 0)" || fail "no samples time in phases.worker"
 [ -n "$off_best" ] || fail "no best without racing"
 [ "$(count "$T/off.db" "status = 'cut'")" -eq 0 ] || fail "cut rows without racing"
 nok=$(count "$T/off.db" "status = 'ok'")
@@ -18,6 +22,8 @@ nok=$(count "$T/off.db" "status = 'ok'")
 
 # race on (the default): same optimum, most candidates cut, none of them ok
 run search $A --runner fake --db "$T/on.db"; expect_rc 0
+python3 -c "import sys; sys.exit(not (float('$(phase quick)') > 0 and float('$(phase samples)') > 0))" ||
+	fail "racing did not report quick-pass and full samples apart in phases.worker"
 [ "$(best_of)" = "$off_best" ] || fail "racing lost the true best $off_best (got $(best_of))"
 ncut=$(count "$T/on.db" "status = 'cut'")
 [ "$ncut" -gt $((nok / 2)) ] || fail "only $ncut of $nok candidates cut: the race did not race"

@@ -44,6 +44,10 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	f->cap[f->nlog] = job->sample_max_us;
 	f->log[f->nlog++] = (int)job->grid[0];
 	ft_job_result_init(res);
+	/* phase times that say which job they came from: 1 ms load, a ms a sample */
+	res->phase_ms[FT_PH_LOAD] = 1;
+	res->phase_ms[FT_PH_SAMPLES] = job->samples;
+	res->verify_ms = 0.5;
 	if (c->wrong) {
 		res->status = FT_ST_WRONG_RESULT;
 		snprintf(res->reason, sizeof(res->reason), "relative L2 error 0.5 exceeds the tolerance");
@@ -143,6 +147,10 @@ static void test_cut_and_full(void **state)
 	assert_true(res.t_min_us == 20.0);
 	assert_non_null(strstr(res.reason, "raced out"));
 	assert_non_null(strstr(res.reason, "1.15x"));
+	/* a cut candidate's samples are quick ones */
+	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
+	assert_true(res.phase_ms[FT_PH_SAMPLES] == 0);
+	assert_true(res.phase_ms[FT_PH_LOAD] == 1);
 
 	/* 11 us is within the margin: quick, then full */
 	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
@@ -151,6 +159,11 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(f.quick[3], 0);
 	assert_true(f.cap[3] == FT_RACE_FULL_SAMPLE_US);
 	assert_int_equal(res.samples, 15);
+	/* the candidate's phases are both jobs': the quick pass's are not lost */
+	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
+	assert_true(res.phase_ms[FT_PH_SAMPLES] == 15);
+	assert_true(res.phase_ms[FT_PH_LOAD] == 2);
+	assert_true(res.verify_ms == 1.0);
 
 	/* the line is 1.15 x the best *full* median (10.07, not 11.08): 11.5 is under it */
 	assert_int_equal(eval(rc, &f, 4, &res), FT_ST_OK);

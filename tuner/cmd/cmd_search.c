@@ -77,6 +77,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
 	long long quick = 0, full = 0, finals = 0, evaluated = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
+	double ph[FT_PH_COUNT] = { 0 };
 
 	for (int i = 0; i < n; i++) {
 		const struct ft_pipeline_stats *st = &out[i].res.st;
@@ -93,6 +94,8 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		wait += st->gpu_wait_ms;
 		ver += st->verify_ms;
 		tim += st->timing_ms;
+		for (int k = 0; k < FT_PH_COUNT; k++)
+			ph[k] += st->phase_ms[k];
 		fsend += st->first_send_ms > 0 ? st->first_send_ms : 0;
 		evaluated += st->evaluated;
 		quick += st->race.quick;
@@ -108,9 +111,14 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	       compiles, hits, cms, gpu, first);
 	/* where the time went (docs/timing.md): per phase, and the race's passes */
 	printf(",\"phases\":{\"compile_wall_ms\":%.1f,\"gpu_busy_ms\":%.1f,\"gpu_wait_ms\":%.1f,"
-	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f},\"evaluated\":%lld,"
-	       "\"race\":{\"quick\":%lld,\"full\":%lld,\"final_jobs\":%lld}",
-	       cwall, gpu, wait, ver, tim, fsend, evaluated, quick, full, finals);
+	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f,",
+	       cwall, gpu, wait, ver, tim, fsend);
+	/* the workers' split of their jobs' wall time (run/job.h enum ft_phase) */
+	printf("\"worker\":{");
+	for (int k = 0; k < FT_PH_COUNT; k++)
+		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
+	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"final_jobs\":%lld}",
+	       evaluated, quick, full, finals);
 }
 
 /* "spaces": one object per search. */

@@ -19,6 +19,7 @@
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/nvrtc.h"
+#include "run/modules.h"
 #include "run/worker.h"
 
 /* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
@@ -75,6 +76,8 @@ struct check_sums {
 
 struct ft_eval {
 	struct ft_gpu *gpu;
+	struct ft_modules mods;		/* candidate modules kept (legacy: none) */
+	double warmup_hot_ms;		/* FT_EVAL_WARMUP_HOT_MS, or the legacy 1 ms */
 	struct ft_device_limits lim;
 	struct ft_gpu_module *ref_mod;
 	struct ft_gpu_func *fill, *attn, *check;
@@ -101,7 +104,7 @@ static double mono_ms(void)
 static double warmup_min_ms(const struct ft_eval *ev)
 {
 	return ev->last_timed_ms > 0 && mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
-		       ? FT_EVAL_WARMUP_HOT_MS
+		       ? ev->warmup_hot_ms
 		       : FT_EVAL_WARMUP_MIN_MS;
 }
 
@@ -180,10 +183,11 @@ static void free_inputs(struct ft_eval *ev)
 int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_device_limits *lim,
 		 const char *reference_path, struct ft_err *err)
 {
-	struct ft_compile_req req;
-	struct ft_compile_out co;
 	struct ft_eval *ev;
 	char arch[32];
+	int legacy, cached, rc;
+	void *image = NULL;
+	size_t image_size = 0;
 
 	*out = NULL;
 	ev = calloc(1, sizeof(*ev));
@@ -191,34 +195,29 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 		return ft_error(err, FT_EFAIL, "out of memory starting the evaluator");
 	ev->gpu = gpu;
 	ev->lim = *lim;
+	/* FATUNE_EVAL_COSTS=legacy: the fixed costs as they were (evaluate.h) */
+	legacy = getenv("FATUNE_EVAL_COSTS") && !strcmp(getenv("FATUNE_EVAL_COSTS"), "legacy");
+	ev->mods.nslots = legacy ? 0 : FT_MODULE_SLOTS;
+	ev->warmup_hot_ms = legacy ? FT_EVAL_WARMUP_HOT_LEGACY_MS : FT_EVAL_WARMUP_HOT_MS;
 	snprintf(arch, sizeof(arch), "sm_%d", lim->cc);
-	memset(&req, 0, sizeof(req));
-	req.source_path = reference_path;
-	req.arch = arch;
-	if (ft_compile(&req, &co, err)) {
-		ft_err_prefix(err, "cannot build the reference kernels");
+	if (ft_modules_reference(reference_path, arch, !legacy, &image, &image_size, &cached, err)) {
 		free(ev);
 		return -1;
 	}
-	if (!co.ok) {
-		const char *log = co.log && *co.log ? co.log : "(no log)";
-		ft_error(err, FT_EFAIL, "reference kernels '%s' do not compile for %s: %.300s",
-			 reference_path, arch, log);
-		ft_compile_out_release(&co);
+	rc = ft_gpu_module_load_data(gpu, image, reference_path, &ev->ref_mod, err);
+	free(image);
+	if (rc) {
 		free(ev);
 		return -1;
 	}
-	if (ft_gpu_module_load_data(gpu, co.cubin, reference_path, &ev->ref_mod, err) ||
-	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
+	if (ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_fill", reference_path, &ev->fill, err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
 			    err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_check", reference_path, &ev->check, err) ||
 	    ft_gpu_alloc(gpu, sizeof(struct check_sums), "the check's sums", &ev->sums, err)) {
-		ft_compile_out_release(&co);
 		ft_eval_close(ev);
 		return -1;
 	}
-	ft_compile_out_release(&co);
 	*out = ev;
 	return 0;
 }
@@ -228,6 +227,7 @@ void ft_eval_close(struct ft_eval *ev)
 	if (!ev)
 		return;
 	free_inputs(ev);
+	ft_modules_clear(&ev->mods, ev->gpu);
 	ft_gpu_free(ev->gpu, ev->o_partial);
 	ft_gpu_free(ev->gpu, ev->lse_partial);
 	ft_gpu_free(ev->gpu, ev->workspace);
@@ -413,6 +413,7 @@ struct run {
 	void *args[1];
 	unsigned grid[3], block[3], cgrid[3], cblock[3];
 	unsigned smem;
+	struct ft_job_result *res;	/* where the phase times go */
 };
 
 /* One call: the workspace zeroed when the space asks (init zero), the main
@@ -556,7 +557,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
-	double ms, spent = 0, min_ms = warmup_min_ms(ev);
+	double ms, spent = 0, min_ms = warmup_min_ms(ev), t0 = mono_ms();
 
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
@@ -570,6 +571,8 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (i >= FT_EVAL_MAX_SAMPLES) /* bounds a warm-up of ~0 ms calls */
 			break;
 	}
+	r->res->phase_ms[FT_PH_WARMUP] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
 		    ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
@@ -578,6 +581,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		us[i] = ms * 1e3;
 	}
 	ev->last_timed_ms = mono_ms();
+	r->res->phase_ms[FT_PH_SAMPLES] += ev->last_timed_ms - t0;
 	return 0;
 }
 
@@ -588,7 +592,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
 	int k = plan->launches, ret = -1;
-	double ms, spent = 0, min_ms = warmup_min_ms(r->ev);
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev), t0 = mono_ms();
+	double *ph = r->res->phase_ms;
 
 	if (ft_gpu_capture_begin(gpu, err))
 		return -1;
@@ -599,6 +604,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		}
 	if (ft_gpu_capture_end(gpu, &graph, err))
 		return -1;
+	ph[FT_PH_GRAPH] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
@@ -607,6 +614,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (i >= FT_EVAL_MAX_SAMPLES)
 			break;
 	}
+	ph[FT_PH_WARMUP] += mono_ms() - t0;
+	t0 = mono_ms();
 	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
 		    ft_gpu_timer_stop(gpu, &ms, err))
@@ -614,9 +623,12 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		us[i] = ms * 1e3 / k;
 	}
 	r->ev->last_timed_ms = mono_ms();
+	ph[FT_PH_SAMPLES] += r->ev->last_timed_ms - t0;
 	ret = 0;
 out:
+	t0 = mono_ms();
 	ft_gpu_graph_destroy(gpu, graph);
+	ph[FT_PH_GRAPH] += mono_ms() - t0;
 	return ret;
 }
 
@@ -737,6 +749,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
 		return 1;
+	res->phase_ms[FT_PH_SIZE] += mono_ms() - t0;
 	/* K and R follow the call's duration; the parent's watchdog follows them */
 	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
 		     job->cold, job->sample_max_us, &plan);
@@ -785,15 +798,16 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	struct ft_gpu_module *mod = NULL;
 	struct ft_err err = { 0 };
 	struct run r;
-	void *image = NULL;
-	size_t image_size = 0;
 	char path[FT_PATH_MAX];
-	int rc;
+	int rc, own = 0;
+	double t_job = mono_ms(), t0, inputs_ms = 0, load_ms;
 
 	ft_job_result_init(res);
 	if (!ev->in.valid || ev->in.seed != job->seed ||
 	    memcmp(&ev->in.shape, &job->shape, sizeof(job->shape))) {
 		rc = ft_eval_prepare(ev, job, res);
+		inputs_ms = mono_ms() - t_job;
+		res->phase_ms[FT_PH_INPUTS] = inputs_ms;
 		if (rc)
 			return rc == 2 ? 0 : rc;
 	} else {
@@ -807,16 +821,18 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	memset(&r, 0, sizeof(r));
 	r.ev = ev;
 	r.job = job;
-	/* the job's key resolved through this host's CUBIN cache; the cached
-	 * bytes, checked against their stored hash, never the file as is */
-	if (ft_cache_path(job->cubin_key, path, sizeof(path), &err) ||
-	    ft_cache_read(path, &image, &image_size, &err) ||
-	    ft_gpu_module_load_data(ev->gpu, image, path, &mod, &err) ||
+	r.res = res;
+	t0 = mono_ms();
+	/* the job's key resolved through this host's CUBIN cache */
+	if (ft_modules_get(&ev->mods, ev->gpu, job->cubin_key, &mod, path, sizeof(path), &own,
+			   &err) ||
 	    ft_gpu_function(ev->gpu, mod, job->kernel, path, &r.main_fn, &err) ||
 	    (job->num_splits > 1 && job->combine_threads &&
 	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
 		rc = 1;
+		load_ms = mono_ms() - t0;
 	} else {
+		load_ms = mono_ms() - t0;
 		rc = run_loaded(&r, res, &err);
 	}
 	if (rc) {
@@ -826,8 +842,14 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 		if (!ft_gpu_failed(ev->gpu))
 			rc = 0;
 	}
-	ft_gpu_module_unload(ev->gpu, mod);
-	free(image);
+	t0 = mono_ms();
+	if (own)
+		ft_gpu_module_unload(ev->gpu, mod);
+	res->phase_ms[FT_PH_UNLOAD] = mono_ms() - t0;
+	res->phase_ms[FT_PH_INPUTS] = inputs_ms;
+	res->phase_ms[FT_PH_LOAD] = load_ms;
+	res->phase_ms[FT_PH_VERIFY] = res->verify_ms;
+	res->phase_ms[FT_PH_JOB] = mono_ms() - t_job;
 	return rc;
 }
 

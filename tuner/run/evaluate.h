@@ -43,12 +43,22 @@
 #define FT_EVAL_WARMUP_MIN_MS 20.0
 /* ...unless the GPU finished timing another candidate less than
  * FT_EVAL_HOT_WINDOW_MS ago: then its clocks are still up (a search's
- * candidates follow each other within milliseconds) and FT_EVAL_WARMUP_HOT_MS
- * of warm-up is enough. Checked on an H200: the re-tune of 1x8x1024x64 found
- * the same best within the run-to-run spread with either warm-up
- * (docs/perf.md, "Re-tune with a warm cache"). */
+ * candidates follow each other within milliseconds), the candidate's code and
+ * data are in the caches after its verified call and its sizing call, and
+ * what is left to warm is the graph itself (its first launch uploads it):
+ * the job's `warmup` graph launches, and at least FT_EVAL_WARMUP_HOT_MS. That
+ * was 1 ms, checked on an H200 (the re-tune of 1x8x1024x64 found the same
+ * best within the run-to-run spread with 1 ms or 20 ms, docs/perf.md); 1 ms
+ * was a fifth of a 5 us kernel's whole candidate (issue 16), and 0.2 ms is
+ * still two of its 100 us samples beyond the graph's first launch.
+ * FATUNE_EVAL_COSTS=legacy in the environment restores 1 ms (and loading
+ * per job, compiling the reference per start: run/modules.h) to compare
+ * the two on one GPU. */
 #define FT_EVAL_HOT_WINDOW_MS 100.0
-#define FT_EVAL_WARMUP_HOT_MS 1.0
+#define FT_EVAL_WARMUP_HOT_MS 0.2
+#define FT_EVAL_WARMUP_HOT_LEGACY_MS 1.0
+/* Candidate modules stay loaded by key and the reference kernels come from
+ * the CUBIN cache: run/modules.h (legacy: loaded per job, compiled per start). */
 /* Bounds on a job's counts: K calls in one graph and R samples. */
 #define FT_EVAL_MAX_LAUNCHES 1000
 #define FT_EVAL_MAX_SAMPLES 10000

@@ -52,6 +52,28 @@ struct ft_job {
 					 * asks for less, search/race.h) */
 };
 
+/* Where a job's wall time went inside the worker (docs/timing.md, "Where a
+ * candidate's time goes"), summed per search into `--json`'s phases.worker. */
+enum ft_phase {
+	FT_PH_START,		/* the worker's start (driver, context, reference kernels),
+				 * charged to its first job */
+	FT_PH_LOAD,		/* CUBIN read from the cache, hash checked, module loaded */
+	FT_PH_INPUTS,		/* inputs and reference made (only when (shape, seed) changed) */
+	FT_PH_VERIFY,		/* poison, verified call, check kernels (both checks) */
+	FT_PH_SIZE,		/* the one warm call that sizes K */
+	FT_PH_GRAPH,		/* capturing and instantiating (and destroying) the CUDA graph */
+	FT_PH_WARMUP,		/* warm-up launches */
+	FT_PH_QUICK,		/* the race's quick-pass samples (the race moves them here) */
+	FT_PH_SAMPLES,		/* timed samples of a full measurement */
+	FT_PH_UNLOAD,		/* module unloaded */
+	FT_PH_JOB,		/* the whole job in the evaluator; the rest is the other phases'
+				 * complement (host bookkeeping) */
+	FT_PH_COUNT
+};
+
+/* "load", "inputs", ... : the JSON keys of the phases above. */
+extern const char *const ft_phase_names[FT_PH_COUNT];
+
 /* Raw samples a result carries back (the race's final rounds pool them). */
 #define FT_RAW_SAMPLES_MAX 64
 
@@ -69,7 +91,12 @@ struct ft_job_result {
 	int nraw;			/* raw_us[0..nraw): the samples, unsorted; 0 when
 					 * more than FT_RAW_SAMPLES_MAX were taken */
 	float raw_us[FT_RAW_SAMPLES_MAX];
+	double phase_ms[FT_PH_COUNT];	/* wall time per enum ft_phase (0: none) */
 };
+
+/* Adds from's phase times to into's (the race and the final sum the jobs of
+ * one candidate); with quick, from's samples count as quick-pass samples. */
+void ft_phases_add(struct ft_job_result *into, const struct ft_job_result *from, int quick);
 
 /* "Not measured": every NaN field NAN, status ok, reason "". */
 void ft_job_result_init(struct ft_job_result *r);

@@ -116,6 +116,11 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 	res->t_median_us = base * (1.0 + (n - 1) / 2 / 1000.0);
 	res->t_p90_us = base * (1.0 + floor(0.9 * (n - 1)) / 1000.0);
 	res->t_spread = (res->t_p90_us - res->t_min_us) / res->t_median_us;
+	/* the samples' made-up GPU time as the job's phases, so the search's
+	 * phases.worker is exercised (quick and full apart) without a GPU */
+	for (int i = 0; i < n; i++)
+		res->phase_ms[FT_PH_SAMPLES] += base * (1.0 + i / 1000.0) * res->launches_per_sample / 1e3;
+	res->phase_ms[FT_PH_JOB] = res->phase_ms[FT_PH_SAMPLES];
 	return 0;
 }
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,24 @@
 struct gpu_backend {
 	struct ft_gpu *gpu;
 	struct ft_eval *ev;
+	double start_ms;	/* the start's wall time, until a job reports it */
+	double inputs_ms;	/* the job's preparation (inputs, reference) */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static int gpu_open(void *ctx, const char *reference_path, int device,
 		    struct ft_device_info *info, struct ft_err *err)
 {
 	struct gpu_backend *b = ctx;
 	struct ft_err why = { 0 };
+	double t0 = now_ms();
+	int rc;
 
 	if (ft_gpu_open(&b->gpu, device, &info->lim, &info->driver_version, &why)) {
 		info->present = 0;
@@ -35,17 +47,33 @@ static int gpu_open(void *ctx, const char *reference_path, int device,
 		return 0;
 	}
 	info->present = 1;
-	return ft_eval_open(&b->ev, b->gpu, &info->lim, reference_path, err);
+	rc = ft_eval_open(&b->ev, b->gpu, &info->lim, reference_path, err);
+	b->start_ms = now_ms() - t0;
+	return rc;
 }
 
 static int gpu_prepare(void *ctx, const struct ft_job *job, struct ft_job_result *res)
 {
-	return ft_eval_prepare(((struct gpu_backend *)ctx)->ev, job, res);
+	struct gpu_backend *b = ctx;
+	double t0 = now_ms();
+	int rc = ft_eval_prepare(b->ev, job, res);
+
+	b->inputs_ms = now_ms() - t0;
+	return rc;
 }
 
+/* ft_eval_run's verdict and phases, plus the start (first job only) and
+ * the preparation before it */
 static int gpu_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
 {
-	return ft_eval_run(((struct gpu_backend *)ctx)->ev, job, res);
+	struct gpu_backend *b = ctx;
+	int rc = ft_eval_run(b->ev, job, res);
+
+	res->phase_ms[FT_PH_START] += b->start_ms;
+	res->phase_ms[FT_PH_INPUTS] += b->inputs_ms;
+	res->phase_ms[FT_PH_JOB] += b->start_ms + b->inputs_ms;
+	b->start_ms = b->inputs_ms = 0;
+	return rc;
 }
 
 static void gpu_close(void *ctx)
@@ -68,7 +96,7 @@ static void default_reference(char *buf, size_t size)
 
 int ft_worker_main(int argc, char **argv)
 {
-	struct gpu_backend b = { NULL, NULL };
+	struct gpu_backend b = { NULL, NULL, 0, 0 };
 	struct ft_worker_backend be = { gpu_open, gpu_prepare, gpu_run, gpu_close, &b };
 	char reference[FT_PATH_MAX];
 	int in_fd, out_fd, devnull;

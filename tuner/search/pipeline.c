@@ -85,6 +85,7 @@ struct run {
 	double first_send_ms;		/* main thread only */
 	double compile_t0, compile_t1;	/* first compile start, last end (under stat_m) */
 	double gpu_wait_ms, verify_ms, timing_ms;	/* under stat_m */
+	double phase_ms[FT_PH_COUNT];			/* under stat_m */
 	struct ft_race *race;		/* NULL: racing off */
 	pthread_mutex_t stat_m;
 	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
@@ -537,6 +538,8 @@ static void add_phases(struct run *r, double busy_ms, const struct ft_job_result
 	r->gpu_ms += busy_ms;
 	r->verify_ms += res->verify_ms;
 	r->timing_ms += res->time_ms;
+	for (int i = 0; i < FT_PH_COUNT; i++)
+		r->phase_ms[i] += res->phase_ms[i];
 	pthread_mutex_unlock(&r->stat_m);
 }
 
@@ -1085,6 +1088,7 @@ out:
 	st->gpu_wait_ms = r.gpu_wait_ms;
 	st->verify_ms = r.verify_ms;
 	st->timing_ms = r.timing_ms;
+	memcpy(st->phase_ms, r.phase_ms, sizeof(st->phase_ms));
 	st->first_compile_ms = r.first_compile_ms;
 	st->first_send_ms = r.first_send_ms;
 	ft_race_stats(r.race, &st->race);

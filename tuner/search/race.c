@@ -88,6 +88,7 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 		     struct ft_job_result *res, struct ft_err *err)
 {
 	struct ft_job quick, full = full_of(job);
+	struct ft_job_result q;
 	double best = best_now(rc), line;
 	int r;
 
@@ -104,6 +105,12 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	if ((r = run(ctx, &quick, res, err)))
 		return r;
 	note(rc, &rc->st.quick, NULL);
+	/* the quick pass's phase times, its samples as quick ones */
+	ft_job_result_init(&q);
+	ft_phases_add(&q, res, 1);
+	memcpy(res->phase_ms, q.phase_ms, sizeof(q.phase_ms));
+	q.verify_ms = res->verify_ms;
+	q.time_ms = res->time_ms;
 	if (res->status != FT_ST_OK)
 		return 0; /* wrong, crashed or timed out: the same verdict in full */
 	/* a faster full measurement may have come in from another GPU meanwhile */
@@ -120,6 +127,10 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	}
 	if ((r = run(ctx, &full, res, err)))
 		return r;
+	/* the candidate's time is both jobs' */
+	ft_phases_add(res, &q, 0);
+	res->verify_ms += q.verify_ms;
+	res->time_ms += q.time_ms;
 	note(rc, &rc->st.full, res);
 	return 0;
 }
@@ -240,6 +251,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 			out[i].launches_per_sample = res.launches_per_sample;
 			out[i].verify_ms += res.verify_ms;
 			out[i].time_ms += res.time_ms;
+			ft_phases_add(&out[i], &res, 0);
 		}
 	}
 	for (int i = 0; i < n && !rc_; i++) {
