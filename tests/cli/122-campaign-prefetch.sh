@@ -52,16 +52,7 @@ t0=$(now_ms)
 while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 4 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
 kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "the campaign ended before its prefetch compiled anything"; }
 [ "$(cubins "$T/c_int")" -gt 4 ] || { kill -KILL $pid; wait $pid || true; fail "no prefetch within 60 s"; }
-t0=$(now_ms)
-kill -INT $pid
-limit=$((2000 + compile_ms))
-while kill -0 $pid 2>/dev/null && [ $(($(now_ms) - t0)) -le $limit ]; do sleep 0.05; done
-if kill -0 $pid 2>/dev/null; then
-	kill -KILL $pid
-	wait $pid || true
-	fail "still running $limit ms (2 s + one compile) after SIGINT during a prefetch (killed)"
-fi
-set +e; wait $pid; rc=$?; set -e
+signal_gone INT $pid $((2000 + compile_ms)) "a campaign in a prefetch (2 s + one compile)"
 [ "$rc" -eq 1 ] || { cat "$T/err"; fail "exit $rc after SIGINT, not 1"; }
 expect_err "^fatune: error: interrupted: "
 [ "$(sql "$T/int.db" "PRAGMA integrity_check")" = ok ] || fail "database damaged after the interrupt"
