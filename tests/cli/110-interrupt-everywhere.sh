@@ -7,7 +7,7 @@
 S="--arch sm_89 --space $TESTSPACES/huge_rejected.yaml"
 # interrupt SIG OUT CMD...: starts CMD, sends SIG after 1 s, waits; sets rc and ms (kill to exit)
 interrupt() {
-	local sig=$1 out=$2 pid t0
+	local sig=$1 out=$2 pid
 	shift 2
 	"$FATUNE" "$@" >"$out" 2>"$T/err" &
 	pid=$!
