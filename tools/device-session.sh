@@ -24,6 +24,8 @@
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
+# $OUT/throughput-*.txt. THROUGHPUT_PREFETCH_OFF=1 first runs suite24 cold with
+# --prefetch off (the campaign's compiles ahead, docs/timing.md) for comparison.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -169,11 +171,16 @@ if [[ " $steps " == *" throughput "* ]]; then
 	dev=${THROUGHPUT_DEVICES:-0}
 	tag=$(echo "$dev" | tr ',' '+')
 	rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-tp-*.db*
-	for pass in cold warm; do
+	passes="cold warm"
+	[ "${THROUGHPUT_PREFETCH_OFF:-0}" = 1 ] && passes="cold-noprefetch cold warm"
+	for pass in $passes; do
+		pf=on
+		[ "$pass" = cold-noprefetch ] && pf=off
 		/usr/bin/time -f "suite24 $pass on GPUs $dev: %e s wall" $F search --campaign bench/campaigns/suite24.yaml \
-			--devices "$dev" --strategy transfer --db /tmp/fatune-tp-$pass.db --json --quiet \
+			--devices "$dev" --strategy transfer --prefetch $pf --db /tmp/fatune-tp-$pass.db --json --quiet \
 			>"$OUT/throughput-$pass-$tag.json" 2>"$OUT/throughput-$pass-$tag.err"
 		tail -1 "$OUT/throughput-$pass-$tag.err"
+		[ "$pass" = cold-noprefetch ] && rm -rf "$FATUNE_CACHE_DIR"
 	done
 	# the mission shape, warm cache, a fresh DB: the search itself, nothing to compile
 	/usr/bin/time -f "mission warm: %e s wall" $F search --shape 1x8x512x64 --devices "$dev" \

@@ -5,25 +5,15 @@
 # and holds no trial twice.
 . "$FT_TEST_LIB"
 S="--arch sm_89 --space $TESTSPACES/huge_rejected.yaml"
-now_ms() { date +%s%3N; }
 # interrupt SIG OUT CMD...: starts CMD, sends SIG after 1 s, waits; sets rc and ms (kill to exit)
 interrupt() {
-	local sig=$1 out=$2 pid t0
+	local sig=$1 out=$2 pid
 	shift 2
 	"$FATUNE" "$@" >"$out" 2>"$T/err" &
 	pid=$!
 	sleep 1
 	kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "$* ended before the signal"; }
-	t0=$(now_ms)
-	kill -"$sig" $pid
-	while kill -0 $pid 2>/dev/null && [ $(($(now_ms) - t0)) -le 2000 ]; do sleep 0.05; done
-	ms=$(($(now_ms) - t0))
-	if kill -0 $pid 2>/dev/null; then
-		kill -KILL $pid
-		wait $pid || true
-		fail "$* still ran 2 s after SIG$sig (killed)"
-	fi
-	set +e; wait $pid; rc=$?; set -e
+	signal_gone "$sig" $pid 2000 "$*"
 	[ "$rc" -eq 1 ] || { cat "$T/err"; fail "$* exited $rc after SIG$sig, not 1"; }
 	expect_err "^fatune: error: interrupted: "
 	# (a default table's notes on what it narrowed to fit 120 columns are not counted)

@@ -11,6 +11,22 @@ TESTSPACES="$FATUNE_SOURCE_DIR/tests/spaces"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# signal_gone SIG PID LIMIT_MS WHAT: sends SIG to PID and waits for it to exit within LIMIT_MS (else kills it and
+# fails); sets rc (its exit status) and ms (how long it took)
+signal_gone() {
+	local sig=$1 pid=$2 limit=$3 t0
+	t0=$(date +%s%3N)
+	kill -"$sig" "$pid"
+	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s%3N) - t0)) -le "$limit" ]; do sleep 0.05; done
+	ms=$(($(date +%s%3N) - t0))
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" || true
+		fail "$4 still ran $limit ms after SIG$sig (killed)"
+	fi
+	set +e; wait "$pid"; rc=$?; set -e
+}
+
 # run CMD...: runs fatune, keeps stdout in $T/out, stderr in $T/err, status in $rc
 run() {
 	set +e

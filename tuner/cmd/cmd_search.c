@@ -75,7 +75,7 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, finals = 0, evaluated = 0;
+	long long quick = 0, full = 0, finals = 0, evaluated = 0, prefetched = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
@@ -86,6 +86,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		cand += st->enumerated;
 		skipped += st->skipped;
 		compiles += st->compiled;
+		prefetched += out[i].prefetched;
 		hits += st->cache_hits;
 		wall += st->wall_ms;
 		cms += st->compile_ms_total;
@@ -106,9 +107,9 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	}
 	printf("\"candidates\":%lld,\"skipped\":%lld,\"wall_s\":%.3f,", cand, skipped, wall / 1e3);
 	print_counts_json(total);
-	printf(",\"compiles\":%lld,\"cache_hits\":%lld,\"compile_ms_total\":%.1f,"
+	printf(",\"compiles\":%lld,\"cache_hits\":%lld,\"prefetch_compiles\":%lld,\"compile_ms_total\":%.1f,"
 	       "\"gpu_busy_ms\":%.1f,\"first_compile_ms\":%.1f",
-	       compiles, hits, cms, gpu, first);
+	       compiles, hits, prefetched, cms, gpu, first);
 	/* where the time went (docs/timing.md): per phase, and the race's passes */
 	printf(",\"phases\":{\"compile_wall_ms\":%.1f,\"gpu_busy_ms\":%.1f,\"gpu_wait_ms\":%.1f,"
 	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f,",
@@ -259,7 +260,7 @@ struct search_cmd {
 	struct ft_target_opts o;
 	struct ft_strlist spaces, shapes;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
-	const char *race, *runner;
+	const char *race, *runner, *prefetch;
 	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
 	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
 	double race_margin;
@@ -482,6 +483,8 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	ft_race_defaults(&so->race);
 	if (ft_race_parse(c->race, &so->race.on, err))
 		return -1;
+	if (strcmp(c->prefetch, "on") && strcmp(c->prefetch, "off"))
+		return ft_error(err, FT_EINPUT, "bad --prefetch '%s': use on or off", c->prefetch);
 	so->race.margin = c->race_margin;
 	so->race.quick_samples = (int)c->race_samples;
 	so->race.finalists = (int)c->race_finalists;
@@ -531,6 +534,7 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 		.ntargets = c->ntargets, .unit_runner = c->unit_runner,
 		.unit_cfg = { .device = -1, .db_path = c->replay_db }, .search = *so,
 		.on_skip = on_skip, .on_unit = on_unit, .ctx = c,
+		.no_prefetch = !strcmp(c->prefetch, "off"),
 	};
 	struct ft_campaign_result r;
 	struct ft_err err = { 0 };
@@ -634,6 +638,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_DBL_("race-margin", 0, &c.race_margin, "X", "cut a candidate whose quick min is over X times the best median (default 1.15)", 1.0001, 100),
 		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 3)", 1, 100),
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
+		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_STR_("replay", 0, &c.replay_db, "DB", "take results recorded in DB instead of a GPU"),
 		FT_OPT_STR_("runner", 0, &c.runner, "NAME[:ARG]", "what evaluates: gpu (default) or another runner of the table"),
@@ -654,6 +659,7 @@ int cmd_search(int argc, char **argv)
 	c.launches = 20;
 	c.timeout_s = 10;
 	c.race = "on";
+	c.prefetch = "on";
 	c.race_margin = FT_RACE_MARGIN;
 	c.race_samples = FT_RACE_QUICK_SAMPLES;
 	c.race_finalists = FT_RACE_FINALISTS;

@@ -10,6 +10,13 @@
  * from the other side: each job must name its CUBIN by a 16-hex-digit content key (the
  * pipeline computes it even when nothing is compiled), else fatune failed. Its times are
  * not measurements (info.measured 0: stored as replayed).
+ *
+ * Two spec items starting with '@' (no parameter name does) configure the
+ * fake instead of naming the wrong config, for measuring the CPU side with no
+ * GPU: `@cubin` makes it a runner that loads CUBINs (info.needs_cubin 1: every
+ * candidate is compiled by NVRTC, which runs without a GPU, and each job's
+ * CUBIN must be in the cache), `@ms=N` (0..1000) makes each evaluation take N
+ * ms, a stand-in for the GPU's time. E.g. fake:@cubin,@ms=30,BLOCK_M=64.
  */
 #include "run/runner.h"
 
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compile/cache.h"
 
@@ -24,6 +32,8 @@
 
 struct fake {
 	char wrong[FT_CONFIG_MAX + 2];	/* ",NAME=V,...," or "" */
+	int cubin;			/* @cubin: jobs load a compiled CUBIN */
+	int ms;				/* @ms=N: each evaluation takes this long */
 };
 
 /* 1 when the config holds every NAME=V item of f->wrong. */
@@ -56,7 +66,7 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 	for (const char *p = spec; *p;) {
 		size_t n = strcspn(p, ",");
 		const char *eq = memchr(p, '=', n);
-		if (!eq || eq == p || eq == p + n - 1)
+		if (*p != '@' && (!eq || eq == p || eq == p + n - 1))
 			return ft_error(err, FT_EINPUT,
 					"bad fake runner spec '%.200s': use fake:NAME=V,... (the config to make fast but wrong)",
 					spec);
@@ -66,11 +76,35 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 		return ft_error(err, FT_EINPUT, "fake runner spec is over %d characters", FT_CONFIG_MAX - 1);
 	if (!(f = calloc(1, sizeof(*f))))
 		return ft_error(err, FT_EFAIL, "out of memory opening the fake runner");
-	if (spec[0])
-		snprintf(f->wrong, sizeof(f->wrong), ",%s,", spec);
+	/* the '@' items configure the fake; the rest name the wrong config */
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ",");
+		char *end;
+
+		if (n == 6 && !strncmp(p, "@cubin", 6)) {
+			f->cubin = 1;
+		} else if (n > 4 && !strncmp(p, "@ms=", 4)) {
+			long v = strtol(p + 4, &end, 10);
+			if (end != p + n || v < 0 || v > 1000) {
+				free(f);
+				return ft_error(err, FT_EINPUT,
+						"bad fake runner item '%.*s': @ms=N takes 0..1000 ms per evaluation",
+						(int)n, p);
+			}
+			f->ms = (int)v;
+		} else if (*p == '@') {
+			free(f);
+			return ft_error(err, FT_EINPUT,
+					"unknown fake runner item '%.*s': use @cubin or @ms=N", (int)n, p);
+		} else {
+			size_t l = strlen(f->wrong);
+			snprintf(f->wrong + l, sizeof(f->wrong) - l, "%s%.*s,", l ? "" : ",", (int)n, p);
+		}
+		p += n + (p[n] == ',');
+	}
 	snprintf(info->device, sizeof(info->device), "fake");
 	info->measured = 0;
-	info->needs_cubin = 0;
+	info->needs_cubin = f->cubin;
 	info->search_tag = "fake";
 	*ctx = f;
 	return 0;
@@ -98,6 +132,18 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 	if (!ft_cache_key_ok(job->cubin_key))
 		return ft_error(err, FT_EFAIL, "fake runner: the job of '%.200s' names no CUBIN key ('%.16s')",
 				job->config, job->cubin_key);
+	if (f->cubin) {
+		struct ft_resources r[2];
+
+		if (!ft_cache_lookup(job->cubin_key, r))
+			return ft_error(err, FT_EFAIL, "fake runner: the CUBIN of '%.200s' (%.16s) is not in the cache",
+					job->config, job->cubin_key);
+	}
+	if (f->ms > 0) {
+		struct timespec ts = { f->ms / 1000, (long)(f->ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	res->status = wrong ? FT_ST_WRONG_RESULT : FT_ST_OK;
 	res->rel_err = wrong ? 0.5 : 1e-4;
 	res->max_abs_err = wrong ? 1.0 : 1e-3;

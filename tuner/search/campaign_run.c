@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/interrupt.h"
+#include "search/prefetch.h"
 
 int ft_campaign_winner(const struct ft_campaign_outcome *out, int n)
 {
@@ -54,13 +55,42 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
 	return n;
 }
 
+/* The search after space i of target t on `shape` that a prefetch can
+ * compile for (prefetch.h): the next space that fits on the same target, else
+ * the first that fits of the next unit (`next`, NULL: none) on the first
+ * target. 0 when there is none, or when nothing compiles (no runner, or one
+ * that loads no CUBIN). */
+static int next_search(const struct ft_campaign_run_opts *o, const struct ft_search_opts *so,
+		       const struct ft_campaign_target *t, const struct ft_shape *shape, int i,
+		       const struct ft_shape *next, struct ft_prefetch_cfg *pc)
+{
+	char why[512];
+
+	if (o->no_prefetch || !so->nrunners || !ft_runner_info(so->runners[0])->needs_cubin)
+		return 0;
+	for (int j = i + 1; j < o->nsp; j++)
+		if (!ft_space_unfit(o->sps[j], t->arch, shape, why, sizeof(why))) {
+			*pc = (struct ft_prefetch_cfg){ o->sps[j], t->arch, *shape, t->sm_count, so->jobs };
+			return 1;
+		}
+	for (int j = 0; next && j < o->nsp; j++)
+		if (!ft_space_unfit(o->sps[j], o->targets[0].arch, next, why, sizeof(why))) {
+			*pc = (struct ft_prefetch_cfg){ o->sps[j], o->targets[0].arch, *next,
+							o->targets[0].sm_count, so->jobs };
+			return 1;
+		}
+	return 0;
+}
+
 /* Unit u on target t: one search per space that fits (*part counts them
- * over the unit's targets). Returns -1 on a failure beyond the unit (err),
- * with r->interrupted on an interrupt. */
+ * over the unit's targets). While each search's last candidates are on the
+ * GPU, the next search's first ones compile (prefetch.h; `next` is the next
+ * unit, NULL: none). Returns -1 on a failure beyond the unit (err), with
+ * r->interrupted on an interrupt. */
 static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
 		      const struct ft_campaign_target *t, struct ft_runner **unit,
-		      const char *label, int *part, int parts, struct ft_campaign_result *r,
-		      char *why, size_t why_size, struct ft_err *err)
+		      const char *label, int *part, int parts, const struct ft_shape *next,
+		      struct ft_campaign_result *r, char *why, size_t why_size, struct ft_err *err)
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
@@ -68,6 +98,8 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 	target_opts(o, t, unit, &so);
 	for (int i = 0; i < o->nsp && !r->interrupted; i++) {
 		struct ft_campaign_outcome *oc = &r->out[r->nout];
+		struct ft_prefetch *pf = NULL;
+		struct ft_prefetch_cfg pc;
 		int rc;
 
 		if (ft_interrupted()) {
@@ -85,7 +117,17 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 					 ft_space_candidates(o->sps[i], shape, so.arch));
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
+		so.compiles_done = NULL;
+		so.compiles_ctx = NULL;
+		if (next_search(o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
+			ft_prefetch_arm(pf, &pc);
+			so.compiles_done = ft_prefetch_fire;
+			so.compiles_ctx = pf;
+		}
 		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
+		/* before the next search starts (or the campaign ends): at most one
+		 * compile's wait, and that CUBIN is then a cache hit */
+		oc->prefetched = ft_prefetch_stop(pf);
 		if (so.progress) {
 			const struct ft_pipeline_stats *st = &oc->res.st;
 
@@ -105,9 +147,10 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 	return 0;
 }
 
-/* Unit u: every target, then the unit's report. */
+/* Unit u: every target, then the unit's report (next: the unit after it,
+ * NULL: none). */
 static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
-		    struct ft_campaign_result *r, struct ft_err *err)
+		    const struct ft_shape *next, struct ft_campaign_result *r, struct ft_err *err)
 {
 	const struct ft_campaign *c = o->camp;
 	struct ft_runner *unit = NULL;
@@ -125,8 +168,8 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 		return -1;
 	r->interrupted = r->interrupted || ft_interrupted();
 	for (int g = 0; g < o->ntargets && !r->interrupted && !rc; g++)
-		rc = run_target(db, o, u, &o->targets[g], &unit, label, &part, parts, r, why,
-				sizeof(why), err);
+		rc = run_target(db, o, u, &o->targets[g], &unit, label, &part, parts,
+				g + 1 < o->ntargets ? NULL : next, r, why, sizeof(why), err);
 	ft_runner_close(unit);
 	r->count[u] = r->nout - r->first[u];
 	if (rc || r->interrupted)
@@ -222,7 +265,8 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 	}
 	ft_campaign_order(o->camp, o->search.strategy && o->search.strategy->transfer, order);
 	for (int i = 0; i < o->camp->nunits && !r->interrupted && !rc; i++)
-		rc = run_unit(db, o, order[i], r, err);
+		rc = run_unit(db, o, order[i],
+			      i + 1 < o->camp->nunits ? &o->camp->units[order[i + 1]] : NULL, r, err);
 	free(order);
 	r->wall_ms = ft_now_ms() - t0;
 	return rc || r->interrupted ? -1 : 0;

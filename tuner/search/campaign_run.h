@@ -38,6 +38,8 @@ struct ft_campaign_outcome {
 	const struct ft_space *sp;
 	char device[128];		/* the GPU model ("" when nothing was timed) */
 	struct ft_search_result res;
+	long long prefetched;		/* CUBINs compiled during this search's GPU tail for
+					 * the next search (search/prefetch.h) */
 };
 
 struct ft_campaign_run_opts {
@@ -53,6 +55,8 @@ struct ft_campaign_run_opts {
 	struct ft_runner_cfg unit_cfg;
 	struct ft_search_opts search;	/* the template of every search: arch, device
 					 * and runners are filled per target */
+	int no_prefetch;		/* 1: no search compiles ahead for the next one
+					 * (search/prefetch.h; 0, the default: each does) */
 	/* A space skipped for unit u (why: the reason). May be NULL. */
 	void (*on_skip)(void *ctx, int u, const struct ft_space *sp, const char *why);
 	/* Unit u's searches ended (n may be 0: every space skipped, why says the

@@ -171,7 +171,8 @@ static struct item *q_pop(struct queue *q, int wait)
 
 static int should_drop(struct run *r)
 {
-	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline);
+	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline) ||
+	       (r->cfg->cancel && atomic_load(r->cfg->cancel));
 }
 
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
@@ -428,8 +429,11 @@ static void *compile_thread(void *arg)
 			route(r, parked);
 		}
 	}
-	if (atomic_fetch_sub(&r->live_compilers, 1) == 1)
+	if (atomic_fetch_sub(&r->live_compilers, 1) == 1) {
 		q_close(&r->eval_q);
+		if (r->cfg->compiles_done && !should_drop(r))
+			r->cfg->compiles_done(r->cfg->compiles_ctx);
+	}
 	return NULL;
 }
 

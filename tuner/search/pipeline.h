@@ -12,6 +12,8 @@
 #ifndef FT_PIPELINE_H
 #define FT_PIPELINE_H
 
+#include <stdatomic.h>
+
 #include "base/arch.h"
 #include "compile/nvrtc.h"
 #include "space/space.h"
@@ -69,6 +71,16 @@ struct ft_pipeline_cfg {
 	 * emitted before), on the main thread; NULL: emit. */
 	int (*emit_final)(void *ctx, struct ft_trial *t);
 	void *ctx;
+	/* Called once, from a compile thread, when the last compile of the run
+	 * is done and only evaluation is left (the GPU's tail): the campaign
+	 * starts compiling the next search's candidates then (search/prefetch.h).
+	 * Not called on a stop or an interrupt. Must not block; may be NULL. */
+	void (*compiles_done)(void *ctx);
+	void *compiles_ctx;
+	/* Set (by another thread) to stop the run as an interrupt does, but
+	 * quietly: nothing more is sent or compiled, the compiles running
+	 * finish. NULL: none. */
+	const atomic_int *cancel;
 };
 
 struct ft_pipeline_stats {

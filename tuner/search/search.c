@@ -268,6 +268,8 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.emit = on_trial;
 	cfg.emit_final = on_final;
 	cfg.ctx = s;
+	cfg.compiles_done = o->compiles_done;
+	cfg.compiles_ctx = o->compiles_ctx;
 	rc = ft_pipeline_run(&cfg, &res->st, err);
 	if (flush(s) && !rc) {
 		*err = s->err;

@@ -38,6 +38,8 @@ struct ft_search_opts {
 	int fresh;			/* redo trials finished by an earlier run of this search */
 	const char *campaign;		/* recorded with the run, NULL: none */
 	struct ft_progress *progress;	/* counts every trial; NULL: none */
+	void (*compiles_done)(void *ctx);	/* pipeline.h's; NULL: none */
+	void *compiles_ctx;
 };
 
 struct ft_search_result {

@@ -1,0 +1,70 @@
+# 122-campaign-prefetch: a campaign compiles the next unit's first candidates while this unit's last ones are
+# evaluated (search/prefetch.h), with the fake runner loading real CUBINs (fake:@cubin, NVRTC needs no GPU) and
+# taking 300 ms per evaluation (@ms): the next unit then finds them in the CUBIN cache, stores exactly what it
+# stores without the prefetch, nothing is stored for a unit before it runs, and SIGINT during a prefetch still ends
+# the run within 2 s with nothing of the next unit stored.
+. "$FT_TEST_LIB"
+cat >"$T/two.yaml" <<'YAML'
+# two units with no CUBIN in common (IS_CAUSAL is compiled in)
+fatune_campaign: 1
+name: two
+dtype: fp16
+causal: [0, 1]
+shapes:
+  - 1x8x512x64
+YAML
+A="--arch sm_90 --campaign $T/two.yaml --space $SPACES/attention.yaml --strategy model --race off --budget 4 --jobs 2 --quiet --json"
+field() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])])[sys.argv[3]])' "$T/out" "$1" "$2"; }
+cubins() { find "$1" -name '*.cubin' 2>/dev/null | wc -l; }
+trials() { sql "$1" "SELECT r.causal || ' ' || t.config || ' ' || t.status FROM trials t JOIN runs r ON r.id = t.run_id ORDER BY 1"; }
+
+# without the prefetch: the second unit compiles all its candidates itself
+FATUNE_CACHE_DIR="$T/c_off" run search $A --runner fake:@cubin,@ms=300 --prefetch off --db "$T/off.db"; expect_rc 0
+[ "$(field 0 prefetch_compiles)" -eq 0 ] || fail "--prefetch off compiled ahead"
+[ "$(field 1 cache_hits)" -eq 0 ] || fail "the second unit hit the cache without a prefetch: the units share CUBINs, the test shows nothing"
+off_compiles=$(field 1 compiles)
+# one compile's time here (the slowest of the unit's, from the mean: the machine may be loaded)
+compile_ms=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); print(int(2 * d["compile_ms_total"] / d["compiles"]))' "$T/out")
+[ "$off_compiles" -ge 2 ] || fail "the second unit compiled only $off_compiles candidates"
+
+# with it (the default): the first unit compiled some of the second's during its tail, which the second finds
+FATUNE_CACHE_DIR="$T/c_on" run search $A --runner fake:@cubin,@ms=300 --db "$T/on.db"; expect_rc 0
+pre=$(field 0 prefetch_compiles)
+[ "$pre" -gt 0 ] || fail "nothing compiled ahead during the first unit's evaluations"
+# (taken in the model's order, as the second unit takes them; it may compile past the unit's budget of 4)
+[ "$(field 1 cache_hits)" -ge "$((pre < 4 ? pre : 4))" ] ||
+	fail "the second unit hit $(field 1 cache_hits) cached CUBINs, fewer than the $pre compiled ahead (or its budget, 4)"
+[ "$(field 1 compiles)" -lt "$off_compiles" ] || fail "the prefetch saved the second unit no compile"
+# the same trials either way (race off: no verdict depends on the order results come back in): a prefetch
+# stores nothing and changes no verdict
+[ "$(trials "$T/on.db")" = "$(trials "$T/off.db")" ] || fail "the prefetch changed what was stored"
+
+# a runner that loads no CUBIN gets no prefetch
+FATUNE_CACHE_DIR="$T/c_nocubin" run search $A --runner fake:@ms=1 --db "$T/nocubin.db"; expect_rc 0
+[ "$(field 0 prefetch_compiles)" -eq 0 ] || fail "a prefetch for a runner that needs no CUBIN"
+[ "$(cubins "$T/c_nocubin")" -eq 0 ] || fail "CUBINs compiled for a runner that needs none"
+
+# SIGINT once the prefetch has compiled something (more CUBINs than the first unit's 4): out within 2 s after the
+# compiles running end (NVRTC cannot be cut short; a search's own compiles are waited for the same way), exit 1,
+# the second unit has no run and no trial (its compiles are only cache entries)
+now_ms() { date +%s%3N; }
+# (800 ms per evaluation: the first unit's tail outlasts a compile ahead by far)
+FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search $A --runner fake:@cubin,@ms=800 --db "$T/int.db" >"$T/out" 2>"$T/err" &
+pid=$!
+t0=$(now_ms)
+while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 4 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
+kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "the campaign ended before its prefetch compiled anything"; }
+[ "$(sql "$T/int.db" "SELECT count(*) FROM runs WHERE causal = 1")" -eq 0 ] ||
+	{ kill -KILL $pid; wait $pid || true; fail "the second unit began before its first compile ahead was done: no tail to test"; }
+[ "$(cubins "$T/c_int")" -gt 4 ] || { kill -KILL $pid; wait $pid || true; fail "no prefetch within 60 s"; }
+signal_gone INT $pid $((2000 + compile_ms)) "a campaign in a prefetch (2 s + one compile)"
+[ "$rc" -eq 1 ] || { cat "$T/err"; fail "exit $rc after SIGINT, not 1"; }
+expect_err "^fatune: error: interrupted: "
+[ "$(sql "$T/int.db" "PRAGMA integrity_check")" = ok ] || fail "database damaged after the interrupt"
+[ "$(sql "$T/int.db" "SELECT count(*) FROM runs WHERE causal = 1")" -eq 0 ] || fail "the second unit has a run before it ran"
+[ "$(sql "$T/int.db" "SELECT count(*) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.causal = 1")" -eq 0 ] ||
+	fail "trials stored for the second unit before it ran"
+# and the resumed campaign finishes both units
+FATUNE_CACHE_DIR="$T/c_int" run search $A --runner fake:@cubin,@ms=1 --db "$T/int.db"; expect_rc 0 "resumed"
+[ "$(sql "$T/int.db" "SELECT count(DISTINCT causal) FROM runs WHERE outcome = 'done'")" -eq 2 ] || fail "the resumed campaign did not finish both units"
+echo ok

@@ -1,0 +1,127 @@
+/* prefetch.c - a compile-only pipeline over the next search (see prefetch.h). */
+#include "search/prefetch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "compile/cache.h"
+#include "search/pipeline.h"
+#include "search/strategy.h"
+
+struct ft_prefetch {
+	pthread_mutex_t m;
+	struct ft_prefetch_cfg cfg;
+	int armed, started, stopped;	/* under m */
+	pthread_t th;
+	atomic_int cancel;
+	long long compiled;		/* the thread's result, read after join */
+};
+
+struct ft_prefetch *ft_prefetch_new(void)
+{
+	struct ft_prefetch *p = calloc(1, sizeof(*p));
+
+	if (p)
+		pthread_mutex_init(&p->m, NULL);
+	return p;
+}
+
+/* Every trial of a prefetch is dropped; a stop ends the pipeline. */
+static int discard(void *ctx, struct ft_trial *t)
+{
+	struct ft_prefetch *p = ctx;
+
+	(void)t;
+	return atomic_load(&p->cancel);
+}
+
+static void *prefetch_thread(void *arg)
+{
+	struct ft_prefetch *p = arg;
+	struct ft_pipeline_cfg cfg = { 0 };
+	struct ft_pipeline_stats st;
+	struct ft_err err = { 0 };
+	char hash[17];
+	long long bound = (long long)p->cfg.jobs * FT_PREFETCH_PER_JOB;
+
+	if (ft_space_template_hash(p->cfg.sp, hash, &err))
+		return NULL;
+	cfg.sp = p->cfg.sp;
+	cfg.arch = p->cfg.arch;
+	cfg.shape = &p->cfg.shape;
+	cfg.template_hash = hash;
+	cfg.jobs = p->cfg.jobs;
+	cfg.compile = 1;
+	cfg.nrunners = 0;		/* compile only: nothing evaluates */
+	cfg.sm_count = p->cfg.sm_count;
+	cfg.strategy = &ft_strategy_model;	/* the promise order */
+	cfg.budget_evals = bound < 1 ? 1 : bound > FT_PREFETCH_MAX ? FT_PREFETCH_MAX : bound;
+	cfg.emit = discard;
+	cfg.emit_final = discard;
+	cfg.ctx = p;
+	cfg.cancel = &p->cancel;
+	/* errors are the search's to find and report when it runs */
+	ft_pipeline_run(&cfg, &st, &err);
+	p->compiled = st.compiled;
+	return NULL;
+}
+
+void ft_prefetch_start(struct ft_prefetch *p, const struct ft_prefetch_cfg *cfg)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->m);
+	if (!p->started && !p->stopped) {
+		p->cfg = *cfg;
+		p->started = !pthread_create(&p->th, NULL, prefetch_thread, p);
+	}
+	pthread_mutex_unlock(&p->m);
+}
+
+void ft_prefetch_arm(struct ft_prefetch *p, const struct ft_prefetch_cfg *cfg)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->m);
+	p->cfg = *cfg;
+	p->armed = 1;
+	pthread_mutex_unlock(&p->m);
+}
+
+void ft_prefetch_fire(void *ctx)
+{
+	struct ft_prefetch *p = ctx;
+	struct ft_prefetch_cfg cfg;
+	int armed;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->m);
+	armed = p->armed;
+	cfg = p->cfg;
+	pthread_mutex_unlock(&p->m);
+	if (armed)
+		ft_prefetch_start(p, &cfg);
+}
+
+long long ft_prefetch_stop(struct ft_prefetch *p)
+{
+	long long n = 0;
+	int started;
+
+	if (!p)
+		return 0;
+	atomic_store(&p->cancel, 1);
+	pthread_mutex_lock(&p->m);
+	p->stopped = 1;
+	started = p->started;
+	pthread_mutex_unlock(&p->m);
+	if (started) {
+		pthread_join(p->th, NULL);
+		n = p->compiled;
+	}
+	pthread_mutex_destroy(&p->m);
+	free(p);
+	return n;
+}
