@@ -385,8 +385,8 @@ static void fake_out(struct ft_compile_out *o, size_t size, int seed)
 	o->cubin = b;
 	o->cubin_size = size;
 	o->log = calloc(1, 1);
-	o->res[0] = (struct ft_resources){ 96 + seed, 16384, 0, 0, 0 };
-	o->res[1] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+	o->res[0] = (struct ft_resources){ 96 + seed, 16384, 0, 0, 0, 0 };
+	o->res[1] = (struct ft_resources){ -1, -1, -1, -1, -1, 0 };
 }
 
 static long long file_size(const char *path)
@@ -409,7 +409,7 @@ static void test_store_lookup_roundtrip(void **state)
 	unsigned char *back;
 
 	fake_out(&o, 5000, 1);
-	o.res[1] = (struct ft_resources){ 24, 0, 8, 4, 4 };
+	o.res[1] = (struct ft_resources){ 24, 0, 8, 4, 4, 0 };
 	ft_err_clear(&err);
 	assert_int_equal(ft_cache_store("00000000000000aa", &o, &err), 0);
 
