@@ -59,6 +59,7 @@ rows = json.load(open(sys.argv[1]))
 bad = [r for r in rows if r["status"] in ("compile_failed", "spills")]
 assert not bad, bad[:3]
 # the model rejects before compiling: nothing it accepted is rejected by what ptxas reports
+# (registers, or its note that it serialized the wgmma: C7520, 'wgmma serialized' reasons)
 late = [r for r in rows if r["status"].startswith("rejected") and r.get("regs") is not None]
 assert not late, late[:3]
 comp = [r for r in rows if r["status"] == "compiled"]

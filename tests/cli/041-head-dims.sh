@@ -1,5 +1,5 @@
 # 041-head-dims: a space refuses the head dims its template cannot build, with the reason (the space's
-# head_dims list), before any candidate is enumerated; `spills:` is checked at load; a search where nothing can run exits != 0 with a
+# head_dims list), before any candidate is enumerated; `spills:` and `wgmma_serialized:` are checked at load; a search where nothing can run exits != 0 with a
 # clear line; an empty shard says it has nothing to do.
 . "$FT_TEST_LIB"
 
@@ -48,6 +48,15 @@ for bad in "maybe" "allow" "allow -1" "allow 1k" "[1]"; do
 	sed -i "s/^spills: .*/spills: $bad/" "$T/bad.yaml"
 	run check --arch sm_89 --shape 1x8x512x64 --space "$T/bad.yaml"
 	expect_bad_input "bad.yaml:[0-9]+: key 'spills': "
+done
+
+# so is wgmma_serialized: reject (the default) or allow
+sed -i 's/^spills: .*/wgmma_serialized: allow/' "$T/bad.yaml"
+run check --arch sm_89 --shape 1x8x512x64 --space "$T/bad.yaml" --format csv; expect_rc 0 "wgmma_serialized: allow"
+for bad in "maybe" "allow 1" "[1]"; do
+	sed -i "s/^wgmma_serialized: .*/wgmma_serialized: $bad/" "$T/bad.yaml"
+	run check --arch sm_89 --shape 1x8x512x64 --space "$T/bad.yaml"
+	expect_bad_input "bad.yaml:[0-9]+: key 'wgmma_serialized': "
 done
 
 # a shard with no unit says so and is no failure (a SLURM array wider than the campaign)

@@ -385,8 +385,8 @@ static void fake_out(struct ft_compile_out *o, size_t size, int seed)
 	o->cubin = b;
 	o->cubin_size = size;
 	o->log = calloc(1, 1);
-	o->res[0] = (struct ft_resources){ 96 + seed, 16384, 0, 0, 0 };
-	o->res[1] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+	o->res[0] = (struct ft_resources){ 96 + seed, 16384, 0, 0, 0, 0 };
+	o->res[1] = (struct ft_resources){ -1, -1, -1, -1, -1, 0 };
 }
 
 static long long file_size(const char *path)
@@ -409,7 +409,7 @@ static void test_store_lookup_roundtrip(void **state)
 	unsigned char *back;
 
 	fake_out(&o, 5000, 1);
-	o.res[1] = (struct ft_resources){ 24, 0, 8, 4, 4 };
+	o.res[1] = (struct ft_resources){ 24, 0, 8, 4, 4, 7520 };
 	ft_err_clear(&err);
 	assert_int_equal(ft_cache_store("00000000000000aa", &o, &err), 0);
 
@@ -599,8 +599,9 @@ static void rewrite_res(const char *path, const char *line0, const char *tail)
 
 /* The hash covers the resource numbers: a .res whose registers or spills were
  * edited (numbers still well formed) is a miss, so no verdict (spills, too
- * many registers) is drawn from numbers ptxas never reported; so is an older
- * fatune's entry, whose hash covered the CUBIN only. */
+ * many registers, serialized wgmma) is drawn from numbers ptxas never
+ * reported; so is an older fatune's entry, whose hash covered the CUBIN only,
+ * or whose lines lack the wgmma note's number. */
 static void test_edited_resources_are_a_miss(void **state)
 {
 	struct fx *fx = *state;
@@ -610,15 +611,18 @@ static void test_edited_resources_are_a_miss(void **state)
 	char resp[4200], old[128];
 
 	ft_err_clear(&err);
-	fake_out(&o, 3000, 7);	/* res[0] = { 103, 16384, 0, 0, 0 } */
+	fake_out(&o, 3000, 7);	/* res[0] = { 103, 16384, 0, 0, 0, 0 } */
 	snprintf(resp, sizeof(resp), "%s/cubin/6666666666666666.res", fx->dir);
 	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
 	assert_int_equal(ft_cache_lookup("6666666666666666", res), 1);
 	assert_int_equal(res[0].spill_stores, 0);
-	rewrite_res(resp, "103 16384 0 64 64\n", NULL);	/* spills for a clean kernel */
+	rewrite_res(resp, "103 16384 0 64 64 0\n", NULL);	/* spills for a clean kernel */
 	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
 	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
-	rewrite_res(resp, "255 16384 0 0 0\n", NULL);		/* registers */
+	rewrite_res(resp, "255 16384 0 0 0 0\n", NULL);		/* registers */
+	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
+	rewrite_res(resp, "103 16384 0 0 0 7520\n", NULL);	/* wgmma serialized */
 	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
 	/* an older fatune's entry: "xxh64 <hash of the CUBIN alone> <size>" */
 	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
@@ -626,6 +630,22 @@ static void test_edited_resources_are_a_miss(void **state)
 		 o.cubin_size);
 	rewrite_res(resp, "103 16384 0 0 0\n", old);
 	assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	/* a fatune before the wgmma note: five numbers a line, its hash right */
+	{
+		static const char five[] = "103 16384 0 0 0\n-1 -1 -1 -1 -1\n";
+		XXH64_state_t st;
+		FILE *f;
+
+		XXH64_reset(&st, 0);
+		XXH64_update(&st, five, sizeof(five) - 1);
+		XXH64_update(&st, o.cubin, o.cubin_size);
+		f = fopen(resp, "w");
+		assert_non_null(f);
+		fprintf(f, "%sxxh64r %016llx %zu\n", five, (unsigned long long)XXH64_digest(&st),
+			o.cubin_size);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(ft_cache_lookup("6666666666666666", res), 0);
+	}
 	/* stored again: a hit */
 	assert_int_equal(ft_cache_store("6666666666666666", &o, &err), 0);
 	assert_int_equal(ft_cache_lookup("6666666666666666", res), 1);

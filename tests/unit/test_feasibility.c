@@ -319,8 +319,8 @@ static void test_model_dynamic_smem(void **state)
 
 static void clean_res(struct ft_resources res[2], int regs, int smem)
 {
-	res[0] = (struct ft_resources){ regs, smem, 0, 0, 0 };
-	res[1] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+	res[0] = (struct ft_resources){ regs, smem, 0, 0, 0, 0 };
+	res[1] = (struct ft_resources){ -1, -1, -1, -1, -1, 0 };
 }
 
 /* A trial that passed the model check with `threads` and `smem_model`. */
@@ -340,7 +340,7 @@ static void test_compiled_clean(void **state)
 	struct ft_trial t;
 
 	clean_res(res, 96, 16 * KB);
-	res[1] = (struct ft_resources){ 24, 0, 0, 0, 0 };
+	res[1] = (struct ft_resources){ 24, 0, 0, 0, 0, 0 };
 	model_passed(&t, 128, 16 * KB);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 1);
 	/* judged after compiling: stage compiled, status compiled (trial.h) */
@@ -386,7 +386,7 @@ static void test_compiled_spills(void **state)
 
 	/* the combine kernel spilling rejects the candidate as well */
 	clean_res(res, 64, 0);
-	res[1] = (struct ft_resources){ 40, 0, 16, 16, 16 };
+	res[1] = (struct ft_resources){ 40, 0, 16, 16, 16, 0 };
 	model_passed(&t, 128, 0);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
 	assert_int_equal(t.status, FT_ST_SPILLS);
@@ -395,7 +395,7 @@ static void test_compiled_spills(void **state)
 	/* `spills: allow 32`: up to 32 bytes of stores plus loads, and of stack, pass */
 	sp->spills_allow = 32;
 	clean_res(res, 64, 0);
-	res[0] = (struct ft_resources){ 40, 0, 32, 16, 16 };
+	res[0] = (struct ft_resources){ 40, 0, 32, 16, 16, 0 };
 	model_passed(&t, 128, 0);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 1);
 	assert_int_equal(t.res.spill_stores, 16);
@@ -405,10 +405,54 @@ static void test_compiled_spills(void **state)
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
 	assert_int_equal(t.status, FT_ST_SPILLS);
 	assert_non_null(strstr(t.reason, "allows 32"));
-	res[0] = (struct ft_resources){ 40, 0, 33, 0, 0 };
+	res[0] = (struct ft_resources){ 40, 0, 33, 0, 0, 0 };
 	model_passed(&t, 128, 0);
 	assert_int_equal(ft_feasible_compiled(sp, arch("sm_89"), res, &t), 0);
 	sp->spills_allow = 0;
+}
+
+/* ptxas's note that it serialized a kernel's wgmma: rejected at stage
+ * compiled unless the space says `wgmma_serialized: allow` */
+static void test_compiled_wgmma_serialized(void **state)
+{
+	struct ft_space *sp = new_space(FT_SMEM_STATIC);
+	struct ft_resources res[2];
+	struct ft_trial t;
+
+	snprintf(sp->kernel, sizeof(sp->kernel), "fatune_sm90_fwd");
+	clean_res(res, 168, 0);
+	res[0].wgmma_serialized = 7520;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 0);
+	assert_int_equal(t.stage, FT_STAGE_COMPILED);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	assert_non_null(strstr(t.reason, "wgmma serialized"));
+	assert_non_null(strstr(t.reason, "C7520"));
+	assert_non_null(strstr(t.reason, "'fatune_sm90_fwd'"));
+	assert_non_null(strstr(t.reason, "wgmma_serialized: allow"));
+
+	/* a sibling note without a number, on the combine kernel */
+	clean_res(res, 168, 0);
+	res[1] = (struct ft_resources){ 40, 0, 0, 0, 0, 1 };
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 0);
+	assert_int_equal(t.status, FT_ST_REJECTED_CONSTRAINT);
+	assert_null(strstr(t.reason, "(C"));
+
+	/* none (0) or unknown (-1) passes */
+	clean_res(res, 168, 0);
+	res[1].wgmma_serialized = -1;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 1);
+	assert_int_equal(t.status, FT_ST_COMPILED);
+
+	/* the space's choice keeps it */
+	sp->wgmma_serialized_allow = 1;
+	res[0].wgmma_serialized = 7520;
+	model_passed(&t, 128, 0);
+	assert_int_equal(ft_feasible_compiled(sp, arch("sm_90"), res, &t), 1);
+	assert_int_equal(t.res.wgmma_serialized, 7520);
+	sp->wgmma_serialized_allow = 0;
 }
 
 static void test_compiled_registers(void **state)
@@ -537,7 +581,7 @@ static void test_compiled_smem(void **state)
 static void test_blocks_per_sm(void **state)
 {
 	const struct ft_arch *h100 = arch("sm_90"), *l4 = arch("sm_89"), *a100 = arch("sm_80");
-	struct ft_resources r = { 64, 0, 0, 0, 0 };
+	struct ft_resources r = { 64, 0, 0, 0, 0, 0 };
 
 	/* nothing but threads: 2048 / 128 = 16 blocks on an H100, 1536 / 128 = 12 on an L4 */
 	assert_int_equal(ft_blocks_per_sm(h100, 0, 128, NULL), 16);
@@ -593,7 +637,7 @@ static void test_blocks_per_sm_unlaunchable(void **state)
 static void test_blocks_per_sm_register_granularity(void **state)
 {
 	const struct ft_arch *h100 = arch("sm_90");
-	struct ft_resources r = { 33, 0, 0, 0, 0 };
+	struct ft_resources r = { 33, 0, 0, 0, 0, 0 };
 
 	/* 33 registers: 1280 per warp; 16384 per sub-partition holds 12 warps, 48
 	 * per SM, 6 blocks of 8 warps (33 x 256 = 8448 would give 7) */
@@ -866,6 +910,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_model_dynamic_smem, release_owned),
 		cmocka_unit_test_teardown(test_compiled_clean, release_owned),
 		cmocka_unit_test_teardown(test_compiled_spills, release_owned),
+		cmocka_unit_test_teardown(test_compiled_wgmma_serialized, release_owned),
 		cmocka_unit_test_teardown(test_compiled_registers, release_owned),
 		cmocka_unit_test_teardown(test_compiled_register_granularity, release_owned),
 		cmocka_unit_test_teardown(test_compiled_smem, release_owned),

@@ -80,6 +80,7 @@ static void assert_res(const struct ft_resources *r, int regs, int smem, int sta
 static void assert_unknown(const struct ft_resources *r)
 {
 	assert_res(r, -1, -1, -1, -1, -1);
+	assert_int_equal(r->wgmma_serialized, -1);
 }
 
 /* ---- ft_parse_ptxas_log on real logs ------------------------------------ */
@@ -176,13 +177,45 @@ static void test_ptxas_two_kernels(void **state)
 	free(log);
 }
 
+/* ptxas's wgmma serialization note (a real NVRTC log of a Hopper template,
+ * fixtures/README) names its kernel; it comes before the entries' reports */
+static void test_ptxas_wgmma_serialized(void **state)
+{
+	char *log = read_fixture("ptxas_wgmma_serialized.log");
+	struct ft_resources r;
+
+	(void)state;
+	ft_parse_ptxas_log(log, "fatune_sm90_fwd", &r);
+	assert_int_equal(r.regs, 168);
+	assert_int_equal(r.wgmma_serialized, 7520);
+	ft_parse_ptxas_log(log, "fatune_sm90_combine", &r);
+	assert_int_equal(r.regs, 34);
+	assert_int_equal(r.wgmma_serialized, 0);
+	free(log);
+
+	/* a sibling wording without a number, and one naming another kernel */
+	ft_parse_ptxas_log("ptxas info    : Potential Performance Loss: wgmma.mma_async instructions "
+			   "are serialized due to the presence of Extern calls in the function 'k2'\n"
+			   "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+			   "ptxas info    : Used 8 registers\n",
+			   "k", &r);
+	assert_int_equal(r.regs, 8);
+	assert_int_equal(r.wgmma_serialized, 0);
+	ft_parse_ptxas_log("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+			   "ptxas info    : Used 8 registers\n"
+			   "ptxas info    : Potential Performance Loss: wgmma.mma_async instructions "
+			   "are serialized due to the presence of Extern calls in the function 'k'\n",
+			   "k", &r);
+	assert_int_equal(r.wgmma_serialized, 1);
+}
+
 static void test_ptxas_empty_and_unrelated(void **state)
 {
-	struct ft_resources r = { 1, 2, 3, 4, 5 };
+	struct ft_resources r = { 1, 2, 3, 4, 5, 6 };
 
 	ft_parse_ptxas_log("", "attn", &r);
 	assert_unknown(&r);
-	r = (struct ft_resources){ 1, 2, 3, 4, 5 };
+	r = (struct ft_resources){ 1, 2, 3, 4, 5, 6 };
 	ft_parse_ptxas_log("tiny_kernel.cu(3): error: expected a \";\"\n", "attn", &r);
 	assert_unknown(&r);
 }
@@ -548,6 +581,49 @@ static void test_compile_reference_kernels(void **state)
 		}
 }
 
+/* The Hopper template through NVRTC with fatune's own options: MASK_PEEL=1
+ * (a causal config of tests/unit/fixtures/README) gets ptxas's C7520 note,
+ * which lands in the resources; its MASK_PEEL=0 twin gets none. */
+static void test_compile_wgmma_serialized(void **state)
+{
+	static const char *const names[] = { "NUM_CONSUMER_WG", "BLOCK_M", "BLOCK_N", "KV_STAGES",
+					     "PINGPONG", "PERSISTENT", "Q_IN_REGS",
+					     "INTRA_WG_OVERLAP", "TILE_ORDER", "PDL", "HEAD_DIM",
+					     "IS_CAUSAL", "FATUNE_BF16", "FATUNE_SMEM_BYTES",
+					     "FATUNE_ABI", "MASK_PEEL" };
+	static const long long values[] = { 2, 128, 128, 2, 1, 0, 0, 1, 0, 0, 64, 1, 1, 82000, 2 };
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4200];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/kernel_templates/attention_sm90.cu", src);
+	for (int peel = 1; peel >= 0; peel--) {
+		struct ft_compile_req req = { 0 };
+		struct ft_compile_out out;
+		struct ft_err err;
+
+		req.source_path = path;
+		req.arch = "sm_90a";
+		req.kernels[0] = "fatune_sm90_fwd";
+		req.kernels[1] = "fatune_sm90_combine";
+		req.ndefines = (int)(sizeof(names) / sizeof(names[0]));
+		for (int i = 0; i < req.ndefines; i++) {
+			req.define_names[i] = names[i];
+			req.define_values[i] = i < req.ndefines - 1 ? values[i] : peel;
+		}
+		ft_err_clear(&err);
+		if (ft_compile(&req, &out, &err))
+			fail_msg("ft_compile(attention_sm90.cu): %s", err.msg);
+		if (!out.ok)
+			fail_msg("attention_sm90.cu (MASK_PEEL=%d) does not compile: %s %s", peel,
+				 out.problem, out.log);
+		assert_true(out.res[0].regs > 0);
+		assert_int_equal(out.res[0].wgmma_serialized, peel ? 7520 : 0);
+		assert_int_equal(out.res[1].wgmma_serialized, 0);
+		ft_compile_out_release(&out);
+	}
+}
+
 /* nvrtc.h: kernel_templates/ of the data dir ($FATUNE_SOURCE_DIR) is on the
  * include path, so a template anywhere can include fatune_abi.h; a header
  * next to the template comes first. */
@@ -702,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_ptxas_static_smem),
 		cmocka_unit_test(test_ptxas_two_kernels),
 		cmocka_unit_test(test_ptxas_empty_and_unrelated),
+		cmocka_unit_test(test_ptxas_wgmma_serialized),
 		cmocka_unit_test(test_compile_tiny_per_arch),
 		cmocka_unit_test(test_compile_define_reaches_code),
 		cmocka_unit_test(test_compile_spills_reported),
@@ -713,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_compile_virtual_arch_gives_no_cubin),
 		cmocka_unit_test(test_compile_abi_header_on_include_path),
 		cmocka_unit_test(test_compile_reference_kernels),
+		cmocka_unit_test(test_compile_wgmma_serialized),
 		cmocka_unit_test(test_compile_concurrent),
 		cmocka_unit_test(test_version_and_options),
 	};

@@ -97,6 +97,7 @@ void ft_trial_init(struct ft_trial *t)
 	t->res.stack_bytes = -1;
 	t->res.spill_stores = -1;
 	t->res.spill_loads = -1;
+	t->res.wgmma_serialized = -1;
 	t->device_index = -1;
 	t->compile_ms = NAN;
 	t->rel_err = NAN;

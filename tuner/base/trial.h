@@ -114,6 +114,11 @@ struct ft_resources {
 	int stack_bytes;	/* stack frame (local memory) bytes */
 	int spill_stores;	/* bytes */
 	int spill_loads;	/* bytes */
+	int wgmma_serialized;	/* ptxas's note that it serialized this kernel's
+				 * wgmma.mma_async (Hopper): the note's number (7520
+				 * for "(C7520) Potential Performance Loss: ...
+				 * serialized"), 1 for such a note without a number,
+				 * 0 for none (-1 unknown) */
 };
 
 struct ft_trial {

@@ -260,8 +260,9 @@ static int res_text(const struct ft_resources res[2], char *buf, size_t size)
 	int n = 0;
 
 	for (int k = 0; k < 2; k++)
-		n += snprintf(buf + n, size - (size_t)n, "%d %d %d %d %d\n", res[k].regs, res[k].smem_static,
-			      res[k].stack_bytes, res[k].spill_stores, res[k].spill_loads);
+		n += snprintf(buf + n, size - (size_t)n, "%d %d %d %d %d %d\n", res[k].regs,
+			      res[k].smem_static, res[k].stack_bytes, res[k].spill_stores,
+			      res[k].spill_loads, res[k].wgmma_serialized);
 	return n;
 }
 
@@ -302,11 +303,12 @@ static int read_entry(const char *cubin_path, struct ft_resources res[2], unsign
 	if (!f)
 		return ft_error(err, FT_EFAIL, "cached CUBIN '%s' has no '%s' beside it: it is recompiled", cubin_path, path);
 	for (int k = 0; k < 2; k++)
-		n += fscanf(f, "%d %d %d %d %d", &res[k].regs, &res[k].smem_static, &res[k].stack_bytes,
-			    &res[k].spill_stores, &res[k].spill_loads);
+		n += fscanf(f, "%d %d %d %d %d %d", &res[k].regs, &res[k].smem_static,
+			    &res[k].stack_bytes, &res[k].spill_stores, &res[k].spill_loads,
+			    &res[k].wgmma_serialized);
 	n += fscanf(f, " xxh64r %16llx %lld", &want_hash, &want_size);
 	fclose(f);
-	if (n != 12)
+	if (n != 14)
 		return ft_error(err, FT_EFAIL, "'%s' is cut short or from an older fatune (no hash of its resources and CUBIN): the CUBIN is recompiled", path);
 	if (slurp(cubin_path, &data, &size))
 		return ft_error(err, FT_EFAIL, "cannot read cached CUBIN '%s': it is recompiled", cubin_path);

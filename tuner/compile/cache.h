@@ -9,11 +9,12 @@
  * handed back.
  *
  * Layout: <dir>/cubin/<key>.cubin and <key>.res (text: the ptxas resources
- * of both kernels, one line each, then "xxh64r <16 hex> <size>": the xxh64 of
+ * of both kernels, one line each of six numbers (struct ft_resources: regs,
+ * smem, stack, spill stores, spill loads, wgmma serialization note), then "xxh64r <16 hex> <size>": the xxh64 of
  * those resource lines followed by the CUBIN, and the CUBIN's size). An entry
  * whose size or hash does not match (a CUBIN cut short by a full disk, a
  * CUBIN byte or a resource number altered by hand), or whose .res lacks the
- * hash (an older fatune's), is a miss: it is compiled again and replaced,
+ * hash or the sixth number (an older fatune's), is a miss: it is compiled again and replaced,
  * never loaded, and no verdict is drawn from its numbers.
  * <dir> = $FATUNE_CACHE_DIR, else $XDG_CACHE_HOME/fatune, else ~/.cache/fatune.
  * Entries are written to a temporary name and renamed, so concurrent searches

@@ -173,5 +173,22 @@ int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,
 				      k ? "combine" : "main", r->spill_stores, r->spill_loads,
 				      r->stack_bytes, sp->spills_allow);
 	}
+	/* the space's `wgmma_serialized` choice: a kernel whose wgmma.mma_async
+	 * ptxas serialized computes right but gives up the overlap it was written
+	 * for, so it cannot win; timing it wastes the GPU (reject, the default) */
+	for (int k = 0; k < 2 && !sp->wgmma_serialized_allow; k++) {
+		const char *name = k ? sp->combine_kernel : sp->kernel;
+		char note[16] = "";
+
+		if (res[k].wgmma_serialized <= 0)
+			continue;
+		if (res[k].wgmma_serialized > 1)
+			snprintf(note, sizeof(note), " (C%d)", res[k].wgmma_serialized);
+		return reject(t, FT_ST_REJECTED_CONSTRAINT,
+			      "wgmma serialized: ptxas's note%s says the wgmma.mma_async instructions "
+			      "of '%s' are serialized (correct but slow; 'wgmma_serialized: allow' in "
+			      "the space keeps such kernels)",
+			      note, name[0] ? name : (k ? "combine kernel" : "main kernel"));
+	}
 	return 1;
 }

@@ -3,7 +3,8 @@
  * Before compiling, from the space's model (constraints, threads, grid, the
  * smem_bytes formula against the static 48 KB or the opt-in limit), so no
  * compile is wasted on a candidate that cannot fit. After compiling, from what
- * ptxas reports (static shared memory, registers, stack frame and spills).
+ * ptxas reports (static shared memory, registers, stack frame, spills, and
+ * its note that it serialized a kernel's wgmma).
  * A rejection is a trial status with a reason, never an error.
  */
 #ifndef FT_FEASIBILITY_H
@@ -23,7 +24,9 @@ int ft_feasible_model(const struct ft_space *sp, const struct ft_arch *a,
 /* After a successful compile: res[0] main kernel, res[1] combine (may be
  * unknown); moves t to stage COMPILED. Returns 1 when runnable (status
  * compiled), 0 when rejected (rejected_smem,
- * rejected_constraint for registers, spills (more spill bytes or stack frame
+ * rejected_constraint for registers or for wgmma that ptxas serialized (its
+ * C7520 note and siblings; unless the space says `wgmma_serialized: allow`),
+ * spills (more spill bytes or stack frame
  * than the space's `spills: allow N`, none by default), or compile_failed when a static
  * kernel's smem_bytes formula disagrees with ptxas). Sets t->res. */
 int ft_feasible_compiled(const struct ft_space *sp, const struct ft_arch *a,

@@ -113,12 +113,43 @@ static int bytes_before(const char *from, const char *to, const char *what)
 	return (int)strtol(q, NULL, 10);
 }
 
+/* ptxas's note that it serialized a kernel's wgmma.mma_async: a line holding
+ * "wgmma", "serialized" and "'name'" ("ptxas info : (C7520) Potential
+ * Performance Loss: wgmma.mma_async instructions are serialized due to ... in
+ * the function 'fatune_sm90_fwd'"; its siblings differ only after "due to").
+ * ptxas writes it before the entry's own lines, so the whole log is read.
+ * Returns the note's number (7520), 1 for a note without one, 0 for none. */
+static int wgmma_note(const char *log, const char *name)
+{
+	char quoted[256];
+	const char *line = log;
+
+	snprintf(quoted, sizeof(quoted), "'%s'", name);
+	while (line && *line) {
+		const char *eol = strchr(line, '\n');
+		size_t n = eol ? (size_t)(eol - line) : strlen(line);
+		char buf[1024];
+		const char *code;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf) - 1), line);
+		if (strstr(buf, "wgmma") && strstr(buf, "serialized") && strstr(buf, quoted)) {
+			code = strstr(buf, "(C");
+			if (code && code[2] >= '0' && code[2] <= '9')
+				return (int)strtol(code + 2, NULL, 10);
+			return 1;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return 0;
+}
+
 void ft_parse_ptxas_log(const char *log, const char *name, struct ft_resources *r)
 {
 	char key[256];
 	const char *entry, *next, *props, *used;
 
 	r->regs = r->smem_static = r->stack_bytes = r->spill_stores = r->spill_loads = -1;
+	r->wgmma_serialized = -1;
 	snprintf(key, sizeof(key), "Compiling entry function '%s'", name);
 	entry = strstr(log, key);
 	if (!entry)
@@ -140,6 +171,9 @@ void ft_parse_ptxas_log(const char *log, const char *name, struct ft_resources *
 		if (r->smem_static < 0)
 			r->smem_static = 0; /* ptxas omits smem when there is none */
 	}
+	/* known only with the entry's report: a log cut short says nothing */
+	if (r->regs >= 0 || r->stack_bytes >= 0)
+		r->wgmma_serialized = wgmma_note(log, name);
 }
 
 /* After a compile: every requested kernel must be an entry point of the
@@ -257,7 +291,7 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < 2; i++)
-		out->res[i] = (struct ft_resources){ -1, -1, -1, -1, -1 };
+		out->res[i] = (struct ft_resources){ -1, -1, -1, -1, -1, -1 };
 	/* the log is never NULL after a call, whatever happens */
 	if (!(out->log = calloc(1, 1)))
 		return ft_error(err, FT_EFAIL, "out of memory compiling '%s'", req->source_path);

@@ -98,6 +98,9 @@ struct ft_space {
 	long long spills_allow;		/* `spills`: bytes a compiled kernel may spill (stores
 					 * plus loads) and keep on its stack frame; 0
 					 * (`reject`, the default): none */
+	int wgmma_serialized_allow;	/* `wgmma_serialized: allow`: 1 keeps a kernel
+					 * ptxas reports serialized wgmma for; 0
+					 * (`reject`, the default) rejects it */
 
 	struct ft_expr_src workspace;	/* `workspace.bytes` ("" when none) */
 	enum ft_workspace_init workspace_init;	/* `workspace.init` */

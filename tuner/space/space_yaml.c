@@ -574,6 +574,22 @@ static int spills(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_
 	return 0;
 }
 
+/* `wgmma_serialized: reject` (the default) or `wgmma_serialized: allow`. */
+static int wgmma_serialized(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_space *sp)
+{
+	const char *s = ft_yaml_scalar(y, v, key, "'reject' or 'allow'");
+
+	if (!s)
+		return -1;
+	if (strcmp(s, "reject") && strcmp(s, "allow"))
+		return ft_yaml_fail(y, ft_yaml_line(v), key,
+				    "'%.64s' is neither 'reject' (the default: a kernel whose wgmma "
+				    "ptxas serialized is not timed) nor 'allow'",
+				    s);
+	sp->wgmma_serialized_allow = !strcmp(s, "allow");
+	return 0;
+}
+
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
 	static const char *const template_keys[] = { "file",	      "kernel", "combine_kernel",
@@ -608,6 +624,8 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return head_dims(y, v, key, sp);
 	if (!strcmp(key, "spills"))
 		return spills(y, v, key, sp);
+	if (!strcmp(key, "wgmma_serialized"))
+		return wgmma_serialized(y, v, key, sp);
 	if (!strcmp(key, "workspace"))
 		return ft_yaml_mapping(y, v, key, workspace_keys, 2, workspace_pair, NULL);
 	if (!strcmp(key, "compile"))
@@ -711,7 +729,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
 						"launch",	"head_dims",  "spills",
-						"derive" };
+						"derive",	"wgmma_serialized" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
@@ -733,7 +751,8 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 	sp->abi = 1;
 	sp->family = &ft_family_cuda;	/* a kernel you bring, unless it says */
 	sp->workspace_init = FT_WS_ZERO;
-	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys, 13, top_pair, &pending) ||
+	if (ft_yaml_mapping(&y, y.root, FT_YAML_TOP, top_keys,
+			    (int)(sizeof(top_keys) / sizeof(top_keys[0])), top_pair, &pending) ||
 	    ft_derive_resolve(&y, sp, &pending) || check_required(&y, y.root))
 		goto out;
 	if (sp->family->check_space && sp->family->check_space(sp, err))
