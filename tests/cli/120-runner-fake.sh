@@ -55,6 +55,9 @@ for race in on off; do
 	grep -q "$off_best" "$T/out" && fail "race $race: the best row is the wrong candidate"
 	run export --arch sm_90 --shape 1x8x512x64 --db "$W" --allow-replayed; expect_rc 0
 	expect_out "config +$second"
+	# the header says what made its times: the fake runner, not a replayed recording
+	expect_out "times made up by the 'fake' runner"
+	grep -q "copied from a recording" "$T/out" && fail "race $race: the header calls the fake runner's times a recording's"
 	grep -q "$off_best" "$T/out" && fail "race $race: export wrote the wrong candidate"
 done
 
