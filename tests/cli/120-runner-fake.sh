@@ -16,6 +16,11 @@ nok=$(count "$T/off.db" "status = 'ok'")
 # times that are not measurements are stored as such, with the runner's device
 [ "$(sql "$T/off.db" "SELECT mode || ' ' || device FROM runs")" = "replayed fake" ] || fail "a fake run is not stored as replayed on device fake"
 
+# the text summary speaks of the runner, which is not a GPU
+run search --arch sm_90 --shape 1x8x512x64 --runner fake --db "$T/text.db"; expect_rc 0
+expect_out "the fake runner \(not a GPU\): .* s evaluating"
+grep -qE "GPU busy|waiting for compiles" "$T/out" && fail "the summary of a fake run speaks of a GPU"
+
 # race on (the default): same optimum, most candidates cut, none of them ok
 run search $A --runner fake --db "$T/on.db"; expect_rc 0
 [ "$(best_of)" = "$off_best" ] || fail "racing lost the true best $off_best (got $(best_of))"
