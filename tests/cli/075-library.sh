@@ -40,6 +40,8 @@ assert parts.count('"NUM_WARPS_PER_BLOCK=') == 3
 assert '{ "sm_90", "sm_90", 90, 0, "attention", "mma", ' in parts
 table = open(f"{d}/fatune_table_0.h").read()
 assert "#define FATUNE_P0_COUNT 3" in table and "fatune_p0_eval(" in table
+# the eval function tests every derived parameter at the caller's shape, as the dispatch table's does
+assert all(f"/* derived '{n}'" in table for n in ("TILE_M", "PACK_GQA", "DENSE_KV")), "a derive is not tested"
 PY
 # a second export into the same directory overwrites it; a directory of other files is refused
 run export --library "$L" --arch sm_90 --space "$SPACES/attention.yaml" --allow-replayed; expect_rc 0

@@ -20,6 +20,11 @@ nok=$(count "$T/off.db" "status = 'ok'")
 # times that are not measurements are stored as such, with the runner's device
 [ "$(sql "$T/off.db" "SELECT mode || ' ' || device FROM runs")" = "replayed fake" ] || fail "a fake run is not stored as replayed on device fake"
 
+# the text summary speaks of the runner, which is not a GPU
+run search --arch sm_90 --shape 1x8x512x64 --runner fake --db "$T/text.db"; expect_rc 0
+expect_out "the fake runner \(not a GPU\): .* s evaluating"
+grep -qE "GPU busy|waiting for compiles" "$T/out" && fail "the summary of a fake run speaks of a GPU"
+
 # race on (the default): same optimum, most candidates cut, none of them ok
 run search $A --runner fake --db "$T/on.db"; expect_rc 0
 python3 -c "import sys; sys.exit(not (float('$(phase quick)') > 0 and float('$(phase samples)') > 0))" ||
@@ -61,6 +66,9 @@ for race in on off; do
 	grep -q "$off_best" "$T/out" && fail "race $race: the best row is the wrong candidate"
 	run export --arch sm_90 --shape 1x8x512x64 --db "$W" --allow-replayed; expect_rc 0
 	expect_out "config +$second"
+	# the header says what made its times: the fake runner, not a replayed recording
+	expect_out "times made up by the 'fake' runner"
+	grep -q "copied from a recording" "$T/out" && fail "race $race: the header calls the fake runner's times a recording's"
 	grep -q "$off_best" "$T/out" && fail "race $race: export wrote the wrong candidate"
 done
 

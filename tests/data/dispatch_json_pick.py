@@ -1,7 +1,7 @@
 """dispatch_json_pick.py - a consumer of `fatune export --dispatch --format json` that picks as the C table does.
 
-It reads only the JSON: the entries, the rule, and the "check" object (the space's constraints, launch
-formulas and compile.defines as SQLite expressions, what each name is bound to, the limits). Validity is
+It reads only the JSON: the entries, the rule, and the "check" object (the space's constraints, the derived
+parameters' tests, launch formulas and compile.defines as SQLite expressions, what each name is bound to, the limits). Validity is
 decided with Python's own sqlite3, as fatune decides it with SQLite; nothing of fatune is imported. It serves
 as the property test's JSON side (tests/cli/074) and as a model for a consumer in another language.
 
@@ -34,9 +34,10 @@ class Table:
         self.db.create_function("ceil_div", 2, ceil_div, deterministic=True)
         self.db.create_function("is_pow2", 1, is_pow2, deterministic=True)
         self.names = list(c["names"])
-        exprs = [x["expr"] for x in c["constraints"]] + [x["expr"] for x in c["launch"]] + \
-                [x["expr"] for x in c["defines"]]
-        self.ncons, self.nlaunch = len(c["constraints"]), len(c["launch"])
+        # the derived parameters' tests are constraints too: the entry's stored value is what the shape gives
+        tests = [x["expr"] for x in c["constraints"]] + [x["test"] for x in c["derived"]]
+        exprs = tests + [x["expr"] for x in c["launch"]] + [x["expr"] for x in c["defines"]]
+        self.ncons, self.nlaunch = len(tests), len(c["launch"])
         cols = ", ".join(self.names)
         marks = ", ".join("?" for _ in self.names)
         self.sql = f"WITH v({cols}) AS (VALUES ({marks})) SELECT " + ", ".join(f"({e})" for e in exprs) + " FROM v"

@@ -11,10 +11,10 @@
  * Selection rule (fatune::dispatch_pick):
  *   1. an entry matches only a problem of its head dim, dtype, causal flag and
  *      layout, of its kind (grouped-query or not, decode S = 1 or not), that its
- *      space accepts it for: every constraint true, the launch within the arch's
- *      limits, the values compiled into its CUBIN unchanged (the eval function,
- *      generated from the space's own expressions); none: no pick, keep the
- *      default config;
+ *      space accepts it for: every constraint true, every derived parameter the
+ *      value the shape derives, the launch within the arch's limits, the values
+ *      compiled into its CUBIN unchanged (the eval function, generated from the
+ *      space's own expressions); none: no pick, keep the default config;
  *   2. among those, the nearest tuned sequence lengths: the smallest
  *      max(S,S')/min(S,S') * max(KV,KV')/min(KV,KV'), KV being the KV length (S when
  *      not given): the nearest in log2 space, so 3000 picks 2048 over 8192;
@@ -168,7 +168,8 @@ static inline long long fd_is_pow2_(long long a)
 
 /* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a
  * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:
- * every constraint true; threads, grid, shared memory and workspace within
+ * every constraint true; every derived parameter what the shape derives;
+ * threads, grid, shared memory and workspace within
  * the limits of sm_90; the values compiled into the entry's CUBIN unchanged.
  * 1 with g[] = smem bytes, threads, grid x/y/z, combine threads (0: no
  * combine launch), combine grid x/y/z, workspace bytes; 0 otherwise. */
@@ -280,6 +281,15 @@ dispatch_eval(const DispatchEntry *e, int batch, int heads, int kv_heads, int se
 		return 0;
 	/* constraint 'splits_only_small_grids' */
 	if (!((long long)(((long long)((fd_NUM_SPLITS) == (1LL))) || ((long long)(((long long)((fd_mul_(bad, fd_mul_(bad, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M), fd_B), (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H)))) <= (512LL))) && ((long long)((fd_mul_(bad, fd_mul_(bad, fd_mul_(bad, fd_ceil_div_(bad, fd_mul_(bad, fd_S, (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_div_(bad, fd_H, fd_H_KV)) : (1LL))), fd_TILE_M), fd_B), (((long long)((fd_PACK_GQA) == (1LL))) ? (fd_H_KV) : (fd_H))), fd_NUM_SPLITS)) <= (1024LL))))))) || bad_)
+		return 0;
+	/* derived 'TILE_M': the entry's value is one of the choices at this shape */
+	if (!((long long)((0 || (fd_TILE_M) == (fd_mul_(bad, 16LL, fd_NUM_WARPS_PER_BLOCK)) || (fd_TILE_M) == (fd_mul_(bad, 32LL, fd_NUM_WARPS_PER_BLOCK))))) || bad_)
+		return 0;
+	/* derived 'PACK_GQA': the entry's value is the one derived at this shape */
+	if (!((long long)((fd_PACK_GQA) == ((((long long)((fd_H_KV) < (fd_H))) ? (1LL) : (0LL))))) || bad_)
+		return 0;
+	/* derived 'DENSE_KV': the entry's value is the one derived at this shape */
+	if (!((long long)((fd_DENSE_KV) == ((((long long)(((long long)((fd_LAYOUT) == (0LL))) || ((long long)((fd_H_KV) == (1LL))))) ? (1LL) : (0LL))))) || bad_)
 		return 0;
 	/* smem_bytes */
 	g[0] = fd_mul_(bad, fd_mul_(bad, fd_DTYPE_BYTES, fd_D), fd_add_(bad, fd_TILE_M, fd_mul_(bad, fd_mul_(bad, 2LL, fd_TILE_N), fd_KV_STAGES)));

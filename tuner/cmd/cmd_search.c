@@ -166,8 +166,26 @@ static void print_json(const struct ft_campaign_outcome *out, int n, const struc
 	printf("}\n");
 }
 
+/* print_text's summary of one unit's evaluation: what the GPUs did, or, for a
+ * runner that is not a GPU (runner: its --runner/--replay name, maybe with
+ * ":ARG"), what that runner did, since it has no GPU to keep busy. */
+static void print_evaluation(const struct ft_pipeline_stats *st, const struct ft_search_result *r, const char *runner)
+{
+	int len = runner ? (int)strcspn(runner, ":") : 0;
+
+	if (runner)
+		printf("  the %.*s runner (not a GPU): %.1f s evaluating (verify %.1f s, timing %.1f s), %.1f s idle; ",
+		       len, runner, st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3, st->gpu_wait_ms / 1e3);
+	else
+		printf("  GPU: %.1f s busy (verify %.1f s, timing %.1f s), %.1f s waiting for compiles; ",
+		       st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3, st->gpu_wait_ms / 1e3);
+	printf("%lld quick passes, %lld full, %lld cut, %d in the final\n", st->race.quick, st->race.full, st->race.cut,
+	       r->finals);
+}
+
 static void print_text(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,
-		       const struct ft_shape *sh, int timed, int jobs, const char *space, const char *db)
+		       const struct ft_shape *sh, int timed, const char *runner, int jobs, const char *space,
+		       const char *db)
 {
 	char shape[FT_SHAPE_TEXT_MAX];
 	int w = ft_campaign_winner(out, n);
@@ -195,14 +213,11 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 		printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
 		       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
 		if (timed && st->wall_ms > 0)
-			printf("; GPU busy %.0f%% of the wall time", 100.0 * st->gpu_busy_ms / st->wall_ms);
+			printf("; %s busy %.0f%% of the wall time", runner ? "runner" : "GPU",
+			       100.0 * st->gpu_busy_ms / st->wall_ms);
 		printf("\n");
 		if (timed)
-			printf("  GPU: %.1f s busy (verify %.1f s, timing %.1f s), %.1f s waiting for compiles; "
-			       "%lld quick passes, %lld full, %lld cut, %d in the final\n",
-			       st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3,
-			       st->gpu_wait_ms / 1e3, st->race.quick, st->race.full, st->race.cut,
-			       r->finals);
+			print_evaluation(st, r, runner);
 		for (int k = 0; k < 2; k++)
 			if (!isnan(r->top[k].t_median_us))
 				printf("  %-9s %8.2f us  %s\n", k ? "runner-up" : "best", r->top[k].t_median_us,
@@ -301,7 +316,7 @@ static void on_unit(void *ctx, int u, const struct ft_campaign_outcome *out, int
 		print_json(out, n, c->arch, sh, c->timed);
 	} else if (n) {
 		/* the export hint names the one space searched and the database, when given */
-		print_text(out, n, c->arch, sh, c->timed, c->jobs ? (int)c->jobs : ft_ncores(),
+		print_text(out, n, c->arch, sh, c->timed, c->unit_runner, c->jobs ? (int)c->jobs : ft_ncores(),
 			   c->spaces.n == 1 ? c->spaces.v[0] : NULL, c->o.db);
 	} else if (c->json) {
 		printf("{\"arch\":\"%s\",\"shape\":", c->arch->name);

@@ -1,7 +1,8 @@
 /* dispatch_eval.c - the dispatch table's validity check: the space's verdict, generated as C.
  *
  * A table entry may be handed out for a problem only where fatune itself
- * would accept the entry's config: every constraint of the space true, the
+ * would accept the entry's config: every constraint of the space true, every
+ * derived parameter the value the shape derives (one of a choice list's), the
  * launch within the arch's limits (feasibility.c's model check), and the
  * CUBIN unchanged (the compile-time values the space computes from the shape,
  * FATUNE_SMEM_BYTES and compile.defines, equal to the tuned ones). The
@@ -87,6 +88,16 @@ static int append(char **code, size_t *len, const char *f, ...)
 	return 0;
 }
 
+/* The test a derived parameter's stored value must pass at a problem's
+ * shape, as an expression: NAME == (derive), or NAME IN (derive) for a
+ * choice list (the guard fatune's check applies to a given config,
+ * enumerate.c). Earlier derived names read the entry's stored values, which
+ * their own tests have found equal to what the shape gives. */
+static void derived_test(const struct ft_param *p, char *out, size_t size)
+{
+	snprintf(out, size, p->nchoices ? "%s IN (%s)" : "%s == (%s)", p->name, p->derive.text);
+}
+
 /* Translates every expression of the space into the body of the eval
  * function; on the first that cannot be, records why and returns 0 with
  * d->code NULL (exact shapes only). */
@@ -120,6 +131,18 @@ static int translate(struct ft_dispatch *d, struct ft_err *err)
 
 		if (append(&code, &len, "\t/* constraint '%s' */\n\tif (!(%s) || bad_)\n\t\treturn 0;\n",
 			   ft_gen_comment(sp->constraints[i].name, name, sizeof(name)), c_text))
+			goto oom;
+	}
+	for (int k = 0; k < sp->nderived; k++) {
+		const struct ft_param *p = &sp->params[sp->derived[k]];
+		char test[FT_NAME_MAX + FT_EXPR_MAX + 16], name[FT_GEN_SIZE(FT_NAME_MAX)];
+
+		derived_test(p, test, sizeof(test));
+		if (ft_expr_to_c(test, names, n, "fd_", c_text, sizeof(c_text), &why))
+			goto untranslated;
+		if (append(&code, &len, "\t/* derived '%s': the entry's value is %s at this shape */\n\tif (!(%s) || bad_)\n\t\treturn 0;\n",
+			   ft_gen_comment(p->name, name, sizeof(name)), p->nchoices ? "one of the choices" : "the one derived",
+			   c_text))
 			goto oom;
 	}
 	for (int i = 0; i < FT_DISPATCH_GEOM; i++) {
@@ -207,7 +230,8 @@ void ft_dispatch_write_eval(FILE *out, const struct ft_dispatch *d, const char *
 	fprintf(out,
 		"\n/* Whether fatune's space accepts entry e for a problem (sizes >= 1, heads a\n"
 		" * multiple of kv_heads, bshd 1 for [B,S,H,D]), decided as `fatune check` decides:\n"
-		" * every constraint true; threads, grid, shared memory and workspace within\n"
+		" * every constraint true; every derived parameter what the shape derives;\n"
+		" * threads, grid, shared memory and workspace within\n"
 		" * the limits of %s; the values compiled into the entry's CUBIN unchanged.\n"
 		" * 1 with g[] = smem bytes, threads, grid x/y/z, combine threads (0: no\n"
 		" * combine launch), combine grid x/y/z, workspace bytes; 0 otherwise. */\n"
@@ -299,7 +323,8 @@ void ft_dispatch_write_check_json(FILE *out, const struct ft_dispatch *d)
 		  "An entry may serve a problem of its kind (rule 1) only where fatune's space accepts it there, as "
 		  "`fatune check` decides and the C table's eval function does: (1) 1 <= B, H, H_KV, S, S_KV, D <= "
 		  "shape_limits.dim_max, H % H_KV = 0, B*H*S*D and B*H_KV*S_KV*D <= shape_limits.elems_max; (2) every "
-		  "constraint is true (non-zero); (3) the launch values (in geom order) are integers within launch_limits; "
+		  "constraint is true (non-zero), and so is each derived parameter's 'test' (its value, the entry's, is the one "
+		  "its expr gives at the problem's shape, or for a choice list one of the list's values there); (3) the launch values (in geom order) are integers within launch_limits; "
 		  "(4) smem_bytes equals the entry's geom[0] and each define equals the entry's defines[i] (they are "
 		  "compiled into its CUBIN). Expressions are SQLite expressions over 64-bit integers (`/` truncates, "
 		  "names are case-insensitive): evaluate each as SELECT (expr) with names bound to the values in "
@@ -329,6 +354,18 @@ void ft_dispatch_write_check_json(FILE *out, const struct ft_dispatch *d)
 	for (int i = 0; i < sp->nconstraints; i++) {
 		json_pair(out, i ? ", {" : "{", "name", sp->constraints[i].name);
 		json_pair(out, ", ", "expr", sp->constraints[i].expr.text);
+		fputc('}', out);
+	}
+	fputs("],\n    \"derived\": [", out);
+	for (int k = 0; k < sp->nderived; k++) {
+		const struct ft_param *p = &sp->params[sp->derived[k]];
+		char test[FT_NAME_MAX + FT_EXPR_MAX + 16];
+
+		derived_test(p, test, sizeof(test));
+		json_pair(out, k ? ", {" : "{", "name", p->name);
+		json_pair(out, ", ", "expr", p->derive.text);
+		fprintf(out, ", \"choices\": %d", p->nchoices);
+		json_pair(out, ", ", "test", test);
 		fputc('}', out);
 	}
 	fputs("],\n    \"launch\": [", out);

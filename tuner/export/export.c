@@ -17,6 +17,7 @@
 
 #include "base/ident.h"
 #include "export/gen.h"
+#include "run/runner.h"
 
 /* A config comes from a space, which has at most FT_MAX_PARAMS parameters. */
 #define MAX_ENTRIES FT_EXPORT_MAX_ENTRIES
@@ -121,6 +122,20 @@ static const char *const init_names[] = {
 
 static const char *const tensor_names[FT_TENSOR_COUNT] = { "Q", "K", "V", "O" };
 
+
+/* The runner that made up a replayed row's times (a runner of the table
+ * other than gpu and replay stores its own name as the device), or NULL for
+ * times copied from a recording. */
+static const char *made_up_by(const struct ft_best *b)
+{
+	const struct ft_runner_ops *r;
+	struct ft_err ignored;
+
+	if (!b->device[0] || !(r = ft_runner_find(b->device, &ignored)) || !strcmp(r->name, "gpu") ||
+	    !strcmp(r->name, "replay"))
+		return NULL;
+	return r->name;
+}
 static void provenance(FILE *out, const struct ft_export_src *src, char *shape, const char *dtype)
 {
 	const struct ft_best *b = src->best;
@@ -129,6 +144,10 @@ static void provenance(FILE *out, const struct ft_export_src *src, char *shape, 
 	if (src->from_config)
 		fprintf(out, "/*\n * Chosen with --config for %s (not measured by fatune).\n",
 			ft_gen_comment(b->arch, s2, sizeof(s2)));
+	else if (made_up_by(b) && b->replayed)
+		fprintf(out, "/*\n * Made up by fatune %s for %s by the '%s' runner, a stand-in for a GPU (not measured).\n",
+			ft_gen_comment(b->fatune_version, s1, sizeof(s1)), ft_gen_comment(b->arch, s2, sizeof(s2)),
+			made_up_by(b));
 	else
 		fprintf(out,
 			b->replayed ? "/*\n * Replayed by fatune %s for %s from results recorded on %s (not measured).\n"
@@ -151,7 +170,12 @@ static void provenance(FILE *out, const struct ft_export_src *src, char *shape, 
 			fprintf(out, " *   relative error   %.2e\n", b->rel_err);
 		else
 			fputs(" *   relative error   not measured\n", out);
-		if (b->replayed) /* export --allow-replayed */
+		if (b->replayed && made_up_by(b)) /* export --allow-replayed */
+			fprintf(out, " *   replayed         %s: times made up by the '%s' runner ('search --runner %s'),\n"
+				     " *                    not measured\n",
+				b->updated_at[0] ? ft_gen_comment(b->updated_at, s1, sizeof(s1)) : "unknown",
+				made_up_by(b), made_up_by(b));
+		else if (b->replayed)
 			fprintf(out, " *   replayed         %s: times copied from a recording by 'search --replay',\n"
 				     " *                    not measured\n",
 				b->updated_at[0] ? ft_gen_comment(b->updated_at, s1, sizeof(s1)) : "unknown");

@@ -7,8 +7,9 @@
  * the generated file too:
  *   1. an entry matches only a problem of its head dim, dtype, causal flag
  *      and layout, of its kind (grouped-query or not, decode S = 1 or not),
- *      and that its space accepts it for: every constraint true, the launch
- *      within the arch's limits, the values compiled into its CUBIN unchanged
+ *      and that its space accepts it for: every constraint true, every
+ *      derived parameter the value the shape derives (for a choice list:
+ *      one of its values there), the launch within the arch's limits, the values compiled into its CUBIN unchanged
  *      (dispatch_eval.c generates that check from the space's expressions;
  *      none: no pick, the caller keeps its default config);
  *   2. among those, the nearest tuned sequence lengths: the smallest
