@@ -24,8 +24,8 @@
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
-# $OUT/throughput-*.txt. THROUGHPUT_PREFETCH_OFF=1 first runs suite24 cold with
-# --prefetch off (the campaign's compiles ahead, docs/timing.md) for comparison.
+# THROUGHPUT_PREFETCH_OFF=1 first runs suite24 cold with --prefetch off (the campaign's
+# compiles ahead, docs/timing.md) for comparison.
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the

@@ -1,4 +1,4 @@
-# 122-dispatch-derive-only: the dispatch table never hands out an entry whose derived parameters are not what
+# 123-dispatch-derive-only: the dispatch table never hands out an entry whose derived parameters are not what
 # the problem's shape derives, also in a space that keeps no equality constraint beside its derives. The
 # shipped attention space is copied with its three equality constraints (warps_own_16_or_32_rows,
 # pack_iff_gqa, dense_iff_rows_dense) removed, DENSE_KV derived as a choice [0, dense], and a new derived
