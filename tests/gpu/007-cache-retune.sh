@@ -39,7 +39,8 @@ within() {
 	python3 - "$T/out" "$1" "$2" <<'PY'
 import json, sys
 s, lo, hi = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
-assert lo <= s["compiles"] <= hi and s["cache_hits"] > 0, (s["compiles"], s["cache_hits"], lo, hi)
+n = s["compiles"] + s.get("prefetch_compiles", 0)   # compiles ahead for the next space count too
+assert lo <= n <= hi and s["cache_hits"] > 0, (s["compiles"], s.get("prefetch_compiles"), s["cache_hits"], lo, hi)
 PY
 }
 # 1. the mma space alone

@@ -490,7 +490,11 @@ static void fault_job(const char *src, const char *dir, int cc, int fault,
 
 	/* a cache entry in dir (the worker loads only CUBINs whose hash checks) */
 	assert_int_equal(setenv("FATUNE_CACHE_DIR", dir, 1), 0);
-	snprintf(key, sizeof(key), "%016x", 0xfa0 + fault);
+	/* a key names one CUBIN's content (the worker keeps modules loaded by key):
+	 * every define that changes the CUBIN is in it */
+	snprintf(key, sizeof(key), "%016x",
+		 0xfa00000u + (unsigned)fault + ((unsigned)sh->d << 4) + ((unsigned)sh->causal << 12) +
+			 ((unsigned)(sh->dtype == FT_BF16) << 13));
 	assert_int_equal(ft_cache_path(key, path, sizeof(path), &err), 0);
 	if (!compile)
 		goto fill;
