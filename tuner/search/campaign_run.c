@@ -125,9 +125,9 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 			so.compiles_ctx = pf;
 		}
 		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
-		/* before the next search starts (or the campaign ends): at most one
-		 * compile's wait, and that CUBIN is then a cache hit */
-		oc->prefetched = ft_prefetch_stop(pf);
+		/* the next search starts at once: the prefetch's running compiles
+		 * finish beside it (joined at the campaign's end) */
+		oc->prefetched = ft_prefetch_retire(pf);
 		if (so.progress) {
 			const struct ft_pipeline_stats *st = &oc->res.st;
 
@@ -268,6 +268,8 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 		rc = run_unit(db, o, order[i],
 			      i + 1 < o->camp->nunits ? &o->camp->units[order[i + 1]] : NULL, r, err);
 	free(order);
+	/* the last compiles ahead, before the caller frees their spaces */
+	ft_prefetch_drain();
 	r->wall_ms = ft_now_ms() - t0;
 	return rc || r->interrupted ? -1 : 0;
 }

@@ -23,6 +23,7 @@
 
 #include "base/interrupt.h"
 #include "compile/hint.h"
+#include "compile/keylock.h"
 #include "compile/cache.h"
 #include "fatune_abi.h"
 #include "compile/feasibility.h"
@@ -248,15 +249,36 @@ static void set_fatal(struct run *r, const struct ft_err *err)
  * could not run, or the cache could not store the CUBIN (a full disk, a
  * read-only or vanished directory). The candidate then has no verdict; the
  * caller stops the run and stores nothing for it. */
+static int compile_held(struct run *r, struct item *it, const struct ft_compile_req *req,
+			struct ft_err *err);
+
 static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 {
 	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_compile_req req;
-	struct ft_compile_out out;
-	struct ft_resources res[2];
+	char key[sizeof(it->t.compile_key)];
+	int held, rc;
 
 	ft_pipeline_compile_req(cfg->sp, cfg->arch, cfg->shape, &it->t, &req);
 	ft_compile_key(&req, cfg->template_hash, it->t.compile_key);
+	/* a prefetch beside this run may be compiling the same CUBIN: wait for
+	 * it and take its CUBIN from the cache (compile/keylock.h) */
+	memcpy(key, it->t.compile_key, sizeof(key));
+	held = ft_keylock_take(key);
+	rc = compile_held(r, it, &req, err);
+	if (held)
+		ft_keylock_give(key);
+	return rc;
+}
+
+/* compile_one's look-up and compile, the key's lock held. */
+static int compile_held(struct run *r, struct item *it, const struct ft_compile_req *req,
+			struct ft_err *err)
+{
+	const struct ft_pipeline_cfg *cfg = r->cfg;
+	struct ft_compile_out out;
+	struct ft_resources res[2];
+
 	if (ft_cache_lookup(it->t.compile_key, res)) {
 		atomic_fetch_add(&r->cache_hits, 1);
 		it->t.compile_ms = 0;
@@ -270,11 +292,13 @@ static int compile_one(struct run *r, struct item *it, struct ft_err *err)
 		}
 		pthread_mutex_unlock(&r->stat_m);
 		it->t.stage = FT_STAGE_COMPILED;
-		if (ft_compile(&req, &out, err)) {
+		if (ft_compile(req, &out, err)) {
 			ft_compile_out_release(&out);
 			return -1;
 		}
 		atomic_fetch_add(&r->compiled, 1);
+		if (cfg->compiled_now)
+			atomic_fetch_add(cfg->compiled_now, 1);
 		it->t.compile_ms = out.ms;
 		pthread_mutex_lock(&r->stat_m);
 		r->compile_ms += out.ms;

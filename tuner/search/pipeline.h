@@ -81,6 +81,9 @@ struct ft_pipeline_cfg {
 	 * quietly: nothing more is sent or compiled, the compiles running
 	 * finish. NULL: none. */
 	const atomic_int *cancel;
+	/* Incremented as each compile of this run (not a cache hit) finishes, for
+	 * an observer on another thread (a prefetch's count). NULL: none. */
+	atomic_llong *compiled_now;
 };
 
 struct ft_pipeline_stats {

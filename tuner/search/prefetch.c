@@ -15,8 +15,14 @@ struct ft_prefetch {
 	int armed, started, stopped;	/* under m */
 	pthread_t th;
 	atomic_int cancel;
-	long long compiled;		/* the thread's result, read after join */
+	atomic_llong done;		/* compiles finished so far (not cache hits) */
+	struct ft_prefetch *next;	/* in the retired list */
 };
+
+/* Retired prefetches whose threads may still finish a compile: joined by
+ * ft_prefetch_drain. */
+static pthread_mutex_t retired_m = PTHREAD_MUTEX_INITIALIZER;
+static struct ft_prefetch *retired;
 
 struct ft_prefetch *ft_prefetch_new(void)
 {
@@ -61,9 +67,9 @@ static void *prefetch_thread(void *arg)
 	cfg.emit_final = discard;
 	cfg.ctx = p;
 	cfg.cancel = &p->cancel;
+	cfg.compiled_now = &p->done;
 	/* errors are the search's to find and report when it runs */
 	ft_pipeline_run(&cfg, &st, &err);
-	p->compiled = st.compiled;
 	return NULL;
 }
 
@@ -105,9 +111,17 @@ void ft_prefetch_fire(void *ctx)
 		ft_prefetch_start(p, &cfg);
 }
 
-long long ft_prefetch_stop(struct ft_prefetch *p)
+static void release(struct ft_prefetch *p, int started)
 {
-	long long n = 0;
+	if (started)
+		pthread_join(p->th, NULL);
+	pthread_mutex_destroy(&p->m);
+	free(p);
+}
+
+long long ft_prefetch_retire(struct ft_prefetch *p)
+{
+	long long n;
 	int started;
 
 	if (!p)
@@ -117,11 +131,30 @@ long long ft_prefetch_stop(struct ft_prefetch *p)
 	p->stopped = 1;
 	started = p->started;
 	pthread_mutex_unlock(&p->m);
-	if (started) {
-		pthread_join(p->th, NULL);
-		n = p->compiled;
+	n = atomic_load(&p->done);
+	if (!started) {
+		release(p, 0);
+		return n;
 	}
-	pthread_mutex_destroy(&p->m);
-	free(p);
+	pthread_mutex_lock(&retired_m);
+	p->next = retired;
+	retired = p;
+	pthread_mutex_unlock(&retired_m);
 	return n;
+}
+
+void ft_prefetch_drain(void)
+{
+	struct ft_prefetch *p;
+
+	pthread_mutex_lock(&retired_m);
+	p = retired;
+	retired = NULL;
+	pthread_mutex_unlock(&retired_m);
+	while (p) {
+		struct ft_prefetch *next = p->next;
+
+		release(p, 1);
+		p = next;
+	}
 }

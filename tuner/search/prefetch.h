@@ -3,7 +3,7 @@
  *
  * A prefetch is one compile-only pipeline (pipeline.h with no runner) over
  * the next search's space and shape, in the model's promise order, cut at a
- * bound. Its compiles land in the CUBIN cache (cache.h): the next search
+ * bound, stopped (not waited for) when the search it overlaps ends. Its compiles land in the CUBIN cache (cache.h): the next search
  * finds them as cache hits. Nothing else of it is kept: its trials are
  * dropped, it never touches the database, so a unit's results are stored only
  * when that unit runs. A prefetched compile that fails is not cached and the
@@ -45,9 +45,17 @@ void ft_prefetch_start(struct ft_prefetch *p, const struct ft_prefetch_cfg *cfg)
 void ft_prefetch_arm(struct ft_prefetch *p, const struct ft_prefetch_cfg *cfg);
 void ft_prefetch_fire(void *ctx);
 
-/* Stops the prefetch (queued compiles are dropped, those running finish: at
- * most one compile's time) and joins it; returns the CUBINs it compiled (0
- * when never started). Frees p. NULL: 0. */
-long long ft_prefetch_stop(struct ft_prefetch *p);
+/* Stops the prefetch without waiting: its queued compiles are dropped, and
+ * the compiles already running finish on its thread while the next search
+ * starts (their CUBINs land in the cache; a compile of the same key by the
+ * next search meanwhile is only a duplicate, the cache's stores being
+ * atomic). Returns the CUBINs it compiled by now (0 when never started). p is
+ * no longer the caller's: ft_prefetch_drain joins and frees it. NULL: 0. */
+long long ft_prefetch_retire(struct ft_prefetch *p);
+
+/* Joins every retired prefetch (each at most one compile's time from done)
+ * and frees it. Call before the spaces they compile are freed: a campaign's
+ * end, whatever its outcome. */
+void ft_prefetch_drain(void);
 
 #endif
