@@ -426,6 +426,41 @@ static void test_guide_seeds_first(void **state)
 	ft_guide_free(g);
 }
 
+/* A seed that is no candidate's config (a neighbour's best holding a value
+ * this shape derives otherwise, or a value the space does not list) starts
+ * the search at its nearest candidate; one naming no parameter matches none. */
+static void test_guide_seed_nearest(void **state)
+{
+	static const long long bm[] = { 32, 64, 128 }, warps[] = { 4, 8 };
+	struct ft_space *sp = new_space();
+	struct ft_trial ts[6], *p[6];
+	const char *seeds[] = { "BLOCK_M=128,NUM_WARPS=8,NUM_SPLITS=2", "nowhere",
+				"BLOCK_M=100,NUM_WARPS=4", "BLOCK_M=64,NUM_WARPS=4,NUM_SPLITS=1" };
+	struct ft_guide *g;
+
+	(void)state;
+	sp->params[0].nvalues = 3;
+	memcpy(sp->params[0].values, bm, sizeof(bm));
+	sp->params[1].nvalues = 2;
+	memcpy(sp->params[1].values, warps, sizeof(warps));
+	sp->params[2].nvalues = 2;	/* NUM_SPLITS 1, 2: only 1 is a candidate here */
+	sp->params[2].values[0] = 1;
+	sp->params[2].values[1] = 2;
+	for (int i = 0; i < 6; i++) {
+		make_trial(&ts[i], i, 32 * warps[i % 2], 1, 1, 0, 1);
+		ts[i].values[0] = bm[i / 2];
+		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
+		p[i] = &ts[i];
+	}
+	g = ft_guide_new(sp, p, 6, 3);
+	assert_non_null(g);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 4), 3);
+	assert_int_equal(ft_guide_next(g), 5);	/* BLOCK_M=128,NUM_WARPS=8: only the split differs */
+	assert_int_equal(ft_guide_next(g), 4);	/* 100 is nearest 128; NUM_WARPS=4 */
+	assert_int_equal(ft_guide_next(g), 2);	/* an exact config */
+	ft_guide_free(g);
+}
+
 /* The early stop: `patience` results in a row without a gain of more than
  * `gain` end the search; a real gain restarts the count; no patience, no stop. */
 static void test_guide_patience(void **state)
@@ -485,6 +520,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_model_prefers_split_rule, release_owned),
 		cmocka_unit_test_teardown(test_model_prefers_filling_the_gpu, release_owned),
 		cmocka_unit_test_teardown(test_guide_seeds_first, release_owned),
+		cmocka_unit_test_teardown(test_guide_seed_nearest, release_owned),
 		cmocka_unit_test_teardown(test_guide_patience, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};

@@ -234,8 +234,7 @@ long long ft_guide_next(struct ft_guide *g)
 {
 	long long pick = -1, best_d = -1;
 
-	if (g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
-	    g->observed - g->last_gain >= g->patience)
+	if (ft_guide_stopped(g))
 		return -1;
 	while (g->seeded < g->nseeds) {
 		pick = g->seeds[g->seeded++];
@@ -275,6 +274,9 @@ void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
 {
 	if (!g)
 		return;
+	/* a candidate a recording lacks was not evaluated: no result for the stop */
+	if (t->status == FT_ST_NOT_IN_RECORDING)
+		return;
 	g->observed++;
 	if (t->status != FT_ST_OK || isnan(t->t_median_us))
 		return;
@@ -305,6 +307,55 @@ int ft_config_covers(const char *whole, const char *part)
 	return 1;
 }
 
+/* The candidate nearest to config: the L1 distance over the value indices of
+ * the parameters config names (each value taken as the nearest listed one),
+ * ties to the model's order; -1 when config names none of the space's
+ * parameters. A neighbour's best may hold a value this shape derives
+ * otherwise (a causal shape's TILE_ORDER=1 for a non-causal one): its nearest
+ * candidate is still the best place to start. */
+static long long nearest_config(const struct ft_guide *g, const char *config)
+{
+	int ks[FT_MAX_PARAMS], want[FT_MAX_PARAMS], m = 0;
+	long long pick = -1, best_d = -1;
+	const char *p = config;
+
+	while (*p && m < FT_MAX_PARAMS) {
+		size_t n = strcspn(p, ",");
+		const char *eq = memchr(p, '=', n);
+		char name[FT_NAME_MAX];
+		int k;
+
+		if (eq && (size_t)(eq - p) < sizeof(name)) {
+			memcpy(name, p, (size_t)(eq - p));
+			name[eq - p] = '\0';
+			k = ft_space_param(g->sp, name);
+			if (k >= 0 && g->sp->params[k].nvalues > 0) {
+				const struct ft_param *par = &g->sp->params[k];
+				long long v = strtoll(eq + 1, NULL, 10);
+				int near = 0;
+
+				for (int j = 1; j < par->nvalues; j++)
+					if (llabs(par->values[j] - v) < llabs(par->values[near] - v))
+						near = j;
+				ks[m] = k;
+				want[m++] = near;
+			}
+		}
+		p += n + (p[n] == ',');
+	}
+	for (long long i = 0; m && i < g->n; i++) {
+		long long d = 0;
+
+		for (int j = 0; j < m; j++)
+			d += abs((int)g->idx[i * g->nparams + ks[j]] - want[j]);
+		if (pick < 0 || d < best_d) {
+			pick = i;
+			best_d = d;
+		}
+	}
+	return pick;
+}
+
 int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *const *configs,
 		  int n)
 {
@@ -313,19 +364,29 @@ int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *co
 	g->nseeds = g->seeded = 0;
 	if (!g->seeds)
 		return 0;	/* no seeds: still a valid (guided) search */
-	for (int k = 0; k < n; k++)
-		for (long long i = 0; i < g->n; i++)
-			if (!strcmp(ts[i]->config, configs[k]) || ft_config_covers(ts[i]->config, configs[k])) {
-				int dup = 0;
-				for (int j = 0; j < g->nseeds; j++)
-					dup |= g->seeds[j] == i;
-				if (!dup)
-					g->seeds[g->nseeds++] = i;
-				break;
-			}
+	for (int k = 0; k < n; k++) {
+		long long at = -1;
+		int dup = 0;
+
+		for (long long i = 0; i < g->n && at < 0; i++)
+			if (!strcmp(ts[i]->config, configs[k]) || ft_config_covers(ts[i]->config, configs[k]))
+				at = i;
+		if (at < 0)
+			at = nearest_config(g, configs[k]);
+		for (int j = 0; j < g->nseeds; j++)
+			dup |= g->seeds[j] == at;
+		if (at >= 0 && !dup)
+			g->seeds[g->nseeds++] = at;
+	}
 	if (g->nseeds)
 		g->nexplore = 0;
 	return g->nseeds;
+}
+
+int ft_guide_stopped(const struct ft_guide *g)
+{
+	return g && g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
+	       g->observed - g->last_gain >= g->patience;
 }
 
 void ft_guide_patience(struct ft_guide *g, int patience, double gain)

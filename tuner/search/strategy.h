@@ -114,11 +114,14 @@ long long ft_guide_next(struct ft_guide *g);
 /* Tells the guide a finished trial (any status; only ok ones move the best). */
 void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t);
 
-/* Transfer: the candidates among the guide's whose config is one of
- * configs[0..n) (or holds every NAME=V of one, see ft_config_covers) are
- * handed out first, in that order, before the local search; the random picks
- * are skipped when any matched. ts is the guide's list. Returns the number of
- * candidates matched. */
+/* Transfer: for each of configs[0..n), the candidate among the guide's whose
+ * config is it (or holds every NAME=V of it, see ft_config_covers), else the
+ * nearest one (L1 over the value indices of the parameters it names, ties to
+ * the model's order: a neighbour's best may hold a value this shape derives
+ * otherwise), is handed out first, in that order, once, before the local
+ * search; the random picks are skipped when any matched. A config naming none
+ * of the space's parameters matches nothing. ts is the guide's list. Returns
+ * the number of seeds. */
 int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *const *configs,
 		  int n);
 
@@ -126,6 +129,10 @@ int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *co
  * made the best more than `gain` (a fraction, 0.01 = 1%) faster than the
  * best before them, ft_guide_next returns -1. patience 0: never stop early. */
 void ft_guide_patience(struct ft_guide *g, int patience, double gain);
+
+/* 1 once the early stop above has fired (not when the candidates ran out):
+ * the pipeline then drops what it sent that has not reached the GPU yet. */
+int ft_guide_stopped(const struct ft_guide *g);
 
 /* 1 when every NAME=V of config `part` is in config `whole` (both canonical
  * "NAME=V,..."): a config recorded before its space grew parameters still
