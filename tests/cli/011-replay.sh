@@ -29,9 +29,13 @@ run $R --strategy guided --budget 5s --db "$T/secs.db"; expect_rc 0 "a budget in
 run search --replay "$REC" --arch sm_89 --shape 1x8x512x64 --db "$T/none.db"
 expect_bad_input "holds no timed trial for sm_89"
 # transfer replayed as a campaign of the two recorded targets (non-causal, then causal): the first
-# has no tuned neighbour and runs as guided, to the end; the second starts from the first's best,
-# must come within 5% of its exhaustive optimum in fewer than a third of random's evaluations
-# (median over 9 seeds) and stop early, with the optimum's quality
+# has no tuned neighbour and runs as guided until 64 results in a row bring no gain of over 1%
+# (transfer.h); the second
+# starts from the first's best, must come within 5% of its exhaustive optimum in fewer than a
+# third of random's evaluations (median over 9 seeds) and stop early, with the optimum's quality.
+# (This H200 recording holds 117 of the 273 candidates the space now has; the first unit's
+# local search plateaus 15% off its optimum for ~130 candidates, most of them holes, which are
+# no results: it runs to its end. The stop's quality is checked below on the H100 recording.)
 cat >"$T/fixture.yaml" <<'YAML'
 fatune_campaign: 1
 name: fixture
@@ -53,8 +57,9 @@ python3 - "$T" "$REC" "$all" <<'PY' || fail "transfer is not 3x better than rand
 import sqlite3, statistics, sys
 tmp, rec, evaluated_all = sys.argv[1], sys.argv[2], int(sys.argv[3])
 con = sqlite3.connect(rec)
-opt = con.execute("SELECT min(t.t_median_us) FROM trials t JOIN runs r ON r.id = t.run_id "
-                  "WHERE t.status = 'ok' AND r.causal = 1 AND r.s = 512").fetchone()[0]
+opt, opt0 = (con.execute("SELECT min(t.t_median_us) FROM trials t JOIN runs r ON r.id = t.run_id "
+                         "WHERE t.status = 'ok' AND r.causal = ? AND r.s = 512", (c,)).fetchone()[0]
+             for c in (1, 0))
 def seq(db, causal):
     c = sqlite3.connect(db)
     run = c.execute("SELECT max(id) FROM runs WHERE causal = ?", (causal,)).fetchone()[0]
@@ -63,7 +68,16 @@ def seq(db, causal):
 def to_within(s):
     return next(i for i, (st, m) in enumerate(s, 1) if st == "ok" and m <= 1.05 * opt)
 first, second = seq(f"{tmp}/transfer.db", 0), seq(f"{tmp}/transfer.db", 1)
-assert len(first) == evaluated_all, (len(first), evaluated_all)
+# the stop counts results: a candidate the recording lacks is none
+real = [r for r in first if r[0] != "not_in_recording"]
+ref, last = None, 0
+for i, (st, m) in enumerate(real, 1):
+    if st == "ok" and (ref is None or m < 0.99 * ref):
+        ref, last = m, i
+print(f"first (no seed): {len(first)} of {evaluated_all} sent, {len(real)} results, last gain at {last}")
+# a replayed candidate is answered when sent: the window chosen before the stop (--jobs 1: 1 + 2)
+# is kept, so that a replay stays deterministic
+assert len(first) == evaluated_all or last + 64 <= len(real) <= last + 64 + 3, (len(real), last)
 t = to_within(second)
 r = statistics.median(to_within(seq(f"{tmp}/random{k}.db", 1)) for k in range(1, 10))
 found = min(m for st, m in second if st == "ok")
@@ -72,4 +86,26 @@ assert 3 * t <= r, (t, r)
 assert len(second) < evaluated_all, len(second)
 assert found <= 1.05 * opt, (found, opt)
 PY
+# an unseeded transfer search on the recorded H100 campaign (every candidate timed): the stop after 64
+# results without a gain keeps the optimum on its hardest targets (bf16 causal D 128 found its
+# optimum ~80 results after a plateau; a patience of 48 ended it 1.59x off) with fewer evaluations
+H100="$T/h100.db"
+sql_load "$H100" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
+for target in "attention_sm90 1x16x1024x128 --causal bf16" "attention_sm90 1x8x512x64 --causal fp16" \
+	"attention 1x8x512x64 '' fp16" "attention_sm90 16x16x512x64 --causal fp16"; do
+	eval "set -- $target"
+	for strat in transfer exhaustive; do
+		run search --replay "$H100" --arch sm_90 --space "$FATUNE_SOURCE_DIR/search_spaces/$1.yaml" --shape "$2" $3 \
+			--dtype "$4" --strategy $strat --jobs 1 --quiet --json --db "$T/h100-$strat.db"
+		expect_rc 0 "$strat on $target"
+		cp "$T/out" "$T/h100-$strat.json"
+	done
+	python3 - "$T/h100-transfer.json" "$T/h100-exhaustive.json" "$target" <<'PY' || fail "unseeded transfer lost the optimum of $target"
+import json, sys
+t, e = (json.load(open(p)) for p in sys.argv[1:3])
+ev = lambda s: sum(v for k, v in s["status"].items() if not k.startswith("rejected"))
+print(f"{sys.argv[3]}: transfer {ev(t)} evaluations, best {t['best']['t_median_us']}; exhaustive {ev(e)}, {e['best']['t_median_us']}")
+assert t["best"]["t_median_us"] == e["best"]["t_median_us"] and ev(t) < ev(e), (t["best"], e["best"])
+PY
+done
 echo "ok (optimum $best us over $all evaluations)"

@@ -72,6 +72,25 @@ for race in on off; do
 	grep -q "$off_best" "$T/out" && fail "race $race: export wrote the wrong candidate"
 done
 
+# transfer's early stop (tuner/search/transfer.h) with nothing to seed it: 64 results in a row without
+# a gain of over 1% end the search, and what was chosen before the stop but has not reached the
+# fake GPU (a window of 8 compile threads + 2) is dropped, not evaluated: at most the one on the
+# GPU and one more pulled while the stop was being decided come after the 64th
+run search $A --runner fake:@ms=5 --strategy transfer --jobs 8 --space "$FATUNE_SOURCE_DIR/search_spaces/attention.yaml" \
+	--db "$T/stop.db"; expect_rc 0 "transfer with the fake runner"
+sql "$T/stop.db" "SELECT status, coalesce(t_median_us, 0) FROM trials WHERE status NOT LIKE 'rejected%'
+	AND reason NOT LIKE 'race final%' ORDER BY id" >"$T/stop.txt"
+python3 - "$T/stop.txt" <<'PY' || fail "transfer's stop evaluated its in-flight window"
+import sys
+rows = [l.strip().split("|") for l in open(sys.argv[1]) if l.strip()]
+ref, last = None, 0
+for i, (st, m) in enumerate(rows, 1):
+    if st == "ok" and (ref is None or float(m) < 0.99 * ref):
+        ref, last = float(m), i
+print(f"transfer with no seed: {len(rows)} evaluated, last gain at {last}")
+assert 64 <= len(rows) - last <= 66, (len(rows), last)
+PY
+
 # the runner's front door: one line, exit 2
 run search --shape 1x8x512x64 --runner fake --db "$T/x.db"
 expect_bad_input "--runner fake needs --arch"

@@ -80,6 +80,8 @@ struct run {
 	struct queue compile_q, eval_q, done_q;
 	atomic_int live_compilers;
 	atomic_int stop;		/* emit asked to stop, or a fatal error */
+	atomic_int guide_stop;		/* the guide's early stop fired: what has not reached
+					 * a compile thread or the GPU yet is dropped */
 	double t0, deadline;		/* ms; deadline 0: none */
 	atomic_llong compiled, cache_hits, evaluated;
 	double compile_ms, gpu_ms, first_compile_ms;	/* under stat_m */
@@ -174,6 +176,15 @@ static int should_drop(struct run *r)
 {
 	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline) ||
 	       (r->cfg->cancel && atomic_load(r->cfg->cancel));
+}
+
+/* should_drop, or a candidate still waiting (to compile or for the GPU)
+ * after the guide stopped: a search that stopped improving does not spend
+ * its window's compiles and evaluations. An answered candidate (a
+ * recording) costs nothing and is kept, so a replay stays deterministic. */
+static int should_skip(struct run *r, const struct item *it)
+{
+	return should_drop(r) || (atomic_load(&r->guide_stop) && ft_trial_pending(&it->t));
 }
 
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
@@ -400,7 +411,7 @@ static void *compile_thread(void *arg)
 	int failed;
 
 	while ((it = q_pop(&r->compile_q, 1))) {
-		if (should_drop(r)) {
+		if (should_skip(r, it)) {
 			it->dropped = 1;
 			q_push(&r->done_q, it);
 			continue;
@@ -611,7 +622,7 @@ static void *eval_thread(void *arg)
 		pthread_mutex_lock(&a->r->stat_m);
 		a->r->gpu_wait_ms += now_ms() - w0;
 		pthread_mutex_unlock(&a->r->stat_m);
-		if (should_drop(a->r))
+		if (should_skip(a->r, it))
 			it->dropped = 1;
 		else
 			evaluate_one(a->r, a->x, it);
@@ -802,6 +813,8 @@ static int feed_guided(struct run *r, struct ft_trial **ts, long long take, long
 			send(r, by_rank[pick]);
 			by_rank[pick] = NULL;
 		}
+		if (pick < 0 && ft_guide_stopped(r->guide))
+			atomic_store(&r->guide_stop, 1);
 		if (r->sent > r->received)
 			drain(r, 1);
 	}
@@ -842,15 +855,19 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 	take = cfg->budget_evals >= 0 && cfg->budget_evals < n ? cfg->budget_evals : n;
 	if (strat->feed == FT_FEED_GUIDE)
 		r->guide = ft_guide_new(cfg->sp, ts, n, cfg->seed);
-	if (r->guide && strat->transfer && ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds)) {
-		/* seeded: the search stops once it stops improving, the patience
-		 * following the feasible set's size (transfer.h) */
-		long long pat = cfg->patience;
+	if (r->guide && strat->transfer) {
+		/* the search stops once it stops improving: seeded, the patience
+		 * follows the feasible set's size; with no seed (the first unit of
+		 * a group), a longer one (transfer.h) */
+		long long pat = cfg->patience_unseeded;
 
-		if (cfg->patience_frac > 0) {
-			pat = (long long)ceil(cfg->patience_frac * (double)n);
-			pat = pat < cfg->patience_min ? cfg->patience_min : pat;
-			pat = pat > cfg->patience ? cfg->patience : pat;
+		if (ft_guide_seed(r->guide, ts, cfg->seeds, cfg->nseeds)) {
+			pat = cfg->patience;
+			if (cfg->patience_frac > 0) {
+				pat = (long long)ceil(cfg->patience_frac * (double)n);
+				pat = pat < cfg->patience_min ? cfg->patience_min : pat;
+				pat = pat > cfg->patience ? cfg->patience : pat;
+			}
 		}
 		ft_guide_patience(r->guide, (int)pat, cfg->gain);
 	}

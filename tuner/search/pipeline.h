@@ -53,6 +53,8 @@ struct ft_pipeline_cfg {
 	double patience_frac;		/* > 0: patience = this fraction of the feasible
 					 * candidates, within [patience_min, patience] */
 	int patience_min;
+	int patience_unseeded;		/* transfer with no seed: stop after this many
+					 * results without a gain (0: never) */
 	struct ft_race_opts race;	/* racing (race.h); race.on 0: one full measurement each */
 
 	/* Resume: return 1 to skip a feasible candidate already finished

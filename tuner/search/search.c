@@ -261,6 +261,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.patience = FT_TRANSFER_PATIENCE;
 	cfg.patience_frac = FT_TRANSFER_PATIENCE_FRAC;
 	cfg.patience_min = FT_TRANSFER_PATIENCE_MIN;
+	cfg.patience_unseeded = FT_TRANSFER_PATIENCE_UNSEEDED;
 	cfg.gain = FT_TRANSFER_GAIN;
 	cfg.race = o->race;
 	cfg.skip = on_skip;

@@ -16,18 +16,38 @@
  *     the other flag is used only when none of the same flag is nearer) and
  *     FT_TRANSFER_HEADDIM_COST x |log2 D - log2 D'|;
  *   seeds:      the best configs of the FT_TRANSFER_NEIGHBOURS nearest (ties
- *     in the order stored), without repeats;
+ *     in the order stored), without repeats; each starts at its own
+ *     candidate, or at the nearest one when this shape has none (a causal
+ *     neighbour's TILE_ORDER=1, which a non-causal shape derives to 0: on
+ *     the H100 on 2026-11-27 two such units matched no seed and ran their
+ *     whole feasible sets, 264 and 312 candidates, where the winner came at
+ *     53 and 72);
  *   stop:       once P results in a row, after the seeds, have not made the
  *     best more than FT_TRANSFER_GAIN faster, where P is
  *     FT_TRANSFER_PATIENCE_FRAC of the feasible candidates, at least
  *     FT_TRANSFER_PATIENCE_MIN and at most FT_TRANSFER_PATIENCE (a fixed 24
- *     never stopped a search of 40 feasible candidates).
+ *     never stopped a search of 40 feasible candidates); with no seed at all,
+ *     once FT_TRANSFER_PATIENCE_UNSEEDED results in a row have not (below).
+ *   in flight:  when the stop fires, the candidates already chosen that
+ *     have not reached a compile thread or the GPU are dropped (never
+ *     stored): a window of ncompilers + 2 x GPUs used to add ~18 evaluations
+ *     to every search after its stop.
  *
  * A campaign run with transfer tunes one representative of each group (D,
  * dtype, layout, H/H_kv; the middle one by size) first, then the others
  * (campaign_run.c), so every unit but one per group starts seeded. A search
  * with no neighbour at all (the first unit of a campaign, or of a dtype) runs
- * as the guided strategy, to the end.
+ * as the guided strategy and stops after FT_TRANSFER_PATIENCE_UNSEEDED
+ * results without a gain: in suite24's first unit on the H100 (2026-11-27,
+ * both spaces, 938 feasible) the gains of more than 1 % came at most 50
+ * results apart (at 1, 3, 16, 45, 51, 101 and 1, 8, 13, 17, 58, 74, 87, 115)
+ * and the winners at 108 and 129, so a patience of 64 keeps both and ends
+ * the searches near 165 and 180 instead of 230 and 708. Replayed on the
+ * recorded H100 campaign, each of its 24 searches unseeded: 64 ends every
+ * one at its exhaustive optimum (3,047 of 3,764 evaluations; a candidate the
+ * recording lacks is no result), 48 and 32 end one 1.59x off (bf16 causal
+ * D 128, attention_sm90: its optimum came ~80 results after a plateau).
+ * Until then such a search ran to the end (a stop of 24 ended 1.15x off).
  *
  * Measured by replay with `bench/strategies.py --transfer` over the
  * recorded H100 campaign of 12 units, both spaces
@@ -51,6 +71,7 @@
 #define FT_TRANSFER_PATIENCE 24
 #define FT_TRANSFER_PATIENCE_FRAC 0.75
 #define FT_TRANSFER_PATIENCE_MIN 12
+#define FT_TRANSFER_PATIENCE_UNSEEDED 64
 #define FT_TRANSFER_HEADDIM_COST 3.0
 #define FT_TRANSFER_GAIN 0.01
 
