@@ -29,6 +29,7 @@ struct fake {
 	int log[64], nlog;	/* candidates in the order run */
 	int quick[64];		/* 1 for a quick pass */
 	double cap[64];		/* the job's sample_max_us */
+	int warmup[64];		/* the job's warm-up launches */
 	int fail_at;		/* the call that fails as fatune's own error, -1: none */
 };
 
@@ -40,8 +41,9 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 
 	if (f->nlog == f->fail_at)
 		return ft_error(err, FT_EFAIL, "the worker cannot start");
-	f->quick[f->nlog] = job->sample_max_us == FT_RACE_QUICK_SAMPLE_US;
+	f->quick[f->nlog] = job->samples == FT_RACE_QUICK_SAMPLES;
 	f->cap[f->nlog] = job->sample_max_us;
+	f->warmup[f->nlog] = job->warmup;
 	f->log[f->nlog++] = (int)job->grid[0];
 	ft_job_result_init(res);
 	/* phase times that say which job they came from: 1 ms load, a ms a sample */
@@ -137,6 +139,7 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(f.nlog, 1);
 	assert_int_equal(f.quick[0], 0);
 	assert_true(f.cap[0] == FT_RACE_FULL_SAMPLE_US); /* short full samples */
+	assert_int_equal(f.warmup[0], 3);	/* no quick pass before: the search's warm-up */
 	assert_int_equal(res.samples, 15);
 
 	/* 20 us > 1.15 x 10.07: cut after the quick pass alone */
@@ -158,6 +161,8 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(f.quick[2], 1);
 	assert_int_equal(f.quick[3], 0);
 	assert_true(f.cap[3] == FT_RACE_FULL_SAMPLE_US);
+	assert_int_equal(f.warmup[2], 1);		/* quick */
+	assert_int_equal(f.warmup[3], FT_RACE_WARMUP);	/* full, right after it */
 	assert_int_equal(res.samples, 15);
 	/* the candidate's phases are both jobs': the quick pass's are not lost */
 	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
@@ -299,7 +304,8 @@ static void test_final_round_robin(void **state)
 	for (int round = 0; round < FT_RACE_ROUNDS; round++)
 		for (int k = 0; k < 3; k++) {
 			assert_int_equal(f.log[round * 3 + k], (k + round) % 3);
-			assert_true(f.cap[round * 3 + k] == FT_RACE_FULL_SAMPLE_US);
+			assert_true(f.cap[round * 3 + k] == FT_RACE_FINAL_SAMPLE_US);
+			assert_int_equal(f.warmup[round * 3 + k], FT_RACE_WARMUP);
 		}
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(out[i].status, FT_ST_OK);

@@ -73,21 +73,20 @@ static void note(struct ft_race *rc, long long *counter, const struct ft_job_res
 	pthread_mutex_unlock(&rc->m);
 }
 
-/* The full measurement of job: its samples at most FT_RACE_FULL_SAMPLE_US
- * long, unless the job names its own cap. */
-static struct ft_job full_of(const struct ft_job *job)
+/* Job with its samples at most cap_us long, unless the job names its own cap. */
+static struct ft_job capped(const struct ft_job *job, double cap_us)
 {
 	struct ft_job full = *job;
 
 	if (!(full.sample_max_us > 0))
-		full.sample_max_us = FT_RACE_FULL_SAMPLE_US;
+		full.sample_max_us = cap_us;
 	return full;
 }
 
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err)
 {
-	struct ft_job quick, full = full_of(job);
+	struct ft_job quick, full = capped(job, FT_RACE_FULL_SAMPLE_US);
 	struct ft_job_result q;
 	double best = best_now(rc), line;
 	int r;
@@ -125,6 +124,10 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 		note(rc, &rc->st.cut, NULL);
 		return 0;
 	}
+	/* the quick pass has just run this kernel on this GPU (and its graph of
+	 * the same K when the caps agree): one warm-up launch uploads the new graph */
+	if (full.warmup > FT_RACE_WARMUP)
+		full.warmup = FT_RACE_WARMUP;
 	if ((r = run(ctx, &full, res, err)))
 		return r;
 	/* the candidate's time is both jobs' */
@@ -227,12 +230,16 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 	for (int round = 0; round < FT_RACE_ROUNDS && !rc_; round++) {
 		for (int k = 0; k < n && !rc_; k++) {
 			int i = (k + round) % n; /* each round starts one later */
-			struct ft_job job = full_of(&jobs[i]);
+			struct ft_job job = capped(&jobs[i], FT_RACE_FINAL_SAMPLE_US);
 			struct ft_job_result res;
 
 			if (done[i])
 				continue;
 			job.samples = (jobs[i].samples + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+			/* the final follows the search on a GPU at its clocks; one
+			 * launch uploads the finalist's graph */
+			if (job.warmup > FT_RACE_WARMUP)
+				job.warmup = FT_RACE_WARMUP;
 			if (job.samples > FT_RAW_SAMPLES_MAX)
 				job.samples = FT_RAW_SAMPLES_MAX;
 			if ((rc_ = run(ctx, &job, &res, err)))

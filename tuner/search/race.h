@@ -13,11 +13,12 @@
  *     with its quick statistics (never `ok`); the quick min is used because
  *     noise (clocks, another process) only ever makes a sample slower;
  *   full:       the others are measured again with the search's samples
- *     (each at most FT_RACE_FULL_SAMPLE_US long) and stored as `ok`; only full measurements move the best (and the cut
- *     line), so the best is never a quickly timed candidate;
+ *     (each at most FT_RACE_FULL_SAMPLE_US long, after FT_RACE_WARMUP
+ *     launch) and stored as `ok`; only full measurements move the best (and
+ *     the cut line), so the best is never a quickly timed candidate;
  *   final:      after every candidate, the `finalists` fastest full ones are
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
- *     samples each, round-robin across the finalists (the start rotating), so
+ *     samples each (at most FT_RACE_FINAL_SAMPLE_US long), round-robin across the finalists (the start rotating), so
  *     a clock drift during the final affects them all alike; each finalist's
  *     samples are pooled into one new trial row (its reason starts with
  *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
@@ -47,14 +48,25 @@
  * 50 us): three of them cost ~3 ms of GPU time where 15 full samples of K 20
  * cost 66 ms for a 0.22 ms kernel. */
 #define FT_RACE_QUICK_SAMPLE_US 1000.0
-/* A full sample (the full measurement and the final) lasts at most ~2 ms, not
- * the 20 ms of FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample to
- * spread the events' ~0.5 us and a launch's few us over the calls, and 2 ms
- * already makes both < 0.3 %, while 15 samples of 20 ms (K 11 for the
- * suite's 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per
- * candidate - 2 x 18 s of the 126 s suite24 warm run on an H100. Kernels
- * under 100 us keep K = 20. `--race off` keeps the old cap. */
-#define FT_RACE_FULL_SAMPLE_US 2000.0
+/* A sample of the final lasts at most ~2 ms, one of a full measurement ~1 ms,
+ * not the 20 ms of FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample
+ * to spread the events' ~0.5 us and a launch's few us over the calls, and
+ * 2 ms makes both < 0.3 %, while 15 samples of 20 ms (K 11 for the suite's
+ * 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per candidate -
+ * 2 x 18 s of the 126 s suite24 warm run on an H100. A full measurement only
+ * has to place a candidate within the margin (the cut line, the finalists),
+ * which 15 samples of ~1 ms do; the winner is decided by the final. With
+ * 2 ms the full samples were half the GPU time of a suite24 candidate (10 of
+ * 20 ms at 4x16x2048x64, 2026-11-27). Kernels under 50 us keep K = 20.
+ * `--race off` keeps the old cap. */
+#define FT_RACE_FULL_SAMPLE_US 1000.0
+#define FT_RACE_FINAL_SAMPLE_US 2000.0
+/* Warm-up graph launches of a full measurement after its quick pass and of
+ * a final's job (the search's own is 3): the kernel has just run on a GPU at
+ * its clocks (the worker still warms an idle GPU for 20 ms, evaluate.h), so
+ * one launch, which uploads the new graph, is enough; the two more cost up to
+ * 2 x 2 ms per full measurement. */
+#define FT_RACE_WARMUP 1
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
