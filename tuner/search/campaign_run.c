@@ -128,6 +128,7 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 		/* the next search starts at once: the prefetch's running compiles
 		 * finish beside it (joined at the campaign's end) */
 		oc->prefetched = ft_prefetch_retire(pf);
+		oc->pf = pf;
 		if (so.progress) {
 			const struct ft_pipeline_stats *st = &oc->res.st;
 
@@ -172,6 +173,13 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 				g + 1 < o->ntargets ? NULL : next, r, why, sizeof(why), err);
 	ft_runner_close(unit);
 	r->count[u] = r->nout - r->first[u];
+	/* a retired prefetch's compiles that finished beside the unit's next
+	 * search (which waited for them) are this unit's too */
+	for (int i = r->first[u]; i < r->nout; i++) {
+		if (r->out[i].pf)
+			r->out[i].prefetched = ft_prefetch_done(r->out[i].pf);
+		r->out[i].pf = NULL;
+	}
 	if (rc || r->interrupted)
 		return rc;
 	w = ft_campaign_winner(r->out + r->first[u], r->count[u]);

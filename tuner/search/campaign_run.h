@@ -33,13 +33,17 @@ struct ft_campaign_target {
 	int sm_count;			/* 0 unknown */
 };
 
+struct ft_prefetch;
+
 /* The outcome of one search (one unit x target x space), for the summary. */
 struct ft_campaign_outcome {
 	const struct ft_space *sp;
 	char device[128];		/* the GPU model ("" when nothing was timed) */
 	struct ft_search_result res;
 	long long prefetched;		/* CUBINs compiled during this search's GPU tail for
-					 * the next search (search/prefetch.h) */
+					 * the next search (search/prefetch.h), counted at the
+					 * unit's end: those still running then are not */
+	const struct ft_prefetch *pf;	/* that prefetch until the unit's end (not owned) */
 };
 
 struct ft_campaign_run_opts {

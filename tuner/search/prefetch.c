@@ -119,28 +119,24 @@ static void release(struct ft_prefetch *p, int started)
 	free(p);
 }
 
+long long ft_prefetch_done(const struct ft_prefetch *p)
+{
+	return p ? atomic_load(&((struct ft_prefetch *)p)->done) : 0;
+}
+
 long long ft_prefetch_retire(struct ft_prefetch *p)
 {
-	long long n;
-	int started;
-
 	if (!p)
 		return 0;
 	atomic_store(&p->cancel, 1);
 	pthread_mutex_lock(&p->m);
 	p->stopped = 1;
-	started = p->started;
 	pthread_mutex_unlock(&p->m);
-	n = atomic_load(&p->done);
-	if (!started) {
-		release(p, 0);
-		return n;
-	}
 	pthread_mutex_lock(&retired_m);
 	p->next = retired;
 	retired = p;
 	pthread_mutex_unlock(&retired_m);
-	return n;
+	return ft_prefetch_done(p);
 }
 
 void ft_prefetch_drain(void)
@@ -153,8 +149,12 @@ void ft_prefetch_drain(void)
 	pthread_mutex_unlock(&retired_m);
 	while (p) {
 		struct ft_prefetch *next = p->next;
+		int started;
 
-		release(p, 1);
+		pthread_mutex_lock(&p->m);
+		started = p->started;
+		pthread_mutex_unlock(&p->m);
+		release(p, started);
 		p = next;
 	}
 }

@@ -49,9 +49,14 @@ void ft_prefetch_fire(void *ctx);
  * the compiles already running finish on its thread while the next search
  * starts (their CUBINs land in the cache; a compile of the same key by the
  * next search meanwhile is only a duplicate, the cache's stores being
- * atomic). Returns the CUBINs it compiled by now (0 when never started). p is
- * no longer the caller's: ft_prefetch_drain joins and frees it. NULL: 0. */
+ * atomic). Returns the CUBINs it compiled by now (0 when never started). p
+ * stays readable (ft_prefetch_done) until ft_prefetch_drain joins and frees
+ * it. NULL: 0. */
 long long ft_prefetch_retire(struct ft_prefetch *p);
+
+/* The CUBINs p has compiled so far, also those finished after it was
+ * retired (the next search waited for them as cache hits). NULL: 0. */
+long long ft_prefetch_done(const struct ft_prefetch *p);
 
 /* Joins every retired prefetch (each at most one compile's time from done)
  * and frees it. Call before the spaces they compile are freed: a campaign's
