@@ -1,7 +1,7 @@
 # 015-concurrent-one-shape: two timed searches of ONE shape into one database, started together with
 # a cold cache, split the candidates (each is claimed before it is compiled, db/README.md): no
-# candidate is timed twice, every candidate has one trial, and both searches report the same best
-# (a search counts the trials the other stored for it). Before the claims, both timed everything.
+# candidate is timed twice, every candidate has one trial, and both searches report the same best,
+# or two within 2 % (a search counts the trials the other stored for it). Before the claims, both timed everything.
 . "$FT_TEST_LIB"
 gpu_or_skip
 S="--shape 1x8x256x64 --quiet --json"
@@ -13,10 +13,14 @@ wait $b || { cat "$T/b.err"; fail "search b failed"; }
 dups=$(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || config) FROM trials WHERE reason NOT LIKE 'race final:%'")
 [ "$dups" -eq 0 ] || fail "$dups trials stored twice"
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM claims")" -eq 0 ] || fail "claims left after both searches ended"
+# Each search re-measures its finalists in its own race final, while the other search times on the
+# same GPU: two configs within ~1 % of each other may come out in either order (seen on an H100,
+# 2026-11-27: 3.96 us against 3.9888 us). Same config, or both bests within 2 % of each other.
 python3 - "$T/a.out" "$T/b.out" <<'PY' || fail "the two searches disagree"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
-assert a["best"]["config"] == b["best"]["config"], (a["best"], b["best"])
+ta, tb = a["best"]["t_median_us"], b["best"]["t_median_us"]
+assert a["best"]["config"] == b["best"]["config"] or max(ta, tb) <= 1.02 * min(ta, tb), (a["best"], b["best"])
 # each timed only part of the candidates, together all of them
 print("compiles", a["compiles"], "+", b["compiles"])
 PY
