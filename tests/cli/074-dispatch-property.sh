@@ -49,9 +49,8 @@ cat >"$T/prop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include "dispatch_c.h"
-static unsigned long long st = 0x9e3779b97f4a7c15ULL;
-static unsigned rnd(unsigned n) { st = st * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned)(st >> 33) % n; }
-static int logu(int lo, int hi) { int v = lo << rnd(20); return v > hi ? lo + (int)rnd((unsigned)(hi - lo + 1)) : v + (int)rnd((unsigned)v); }
+#define PROP_SEED 0x9e3779b97f4a7c15ULL
+#include "prop_rng.h"
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 0, picked = 0, gqa = 0, untuned = 0;
@@ -97,7 +96,7 @@ int main(int argc, char **argv)
 	return picked < n / 3 || gqa < n / 50 || untuned < picked / 2;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror -I"$T" -o "$T/prop" "$T/prop.c" || fail "the C dispatch table does not compile"
+cc -std=c11 -Wall -Wextra -Werror -I"$T" -I"$FATUNE_SOURCE_DIR/tests/data" -o "$T/prop" "$T/prop.c" || fail "the C dispatch table does not compile"
 "$T/prop" 24000 "$T/drawn" >"$T/picks" 2>"$T/prop.err" || { tail -n 3 "$T/picks" "$T/prop.err" >&2; fail "too few picks, or a repro pick"; }
 cut -d' ' -f1-4 "$T/picks" >"$T/pairs"
 run check --arch sm_90 --space "$SPACES/attention.yaml" --pairs "$T/pairs"

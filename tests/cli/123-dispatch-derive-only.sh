@@ -52,9 +52,8 @@ cat >"$T/prop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include "dispatch_c.h"
-static unsigned long long st = 0x2545f4914f6cdd1dULL;
-static unsigned rnd(unsigned n) { st = st * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned)(st >> 33) % n; }
-static int logu(int lo, int hi) { int v = lo << rnd(20); return v > hi ? lo + (int)rnd((unsigned)(hi - lo + 1)) : v + (int)rnd((unsigned)v); }
+#define PROP_SEED 0x2545f4914f6cdd1dULL
+#include "prop_rng.h"
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[1]) : 0, picked = 0, longkv = 0, dense_bshd = 0;
@@ -93,7 +92,7 @@ int main(int argc, char **argv)
 	return picked < n / 8 || longkv < picked / 10 || longkv > picked - picked / 10 || dense_bshd < 1;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror -I"$T" -o "$T/prop" "$T/prop.c" || fail "the C dispatch table does not compile"
+cc -std=c11 -Wall -Wextra -Werror -I"$T" -I"$FATUNE_SOURCE_DIR/tests/data" -o "$T/prop" "$T/prop.c" || fail "the C dispatch table does not compile"
 "$T/prop" 60000 "$T/drawn" >"$T/picks" 2>"$T/prop.err" || { tail -n 3 "$T/picks" "$T/prop.err" >&2; fail "too few picks, or too few of each derived value"; }
 [ "$(wc -l <"$T/picks")" -ge 10000 ] || fail "fewer than 10,000 picks to check"
 run check --arch sm_90 --space "$S" --pairs "$T/picks"
