@@ -27,7 +27,9 @@
  *     FT_TRANSFER_PATIENCE_FRAC of the feasible candidates, at least
  *     FT_TRANSFER_PATIENCE_MIN and at most FT_TRANSFER_PATIENCE (a fixed 24
  *     never stopped a search of 40 feasible candidates); with no seed at all,
- *     once FT_TRANSFER_PATIENCE_UNSEEDED results in a row have not (below).
+ *     or when even the nearest seed is FT_TRANSFER_FAR or more away (another
+ *     head dim; the other causal flag and a 2x other size), once
+ *     FT_TRANSFER_PATIENCE_UNSEEDED results in a row have not (below).
  *   in flight:  when the stop fires, the candidates already chosen that
  *     have not reached a compile thread or the GPU are dropped (never
  *     stored): a window of ncompilers + 2 x GPUs used to add ~18 evaluations
@@ -48,6 +50,14 @@
  * recording lacks is no result), 48 and 32 end one 1.59x off (bf16 causal
  * D 128, attention_sm90: its optimum came ~80 results after a plateau).
  * Until then such a search ran to the end (a stop of 24 ended 1.15x off).
+ *
+ * Far seeds: replayed over an exhaustive suite24 search recorded on an H100
+ * (2026-11-27, both spaces, every feasible candidate timed; docs/perf.md),
+ * patience 24 for every seeded search ended 20 of 24 units within 1 % of the
+ * replay's optimum (worst 1.045: wgmma searches seeded from small shapes'
+ * one-consumer configs, the optimum a two-consumer one) with 1,668
+ * evaluations; the unseeded patience for far seeds ends 23 (worst 1.029) with
+ * 2,320 (48: 22 with 2,099; 32: 20 with 1,812).
  *
  * Measured by replay with `bench/strategies.py --transfer` over the
  * recorded H100 campaign of 12 units, both spaces
@@ -72,6 +82,7 @@
 #define FT_TRANSFER_PATIENCE_FRAC 0.75
 #define FT_TRANSFER_PATIENCE_MIN 12
 #define FT_TRANSFER_PATIENCE_UNSEEDED 64
+#define FT_TRANSFER_FAR 3.0
 #define FT_TRANSFER_HEADDIM_COST 3.0
 #define FT_TRANSFER_GAIN 0.01
 
