@@ -240,4 +240,14 @@ enum ft_row_rc { FT_ROW_ERROR = -1, FT_ROW_NEXT = 0, FT_ROW_STOP = 1 };
 int ft_db_query(struct ft_db *db, enum ft_query_what what, const struct ft_query_filter *f,
 		ft_row_fn fn, void *ctx, struct ft_err *err);
 
+/* Reads the best rows (FT_Q_BEST, filter f) of a database that is input,
+ * not the tuning database (`search --seeds-from`): opened read only and
+ * checked as a merge input is (a regular file, fatune's application id and
+ * exact schema, PRAGMA quick_check, within a time bound), an older schema
+ * read through an upgraded copy in $TMPDIR; nothing is written to it.
+ * Refusals are FT_EINPUT naming it as a "seed database", ending with drop
+ * (what to do about it). */
+int ft_db_read_best(const char *path, const char *drop, const struct ft_query_filter *f, ft_row_fn fn,
+		    void *ctx, struct ft_err *err);
+
 #endif

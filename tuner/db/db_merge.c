@@ -61,7 +61,12 @@ struct input {
 	struct ft_dbi_sides sides;	/* its '-wal' and '-shm' before we opened it */
 	int noted;			/* sides is set: close removes what we made */
 	double limit_s, deadline;	/* the time bound on reading it (past_deadline) */
+	const char *role;		/* in messages: "merge input", "seed database" */
+	const char *drop;		/* what to do about a refused one */
 };
+
+#define MERGE_ROLE "merge input"
+#define MERGE_DROP "leave it out of the merge"
 
 /* Copies an older input (through SQLite's backup API, which takes a
  * consistent snapshot, WAL included) to a temporary file, migrates the copy
@@ -77,8 +82,8 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 	snprintf(in->tmp, sizeof(in->tmp), "%s/fatune-merge-XXXXXX", dir);
 	if ((fd = mkstemp(in->tmp)) < 0) {
 		in->tmp[0] = '\0';
-		return ft_error(err, FT_EFAIL, "cannot copy merge input '%s' to upgrade it: %s in '%s': set TMPDIR to a writable directory",
-				in->db.path, strerror(errno), dir);
+		return ft_error(err, FT_EFAIL, "cannot copy %s '%s' to upgrade it: %s in '%s': set TMPDIR to a writable directory",
+				in->role, in->db.path, strerror(errno), dir);
 	}
 	close(fd);
 	rc = sqlite3_open_v2(in->tmp, &dst, SQLITE_OPEN_READWRITE, NULL);
@@ -92,13 +97,14 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 		}
 	}
 	if (rc != SQLITE_OK)
-		ft_error(err, FT_EFAIL, "cannot copy merge input '%s' to upgrade it: %s: check the space in '%s'",
-			 in->db.path, dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc), dir);
+		ft_error(err, FT_EFAIL, "cannot copy %s '%s' to upgrade it: %s: check the space in '%s'",
+				in->role, in->db.path, dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc), dir);
 	sqlite3_close_v2(dst);
 	if (rc != SQLITE_OK)
 		return -1;
 	if (ft_db_open(&up, in->tmp, 0, err)) {
-		ft_err_prefix(err, "upgrading a copy of merge input '%s'", in->db.path);
+		ft_err_prefix(err, "upgrading a copy of %s '%s'",
+				in->role, in->db.path);
 		return -1;
 	}
 	ft_db_close(up);
@@ -106,7 +112,8 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 	in->db.h = NULL;
 	rc = sqlite3_open_v2(in->tmp, &in->db.h, SQLITE_OPEN_READONLY, NULL);
 	if (rc != SQLITE_OK)
-		return ft_error(err, FT_EFAIL, "cannot read the upgraded copy of merge input '%s': %s", in->db.path,
+		return ft_error(err, FT_EFAIL, "cannot read the upgraded copy of %s '%s': %s",
+				in->role, in->db.path,
 				in->db.h ? sqlite3_errmsg(in->db.h) : sqlite3_errstr(rc));
 	return 0;
 }
@@ -246,7 +253,8 @@ static int check_schema(struct input *input, long long version, struct ft_err *e
 
 	rc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL);
 	if (rc != SQLITE_OK) {
-		ft_error(err, FT_EFAIL, "cannot check merge input '%s': %s", input->db.path, sqlite3_errstr(rc));
+		ft_error(err, FT_EFAIL, "cannot check %s '%s': %s",
+				input->role, input->db.path, sqlite3_errstr(rc));
 		goto out;
 	}
 	if (ft_dbi_schema_build(mem, version, err))
@@ -257,19 +265,19 @@ static int check_schema(struct input *input, long long version, struct ft_err *e
 		goto out;
 	}
 	if ((rc = schema_lines(input->db.h, &have)) != SQLITE_OK) {
-		ft_error(err, FT_EINPUT, "merge input '%s' has a schema fatune cannot read (%s): it was edited by hand or is hostile; leave it out of the merge",
-			 input->db.path, sqlite3_errmsg(input->db.h));
+		ft_error(err, FT_EINPUT, "%s '%s' has a schema fatune cannot read (%s): it was edited by hand or is hostile; %s",
+				input->role, input->db.path, sqlite3_errmsg(input->db.h), input->drop);
 		goto out;
 	}
 	if (strcmp(want, have)) {
 		first_extra(have, want, extra, sizeof(extra));
 		if (extra[0])
-			ft_error(err, FT_EINPUT, "merge input '%s' is not fatune's schema %lld: it holds '%s' (type, name, table, virtual, columns), which fatune never makes; it was edited by hand or is hostile: leave it out of the merge",
-				 input->db.path, version, extra);
+			ft_error(err, FT_EINPUT, "%s '%s' is not fatune's schema %lld: it holds '%s' (type, name, table, virtual, columns), which fatune never makes; it was edited by hand or is hostile: %s",
+				input->role, input->db.path, version, extra, input->drop);
 		else {
 			first_extra(want, have, extra, sizeof(extra));
-			ft_error(err, FT_EINPUT, "merge input '%s' is not fatune's schema %lld: it lacks '%s' (type, name, table, virtual, columns); it was edited by hand or is damaged: leave it out of the merge",
-				 input->db.path, version, extra);
+			ft_error(err, FT_EINPUT, "%s '%s' is not fatune's schema %lld: it lacks '%s' (type, name, table, virtual, columns); it was edited by hand or is damaged: %s",
+				input->role, input->db.path, version, extra, input->drop);
 		}
 		goto out;
 	}
@@ -301,7 +309,8 @@ static int open_ro(struct input *input, const char *path, int *wal)
  * a known version, exactly that version's schema (check_schema), PRAGMA
  * quick_check; all of it within the input's time bound. Every refusal is
  * FT_EINPUT naming the file. */
-static int open_input(struct input *input, const char *path, int copy_older, struct ft_err *err)
+static int open_input(struct input *input, const char *path, const char *role, const char *drop,
+		      int copy_older, struct ft_err *err)
 {
 	struct ft_db *in = &input->db;
 	static const char header[] = "SELECT (SELECT application_id FROM pragma_application_id),"
@@ -314,11 +323,13 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 	struct stat sb;
 
 	memset(input, 0, sizeof(*input));
-	if (ft_db_path_ok(path, 0, "merge input", err))
+	input->role = role;
+	input->drop = drop;
+	if (ft_db_path_ok(path, 0, input->role, err))
 		return -1;
 	if (strlen(path) >= sizeof(in->path))
-		return ft_error(err, FT_EINPUT, "merge input path '%.64s...' is longer than %zu bytes: use a shorter one",
-				path, sizeof(in->path) - 1);
+		return ft_error(err, FT_EINPUT, "%s path '%.64s...' is longer than %zu bytes: use a shorter one",
+				input->role, path, sizeof(in->path) - 1);
 	strcpy(in->path, path);
 	ft_dbi_sides_note(path, &input->sides);
 	input->noted = 1;
@@ -344,23 +355,23 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 	st = NULL;
 	if (rc != SQLITE_OK && wal)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' has a WAL ('%s-wal') that cannot be read here (%s): checkpoint it where it was written (sqlite3 FILE 'PRAGMA wal_checkpoint') or copy it with its -wal to a writable directory",
-				path, path, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
+				"%s '%s' has a WAL ('%s-wal') that cannot be read here (%s): checkpoint it where it was written (sqlite3 FILE 'PRAGMA wal_checkpoint') or copy it with its -wal to a writable directory",
+				input->role, path, path, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
 	if (rc == SQLITE_OK && app == 0)
-		return ft_error(err, FT_EINPUT, "merge input '%s' is %s, not a fatune database: leave it out of the merge",
-				path, objects ? "another SQLite database" : "empty");
+		return ft_error(err, FT_EINPUT, "%s '%s' is %s, not a fatune database: %s",
+				input->role, path, objects ? "another SQLite database" : "empty", input->drop);
 	if (rc == SQLITE_OK && app != FT_DB_APPLICATION_ID)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' belongs to another application (SQLite application_id 0x%08llx, fatune's is 0x%08x): leave it out of the merge",
-				path, (unsigned long long)app & 0xffffffffULL, FT_DB_APPLICATION_ID);
+				"%s '%s' belongs to another application (SQLite application_id 0x%08llx, fatune's is 0x%08x): %s",
+				input->role, path, (unsigned long long)app & 0xffffffffULL, FT_DB_APPLICATION_ID, input->drop);
 	if (rc == SQLITE_OK && version > latest)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' was written by a newer fatune (schema %lld > %d): merge with that fatune or upgrade this one",
-				path, version, latest);
+				"%s '%s' was written by a newer fatune (schema %lld > %d): merge with that fatune or upgrade this one",
+				input->role, path, version, latest);
 	if (rc == SQLITE_OK && version < 1)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' has fatune's application_id but schema version %lld: it is damaged; leave it out of the merge",
-				path, version);
+				"%s '%s' has fatune's application_id but schema version %lld: it is damaged; %s",
+				input->role, path, version, input->drop);
 	if (rc == SQLITE_OK && check_schema(input, version, err))
 		return -1;
 	if (rc == SQLITE_OK) {
@@ -374,8 +385,8 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 
 			if (res && strcmp(res, "ok")) {
 				ft_error(err, FT_EINPUT,
-					 "merge input '%s' is corrupt (quick_check: %.200s): leave it out of the merge",
-					 path, res);
+					 "%s '%s' is corrupt (quick_check: %.200s): %s",
+				input->role, path, res, input->drop);
 				sqlite3_finalize(st);
 				return -1;
 			}
@@ -385,11 +396,11 @@ static int open_input(struct input *input, const char *path, int copy_older, str
 	}
 	if (rc == SQLITE_INTERRUPT)
 		return ft_error(err, FT_EINPUT,
-				"merge input '%s' took more than %.0f s to check (%s): it may be built to never finish; leave it out of the merge",
-				path, input->limit_s, what);
+				"%s '%s' took more than %.0f s to check (%s): it may be built to never finish; %s",
+				input->role, path, input->limit_s, what, input->drop);
 	if (rc != SQLITE_OK)
-		return ft_error(err, FT_EINPUT, "merge input '%s' is not a readable database (%s: %s): leave it out of the merge",
-				path, what, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc));
+		return ft_error(err, FT_EINPUT, "%s '%s' is not a readable database (%s: %s): %s",
+				input->role, path, what, in->h ? sqlite3_errmsg(in->h) : sqlite3_errstr(rc), input->drop);
 	return version < latest && copy_older ? upgrade_copy(input, err) : 0;
 }
 
@@ -415,8 +426,26 @@ static void close_input(struct input *in)
 int ft_db_merge_check(const char *path, struct ft_err *err)
 {
 	struct input in;
-	int rc = open_input(&in, path, 0, err);
+	int rc = open_input(&in, path, MERGE_ROLE, MERGE_DROP, 0, err);
 
+	close_input(&in);
+	return rc;
+}
+
+int ft_db_read_best(const char *path, const char *drop, const struct ft_query_filter *f, ft_row_fn fn,
+		    void *ctx, struct ft_err *err)
+{
+	struct input in;
+	int rc = open_input(&in, path, "seed database", drop, 1, err);
+
+	if (!rc) {
+		/* the read too stays within the input's time bound */
+		rc = ft_db_query(&in.db, FT_Q_BEST, f, fn, ctx, err);
+		if (rc && err->status != FT_EINPUT && past_deadline(&in))
+			ft_error(err, FT_EINPUT,
+				 "seed database '%s' took more than %.0f s to read: it may be built to never finish; %s",
+				 path, in.limit_s, drop);
+	}
 	close_input(&in);
 	return rc;
 }
@@ -732,7 +761,7 @@ int ft_db_merge(struct ft_db *out, const char *const *paths, int n, struct ft_me
 	}
 	/* every input checked before the first write */
 	for (; opened < n; opened++)
-		if (not_output(out, paths[opened], err) || open_input(&ins[opened], paths[opened], 1, err)) {
+		if (not_output(out, paths[opened], err) || open_input(&ins[opened], paths[opened], MERGE_ROLE, MERGE_DROP, 1, err)) {
 			close_input(&ins[opened]);
 			goto out;
 		}
