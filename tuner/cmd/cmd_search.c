@@ -133,7 +133,8 @@ static void print_spaces_json(const struct ft_campaign_outcome *out, int n)
 		ft_json_string(stdout, out[i].device);
 		printf(",\"candidates\":%lld,", out[i].res.st.enumerated);
 		if (out[i].res.nseeds)
-			printf("\"seeds\":%d,", out[i].res.nseeds);
+			printf("\"seeds\":%d,\"seeds_other_gpu\":%d,", out[i].res.nseeds,
+			       out[i].res.nseeds_other);
 		print_counts_json(out[i].res.counts);
 		for (int k = 0; k < 2; k++)
 			if (!isnan(out[i].res.top[k].t_median_us))
@@ -208,8 +209,10 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 		if (st->skipped)
 			printf("(%lld already done, skipped)", st->skipped);
 		if (r->nseeds)
-			printf("(transfer: started from the best of %d tuned neighbour%s)", r->nseeds,
-			       r->nseeds > 1 ? "s" : "");
+			printf("(transfer: started from the best of %d tuned neighbour%s%s)", r->nseeds,
+			       r->nseeds > 1 ? "s" : "",
+			       !r->nseeds_other ? "" : r->nseeds_other == r->nseeds ? ", on another GPU"
+									: ", some on another GPU");
 		printf("\n  compile: %lld NVRTC runs, %lld cache hits, %.1f s of compiling on %d threads",
 		       st->compiled, st->cache_hits, st->compile_ms_total / 1e3, jobs);
 		if (timed && st->wall_ms > 0)
@@ -273,7 +276,7 @@ static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arc
 /* Everything `fatune search` holds: its options, then what they set up. */
 struct search_cmd {
 	struct ft_target_opts o;
-	struct ft_strlist spaces, shapes;
+	struct ft_strlist spaces, shapes, seeds_from;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
 	const char *race, *runner, *prefetch;
 	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
@@ -291,6 +294,7 @@ struct search_cmd {
 	const struct ft_arch *arch;	/* the target arch */
 	int timed;			/* on GPUs or replayed */
 	struct ft_progress prog;
+	struct ft_transfer_pool seeds;	/* the best rows of --seeds-from */
 };
 
 static void on_skip(void *ctx, int u, const struct ft_space *sp, const char *why)
@@ -488,6 +492,9 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 		return -1;
 	if (c->name && ft_campaign_name_check(c->name, err))
 		return -1;
+	if (c->seeds_from.n && !(so->strategy && so->strategy->transfer))
+		return ft_error(err, FT_EINPUT,
+				"fatune search: --seeds-from seeds the transfer strategy: add --strategy transfer");
 	so->jobs = c->jobs ? (int)c->jobs : ft_ncores();
 	so->seed = c->seed;
 	so->timing = c->timing;
@@ -505,6 +512,26 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	so->race.finalists = (int)c->race_finalists;
 	so->progress = &c->prog;
 	so->campaign = c->name ? c->name : c->camp.name[0] ? c->camp.name : NULL;
+	return 0;
+}
+
+/* --seeds-from DB: each a fatune database that is there (checked before
+ * any GPU work starts, like --db) */
+static int seeds_from_ok(const struct search_cmd *c, struct ft_err *err)
+{
+	for (int i = 0; i < c->seeds_from.n; i++)
+		if (ft_db_path_ok(c->seeds_from.v[i], 0, "seed database (--seeds-from)", err))
+			return -1;
+	return 0;
+}
+
+/* Reads the --seeds-from databases' best rows for the target arch. */
+static int seeds_read(struct search_cmd *c, struct ft_search_opts *so, struct ft_err *err)
+{
+	for (int i = 0; i < c->seeds_from.n; i++)
+		if (ft_transfer_pool_read(&c->seeds, c->seeds_from.v[i], c->arch->name, err))
+			return -1;
+	so->seed_pool = c->seeds_from.n ? &c->seeds : NULL;
 	return 0;
 }
 
@@ -615,8 +642,13 @@ int cmd_search(int argc, char **argv)
 		"candidates (e.g. 40) or seconds (e.g. 30s) per space and shape. --devices all (or\n"
 		"0,1,...) times on several GPUs at once; each GPU model keeps its own results.\n"
 		"--strategy transfer starts each shape from the best configs of the nearest shapes\n"
-		"already tuned in the database (same arch, device, space, D, dtype) and stops once\n"
+		"already tuned in the database (same arch, space, D, dtype; another GPU model's\n"
+		"results count as half a size step farther) and stops once\n"
 		"it stops improving: for campaigns.\n"
+		"--seeds-from DB (repeatable) lets transfer start from the best configs in DB too: a\n"
+		"database tuned on another GPU of the arch or by a colleague (a config of another GPU\n"
+		"model counts as half a size step farther; DB is read once, checked as a merge input is,\n"
+		"and never written).\n"
 		"--replay DB takes each verdict and time from trials recorded in DB instead of a GPU\n"
 		"(for testing strategies; one space, the shipped mma one unless --space says).\n"
 		"--runner NAME[:ARG] evaluates with another runner of the table (tuner/README.md lists\n"
@@ -655,6 +687,8 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
+		FT_OPT_LIST_("seeds-from", 0, &c.seeds_from, "DB",
+			     "transfer: also start from the best configs in DB (another GPU's, a colleague's; read only)"),
 		FT_OPT_STR_("replay", 0, &c.replay_db, "DB", "take results recorded in DB instead of a GPU"),
 		FT_OPT_STR_("runner", 0, &c.runner, "NAME[:ARG]", "what evaluates: gpu (default) or another runner of the table"),
 		FT_OPT_FLAG_("quiet", 'q', &c.quiet, "no progress output"),
@@ -695,15 +729,16 @@ int cmd_search(int argc, char **argv)
 	} else if (search_opts(&c, &so, &err) ||
 		   /* database paths refused before any GPU work starts */
 		   ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
-		   (c.replay_db && replay_ok(&c, &err)) || runner_ok(&c, &err) ||
-		   setup_targets(&c, &err) ||
-		   ft_db_open(&db, ft_db_path(&c.o), 1, &err))
+		   (c.replay_db && replay_ok(&c, &err)) || seeds_from_ok(&c, &err) ||
+		   runner_ok(&c, &err) || setup_targets(&c, &err) ||
+		   seeds_read(&c, &so, &err) || ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);
 	else
 		status = run_campaign(&c, db, &so);
 	ft_cmd_gpus_stop(&c.gpus);
 	if (db)
 		ft_db_close(db);
+	ft_transfer_pool_free(&c.seeds);
 	for (int i = 0; i < c.nsp; i++)
 		free(c.sps[i]);
 	ft_campaign_release(&c.camp);

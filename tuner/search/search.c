@@ -200,10 +200,11 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	search_key(sp, shape, o, res->timed, res->template_hash, res->search_key);
 	/* transfer: the best configs of the nearest shapes tuned so far */
 	if (o->strategy && o->strategy->transfer && res->timed &&
-	    ft_transfer_seeds(db, o->arch->name, o->device ? o->device : "", sp->name, shape, &seeds,
-			      err))
+	    ft_transfer_seeds(db, o->seed_pool, o->arch->name, o->device ? o->device : "",
+			      sp->name, shape, &seeds, err))
 		goto out;
 	res->nseeds = seeds.n;
+	res->nseeds_other = seeds.other_device;
 	run = (struct ft_run){
 		.fatune_version = FATUNE_VERSION,
 		.arch = o->arch->name,

@@ -16,6 +16,7 @@
 
 #include "db/db.h"
 #include "search/pipeline.h"
+#include "search/transfer.h"
 #include "ui/progress.h"
 
 struct ft_search_opts {
@@ -28,6 +29,8 @@ struct ft_search_opts {
 	int sm_count;			/* SMs of the device (model strategy), 0 unknown */
 	int jobs;			/* compile threads */
 	const struct ft_strategy *strategy;	/* strategy.h; NULL: exhaustive */
+	const struct ft_transfer_pool *seed_pool;	/* transfer: more best rows to seed from
+							 * (--seeds-from); NULL: none */
 	long long seed;			/* inputs and strategy */
 	long long budget_n;		/* candidates, -1 none */
 	double budget_s;		/* seconds, 0 none */
@@ -53,6 +56,7 @@ struct ft_search_result {
 	struct ft_trial top[2];		/* best and runner-up (incl. resumed); NAN when none */
 	int interrupted;		/* stopped by SIGINT/SIGTERM: run the same search again */
 	int nseeds;			/* transfer: configs of tuned neighbours tried first */
+	int nseeds_other;		/* ... of them, tuned on another GPU model */
 	int finals;			/* the race's final: finalists measured again */
 };
 

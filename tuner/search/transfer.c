@@ -12,10 +12,12 @@ struct cand {
 	double distance;
 	long long order;
 	int same_d;		/* the shape's head dim: preferred over any other */
+	int other_device;	/* tuned on another GPU model */
 };
 
 struct collect {
 	const char *space;
+	const char *device;	/* this GPU model */
 	const struct ft_shape *shape;
 	struct cand *v;
 	long long n, cap;
@@ -26,48 +28,67 @@ static double log_ratio(double a, double b)
 	return a > 0 && b > 0 ? fabs(log2(a) - log2(b)) : INFINITY;
 }
 
-/* One row of FT_Q_BEST: keep it when it may seed the shape, with its distance. */
-static int on_best(void *ctx, int ncols, const char *const *names, const char *const *values,
-		   const int *types)
+/* One row of FT_Q_BEST as the fields transfer reads; 0, or -1 when a field
+ * it needs is missing or too long (such a row seeds nothing). */
+static int parse_row(int ncols, const char *const *names, const char *const *values,
+		     struct ft_transfer_row *r)
 {
-	struct collect *c = ctx;
-	const struct ft_shape *sh = c->shape;
-	const char *space = NULL, *config = NULL, *layout = "bhsd";
-	long long b = 0, h = 0, s = 0, d = 0, s_kv = 0, h_kv = 0, causal = 0;
-	struct cand x;
+	int have = 0;
 
-	(void)types;
+	memset(r, 0, sizeof(*r));
+	snprintf(r->layout, sizeof(r->layout), "bhsd");
+	r->dtype = -1;
 	for (int i = 0; i < ncols; i++) {
 		const char *v = values[i], *k = names[i];
+		char *dst = NULL;
+		size_t size = 0;
+
 		if (!v)
 			continue;
 		if (!strcmp(k, "space"))
-			space = v;
+			dst = r->space, size = sizeof(r->space), have |= 1;
 		else if (!strcmp(k, "config"))
-			config = v;
+			dst = r->config, size = sizeof(r->config), have |= 2;
+		else if (!strcmp(k, "device"))
+			dst = r->device, size = sizeof(r->device);
 		else if (!strcmp(k, "layout"))
-			layout = v;
+			dst = r->layout, size = sizeof(r->layout);
+		else if (!strcmp(k, "dtype"))
+			r->dtype = !strcmp(v, "fp16") ? FT_FP16 : !strcmp(v, "bf16") ? FT_BF16 : -1;
 		else if (!strcmp(k, "b") || !strcmp(k, "h") || !strcmp(k, "s") || !strcmp(k, "d") ||
 			 !strcmp(k, "s_kv") || !strcmp(k, "h_kv") || !strcmp(k, "causal")) {
 			long long n = strtoll(v, NULL, 10);
-			*(!strcmp(k, "b") ? &b : !strcmp(k, "h") ? &h : !strcmp(k, "s") ? &s
-			  : !strcmp(k, "d") ? &d : !strcmp(k, "s_kv") ? &s_kv
-			  : !strcmp(k, "h_kv") ? &h_kv : &causal) = n;
+			*(!strcmp(k, "b") ? &r->b : !strcmp(k, "h") ? &r->h : !strcmp(k, "s") ? &r->s
+			  : !strcmp(k, "d") ? &r->d : !strcmp(k, "s_kv") ? &r->s_kv
+			  : !strcmp(k, "h_kv") ? &r->h_kv : &r->causal) = n;
 		}
+		if (dst && (size_t)snprintf(dst, size, "%s", v) >= size)
+			return -1;
 	}
-	s_kv = s_kv ? s_kv : s;
-	h_kv = h_kv ? h_kv : h;
-	if (!space || !config || strcmp(space, c->space) || d < 1 ||
-	    strcmp(layout, ft_layout_name(sh->layout)) || h_kv < 1 ||
-	    h * sh->h_kv != (long long)sh->h * h_kv)
+	r->s_kv = r->s_kv ? r->s_kv : r->s;
+	r->h_kv = r->h_kv ? r->h_kv : r->h;
+	return have == 3 ? 0 : -1;
+}
+
+/* Keeps row r when it may seed the shape, with its distance. */
+static int consider(struct collect *c, const struct ft_transfer_row *r)
+{
+	const struct ft_shape *sh = c->shape;
+	struct cand x;
+
+	if (strcmp(r->space, c->space) || r->d < 1 || r->dtype != (int)sh->dtype ||
+	    strcmp(r->layout, ft_layout_name(sh->layout)) || r->h_kv < 1 ||
+	    r->h * sh->h_kv != (long long)sh->h * r->h_kv)
 		return 0;
-	snprintf(x.config, sizeof(x.config), "%s", config);
-	x.distance = log_ratio((double)s, sh->s) + log_ratio((double)s_kv, sh->s_kv) +
-		     log_ratio((double)b * h, (double)sh->b * sh->h) +
-		     (causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0) +
-		     FT_TRANSFER_HEADDIM_COST * log_ratio((double)d, sh->d);
+	snprintf(x.config, sizeof(x.config), "%s", r->config);
+	x.other_device = strcmp(r->device, c->device) != 0;
+	x.distance = log_ratio((double)r->s, sh->s) + log_ratio((double)r->s_kv, sh->s_kv) +
+		     log_ratio((double)r->b * r->h, (double)sh->b * sh->h) +
+		     (r->causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0) +
+		     FT_TRANSFER_HEADDIM_COST * log_ratio((double)r->d, sh->d) +
+		     (x.other_device ? FT_TRANSFER_DEVICE_COST : 0);
 	x.order = c->n;
-	x.same_d = d == sh->d;
+	x.same_d = r->d == sh->d;
 	if (c->n == c->cap) {
 		struct cand *n = realloc(c->v, (size_t)(c->cap = c->cap ? 2 * c->cap : 32) * sizeof(*n));
 		if (!n)
@@ -76,6 +97,16 @@ static int on_best(void *ctx, int ncols, const char *const *names, const char *c
 	}
 	c->v[c->n++] = x;
 	return 0;
+}
+
+/* One row of FT_Q_BEST of the tuning database. */
+static int on_best(void *ctx, int ncols, const char *const *names, const char *const *values,
+		   const int *types)
+{
+	struct ft_transfer_row r;
+
+	(void)types;
+	return parse_row(ncols, names, values, &r) ? 0 : consider(ctx, &r);
 }
 
 static int by_distance(const void *a, const void *b)
@@ -87,22 +118,76 @@ static int by_distance(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, const char *space,
-		      const struct ft_shape *shape, struct ft_transfer_seeds *out,
-		      struct ft_err *err)
+/* One row of FT_Q_BEST of a --seeds-from database: kept as it is. */
+static int on_pool_row(void *ctx, int ncols, const char *const *names, const char *const *values,
+		       const int *types)
 {
-	struct ft_query_filter f = { .arch = arch, .device = device, .shape = NULL,
+	struct ft_transfer_pool *p = ctx;
+	struct ft_transfer_row r;
+
+	(void)types;
+	if (parse_row(ncols, names, values, &r))
+		return 0;
+	if (p->n == p->cap) {
+		long long cap = p->cap ? 2 * p->cap : 64;
+		struct ft_transfer_row *v;
+
+		if (cap > FT_TRANSFER_POOL_MAX) {
+			p->full = 1;
+			return FT_ROW_ERROR;
+		}
+		if (!(v = realloc(p->v, (size_t)cap * sizeof(*v))))
+			return FT_ROW_ERROR;
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n++] = r;
+	return 0;
+}
+
+int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, const char *arch,
+			  struct ft_err *err)
+{
+	struct ft_query_filter f = { .arch = arch, .device = NULL, .shape = NULL,
+				     .dtype = -1, .causal = -1, .run_id = -1, .limit = -1 };
+
+	if (!ft_db_read_best(path, "leave it out of --seeds-from", &f, on_pool_row, p, err))
+		return 0;
+	if (p->full)
+		ft_error(err, FT_EINPUT,
+			 "seed database '%s' holds more than %d best rows for %s: give one with fewer (fatune db merge of the shards you need)",
+			 path, FT_TRANSFER_POOL_MAX / 2, arch);
+	ft_err_prefix(err, "--seeds-from");
+	return -1;
+}
+
+void ft_transfer_pool_free(struct ft_transfer_pool *p)
+{
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+int ft_transfer_seeds(struct ft_db *db, const struct ft_transfer_pool *pool, const char *arch,
+		      const char *device, const char *space, const struct ft_shape *shape,
+		      struct ft_transfer_seeds *out, struct ft_err *err)
+{
+	/* every GPU model of the arch: another model's rows cost more (consider) */
+	struct ft_query_filter f = { .arch = arch, .device = NULL, .shape = NULL,
 				     .dtype = shape->dtype, .causal = -1, .run_id = -1, .limit = -1 };
-	struct collect c = { .space = space, .shape = shape };
-	int rc, any_same_d = 0;
+	struct collect c = { .space = space, .device = device, .shape = shape };
+	int any_same_d = 0;
 
 	memset(out, 0, sizeof(*out));
-	rc = ft_db_query(db, FT_Q_BEST, &f, on_best, &c, err);
-	if (rc) {
+	if (ft_db_query(db, FT_Q_BEST, &f, on_best, &c, err)) {
 		free(c.v);
 		ft_err_prefix(err, "transfer: reading the best configs");
 		return -1;
 	}
+	for (long long i = 0; pool && i < pool->n; i++)
+		if (consider(&c, &pool->v[i])) {
+			free(c.v);
+			return ft_error(err, FT_EFAIL, "out of memory choosing transfer seeds");
+		}
 	if (c.n)
 		qsort(c.v, (size_t)c.n, sizeof(*c.v), by_distance);
 	for (long long i = 0; i < c.n; i++)
@@ -118,6 +203,7 @@ int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, co
 			continue;
 		snprintf(out->config[out->n], FT_CONFIG_MAX, "%s", c.v[i].config);
 		out->ptr[out->n] = out->config[out->n];
+		out->other_device += c.v[i].other_device;
 		out->distance[out->n++] = c.v[i].distance;
 	}
 	free(c.v);

@@ -6,15 +6,20 @@
  * first, continues as the guided strategy does (the untried candidate nearest
  * the best so far) and stops early:
  *
- *   neighbours: best rows of the same arch, device, space (template) and
- *     dtype, with the same KV layout and grouped-query ratio H/H_kv, and the
- *     same head dim D; only when no row has the same D, rows of another D
- *     (the first unit of a head-dim group: its configs still name tiles and
- *     warps of the same space, and those that are feasible here are tried);
+ *   neighbours: best rows of the same arch, space (template) and dtype,
+ *     with the same KV layout and grouped-query ratio H/H_kv, and the same
+ *     head dim D; only when no row has the same D, rows of another D (the
+ *     first unit of a head-dim group: its configs still name tiles and warps
+ *     of the same space, and those that are feasible here are tried). Rows
+ *     of this GPU model in the tuning database, and rows of any GPU model of
+ *     the arch in it or in the databases of `--seeds-from` (another GPU's
+ *     results, a colleague's shards): those of another model cost
+ *     FT_TRANSFER_DEVICE_COST more;
  *   distance:   |log2 S - log2 S'| + |log2 S_kv - log2 S_kv'| + |log2 B*H - log2 B'*H'|,
  *     plus FT_TRANSFER_CAUSAL_COST when the causal flag differs (a shape of
- *     the other flag is used only when none of the same flag is nearer) and
- *     FT_TRANSFER_HEADDIM_COST x |log2 D - log2 D'|;
+ *     the other flag is used only when none of the same flag is nearer),
+ *     FT_TRANSFER_HEADDIM_COST x |log2 D - log2 D'|, and
+ *     FT_TRANSFER_DEVICE_COST for another GPU model;
  *   seeds:      the best configs of the FT_TRANSFER_NEIGHBOURS nearest (ties
  *     in the order stored), without repeats; each starts at its own
  *     candidate, or at the nearest one when this shape has none (a causal
@@ -59,6 +64,18 @@
  * evaluations; the unseeded patience for far seeds ends 23 (worst 1.029) with
  * 2,320 (48: 22 with 2,099; 32: 20 with 1,812).
  *
+ * Another GPU: replayed as a campaign over the recorded H100 campaign (12
+ * units, both spaces, campaign order) with `--seeds-from` the bests of
+ * suite24 tuned on an H200 (tests/data/h200_suite24_best.sql, 2026-11-28):
+ * 760 evaluations instead of 1,000, every unit still at its exhaustive
+ * optimum; the D 64 group's first unit then starts seeded (47 and 52
+ * evaluations became 27 and 26 in the two spaces). FT_TRANSFER_DEVICE_COST
+ * is half a size step: the other GPU's result for the same shape comes
+ * before this GPU's for a 2x other S, and the other GPU's 2x neighbour
+ * (distance 2.5) is still near (under FT_TRANSFER_FAR); a cost of 1 made it
+ * far (3.0) and gave 806 evaluations, the same bests. A unit whose dtype the
+ * other GPU did not tune (bf16 there) gains nothing.
+ *
  * Measured by replay with `bench/strategies.py --transfer` over the
  * recorded H100 campaign of 12 units, both spaces
  * (tests/data/recorded_h100_campaign.sql, docs/perf.md): in campaign order
@@ -84,6 +101,7 @@
 #define FT_TRANSFER_PATIENCE_UNSEEDED 64
 #define FT_TRANSFER_FAR 3.0
 #define FT_TRANSFER_HEADDIM_COST 3.0
+#define FT_TRANSFER_DEVICE_COST 0.5
 #define FT_TRANSFER_GAIN 0.01
 
 struct ft_transfer_seeds {
@@ -91,11 +109,40 @@ struct ft_transfer_seeds {
 	char config[FT_TRANSFER_NEIGHBOURS][FT_CONFIG_MAX];
 	const char *ptr[FT_TRANSFER_NEIGHBOURS];	/* config[i], for the pipeline */
 	double distance[FT_TRANSFER_NEIGHBOURS];
+	int other_device;		/* how many of them were tuned on another GPU model */
 };
 
-/* Fills *out with the seeds for shape (out->n = 0: no neighbour). */
-int ft_transfer_seeds(struct ft_db *db, const char *arch, const char *device, const char *space,
-		      const struct ft_shape *shape, struct ft_transfer_seeds *out,
-		      struct ft_err *err);
+/* A best row as transfer reads it. */
+struct ft_transfer_row {
+	char space[FT_NAME_MAX + 1];
+	char device[256];
+	char layout[8];
+	char config[FT_CONFIG_MAX];
+	long long b, h, s, d, s_kv, h_kv, causal;
+	int dtype;			/* enum ft_dtype, -1: another */
+};
+
+/* The best rows of the --seeds-from databases, read once (each file is
+ * opened read only, checked as a merge input is, and closed again). */
+#define FT_TRANSFER_POOL_MAX (1 << 20)
+struct ft_transfer_pool {
+	struct ft_transfer_row *v;
+	long long n, cap;
+	int full;			/* a file held more than fits */
+};
+
+/* Adds the best rows of arch in the database at path to p. FT_EINPUT with
+ * the file named when it is no intact fatune database (nothing is written
+ * to it), or holds too many rows. */
+int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, const char *arch,
+			  struct ft_err *err);
+void ft_transfer_pool_free(struct ft_transfer_pool *p);
+
+/* Fills *out with the seeds for shape (out->n = 0: no neighbour) from the
+ * best rows of db and of pool (NULL: none), device being this GPU model's
+ * name. */
+int ft_transfer_seeds(struct ft_db *db, const struct ft_transfer_pool *pool, const char *arch,
+		      const char *device, const char *space, const struct ft_shape *shape,
+		      struct ft_transfer_seeds *out, struct ft_err *err);
 
 #endif
