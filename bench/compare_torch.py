@@ -343,6 +343,14 @@ def main():
         return 0 if rows else 2
 
     import torch
+    # The peers import torch._dynamo lazily, inside a timing (on the lent H100s of 2026-11-27 that import
+    # failed with "source code string cannot contain null bytes" for every peer). Import it here, before
+    # fatune's kernels load through ctypes: a broken environment then shows once, with its cause.
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - whatever breaks the import, say it and go on with fatune's rows
+        print(f"compare_torch: torch._dynamo does not import before any kernel ran ({type(e).__name__}: {e}): "
+              f"the SDPA and Triton peers will fail; check the Python environment", file=sys.stderr, flush=True)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import ftkernel as fk
     import peers as pe
