@@ -128,14 +128,14 @@ static int on_pool_row(void *ctx, int ncols, const char *const *names, const cha
 	(void)types;
 	if (parse_row(ncols, names, values, &r))
 		return 0;
+	if (p->n >= FT_TRANSFER_POOL_MAX) {
+		p->full = 1;
+		return FT_ROW_ERROR;
+	}
 	if (p->n == p->cap) {
 		long long cap = p->cap ? 2 * p->cap : 64;
 		struct ft_transfer_row *v;
 
-		if (cap > FT_TRANSFER_POOL_MAX) {
-			p->full = 1;
-			return FT_ROW_ERROR;
-		}
 		if (!(v = realloc(p->v, (size_t)cap * sizeof(*v))))
 			return FT_ROW_ERROR;
 		p->v = v;
@@ -156,7 +156,7 @@ int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, const ch
 	if (p->full)
 		ft_error(err, FT_EINPUT,
 			 "seed database '%s' holds more than %d best rows for %s: give one with fewer (fatune db merge of the shards you need)",
-			 path, FT_TRANSFER_POOL_MAX / 2, arch);
+			 path, FT_TRANSFER_POOL_MAX, arch);
 	ft_err_prefix(err, "--seeds-from");
 	return -1;
 }

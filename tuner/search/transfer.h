@@ -124,7 +124,8 @@ struct ft_transfer_row {
 
 /* The best rows of the --seeds-from databases, read once (each file is
  * opened read only, checked as a merge input is, and closed again). */
-#define FT_TRANSFER_POOL_MAX (1 << 20)
+#define FT_TRANSFER_POOL_MAX 65536	/* rows (~900 bytes each); a best row is one per
+					 * shape x space x GPU model */
 struct ft_transfer_pool {
 	struct ft_transfer_row *v;
 	long long n, cap;
