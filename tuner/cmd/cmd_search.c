@@ -515,21 +515,12 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	return 0;
 }
 
-/* --seeds-from DB: each a fatune database that is there (checked before
- * any GPU work starts, like --db) */
-static int seeds_from_ok(const struct search_cmd *c, struct ft_err *err)
-{
-	for (int i = 0; i < c->seeds_from.n; i++)
-		if (ft_db_path_ok(c->seeds_from.v[i], 0, "seed database (--seeds-from)", err))
-			return -1;
-	return 0;
-}
-
-/* Reads the --seeds-from databases' best rows for the target arch. */
+/* Reads the --seeds-from databases' best rows (every file refused or read
+ * before any GPU work starts, like --db). */
 static int seeds_read(struct search_cmd *c, struct ft_search_opts *so, struct ft_err *err)
 {
 	for (int i = 0; i < c->seeds_from.n; i++)
-		if (ft_transfer_pool_read(&c->seeds, c->seeds_from.v[i], c->arch->name, err))
+		if (ft_transfer_pool_read(&c->seeds, c->seeds_from.v[i], err))
 			return -1;
 	so->seed_pool = c->seeds_from.n ? &c->seeds : NULL;
 	return 0;
@@ -729,9 +720,9 @@ int cmd_search(int argc, char **argv)
 	} else if (search_opts(&c, &so, &err) ||
 		   /* database paths refused before any GPU work starts */
 		   ft_db_path_ok(ft_db_path(&c.o), 1, "tuning database", &err) ||
-		   (c.replay_db && replay_ok(&c, &err)) || seeds_from_ok(&c, &err) ||
+		   (c.replay_db && replay_ok(&c, &err)) || seeds_read(&c, &so, &err) ||
 		   runner_ok(&c, &err) || setup_targets(&c, &err) ||
-		   seeds_read(&c, &so, &err) || ft_db_open(&db, ft_db_path(&c.o), 1, &err))
+		   ft_db_open(&db, ft_db_path(&c.o), 1, &err))
 		status = ft_report(&err);
 	else
 		status = run_campaign(&c, db, &so);

@@ -98,13 +98,12 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 	}
 	if (rc != SQLITE_OK)
 		ft_error(err, FT_EFAIL, "cannot copy %s '%s' to upgrade it: %s: check the space in '%s'",
-				in->role, in->db.path, dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc), dir);
+			 in->role, in->db.path, dst ? sqlite3_errmsg(dst) : sqlite3_errstr(rc), dir);
 	sqlite3_close_v2(dst);
 	if (rc != SQLITE_OK)
 		return -1;
 	if (ft_db_open(&up, in->tmp, 0, err)) {
-		ft_err_prefix(err, "upgrading a copy of %s '%s'",
-				in->role, in->db.path);
+		ft_err_prefix(err, "upgrading a copy of %s '%s'", in->role, in->db.path);
 		return -1;
 	}
 	ft_db_close(up);
@@ -112,9 +111,8 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 	in->db.h = NULL;
 	rc = sqlite3_open_v2(in->tmp, &in->db.h, SQLITE_OPEN_READONLY, NULL);
 	if (rc != SQLITE_OK)
-		return ft_error(err, FT_EFAIL, "cannot read the upgraded copy of %s '%s': %s",
-				in->role, in->db.path,
-				in->db.h ? sqlite3_errmsg(in->db.h) : sqlite3_errstr(rc));
+		return ft_error(err, FT_EFAIL, "cannot read the upgraded copy of %s '%s': %s", in->role,
+				in->db.path, in->db.h ? sqlite3_errmsg(in->db.h) : sqlite3_errstr(rc));
 	return 0;
 }
 
@@ -253,8 +251,8 @@ static int check_schema(struct input *input, long long version, struct ft_err *e
 
 	rc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL);
 	if (rc != SQLITE_OK) {
-		ft_error(err, FT_EFAIL, "cannot check %s '%s': %s",
-				input->role, input->db.path, sqlite3_errstr(rc));
+		ft_error(err, FT_EFAIL, "cannot check %s '%s': %s", input->role, input->db.path,
+			 sqlite3_errstr(rc));
 		goto out;
 	}
 	if (ft_dbi_schema_build(mem, version, err))
@@ -266,18 +264,18 @@ static int check_schema(struct input *input, long long version, struct ft_err *e
 	}
 	if ((rc = schema_lines(input->db.h, &have)) != SQLITE_OK) {
 		ft_error(err, FT_EINPUT, "%s '%s' has a schema fatune cannot read (%s): it was edited by hand or is hostile; %s",
-				input->role, input->db.path, sqlite3_errmsg(input->db.h), input->drop);
+			 input->role, input->db.path, sqlite3_errmsg(input->db.h), input->drop);
 		goto out;
 	}
 	if (strcmp(want, have)) {
 		first_extra(have, want, extra, sizeof(extra));
 		if (extra[0])
 			ft_error(err, FT_EINPUT, "%s '%s' is not fatune's schema %lld: it holds '%s' (type, name, table, virtual, columns), which fatune never makes; it was edited by hand or is hostile: %s",
-				input->role, input->db.path, version, extra, input->drop);
+				 input->role, input->db.path, version, extra, input->drop);
 		else {
 			first_extra(want, have, extra, sizeof(extra));
 			ft_error(err, FT_EINPUT, "%s '%s' is not fatune's schema %lld: it lacks '%s' (type, name, table, virtual, columns); it was edited by hand or is damaged: %s",
-				input->role, input->db.path, version, extra, input->drop);
+				 input->role, input->db.path, version, extra, input->drop);
 		}
 		goto out;
 	}
@@ -386,7 +384,7 @@ static int open_input(struct input *input, const char *path, const char *role, c
 			if (res && strcmp(res, "ok")) {
 				ft_error(err, FT_EINPUT,
 					 "%s '%s' is corrupt (quick_check: %.200s): %s",
-				input->role, path, res, input->drop);
+					 input->role, path, res, input->drop);
 				sqlite3_finalize(st);
 				return -1;
 			}

@@ -16,6 +16,7 @@ struct cand {
 };
 
 struct collect {
+	const char *arch;
 	const char *space;
 	const char *device;	/* this GPU model */
 	const struct ft_shape *shape;
@@ -45,7 +46,9 @@ static int parse_row(int ncols, const char *const *names, const char *const *val
 
 		if (!v)
 			continue;
-		if (!strcmp(k, "space"))
+		if (!strcmp(k, "arch"))
+			dst = r->arch, size = sizeof(r->arch);
+		else if (!strcmp(k, "space"))
 			dst = r->space, size = sizeof(r->space), have |= 1;
 		else if (!strcmp(k, "config"))
 			dst = r->config, size = sizeof(r->config), have |= 2;
@@ -76,7 +79,7 @@ static int consider(struct collect *c, const struct ft_transfer_row *r)
 	const struct ft_shape *sh = c->shape;
 	struct cand x;
 
-	if (strcmp(r->space, c->space) || r->d < 1 || r->dtype != (int)sh->dtype ||
+	if (strcmp(r->arch, c->arch) || strcmp(r->space, c->space) || r->d < 1 || r->dtype != (int)sh->dtype ||
 	    strcmp(r->layout, ft_layout_name(sh->layout)) || r->h_kv < 1 ||
 	    r->h * sh->h_kv != (long long)sh->h * r->h_kv)
 		return 0;
@@ -145,18 +148,17 @@ static int on_pool_row(void *ctx, int ncols, const char *const *names, const cha
 	return 0;
 }
 
-int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, const char *arch,
-			  struct ft_err *err)
+int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, struct ft_err *err)
 {
-	struct ft_query_filter f = { .arch = arch, .device = NULL, .shape = NULL,
+	struct ft_query_filter f = { .arch = NULL, .device = NULL, .shape = NULL,
 				     .dtype = -1, .causal = -1, .run_id = -1, .limit = -1 };
 
 	if (!ft_db_read_best(path, "leave it out of --seeds-from", &f, on_pool_row, p, err))
 		return 0;
 	if (p->full)
 		ft_error(err, FT_EINPUT,
-			 "seed database '%s' holds more than %d best rows for %s: give one with fewer (fatune db merge of the shards you need)",
-			 path, FT_TRANSFER_POOL_MAX, arch);
+			 "seed database '%s' holds more than %d best rows: give one with fewer (fatune db merge of the shards you need)",
+			 path, FT_TRANSFER_POOL_MAX);
 	ft_err_prefix(err, "--seeds-from");
 	return -1;
 }
@@ -174,7 +176,7 @@ int ft_transfer_seeds(struct ft_db *db, const struct ft_transfer_pool *pool, con
 	/* every GPU model of the arch: another model's rows cost more (consider) */
 	struct ft_query_filter f = { .arch = arch, .device = NULL, .shape = NULL,
 				     .dtype = shape->dtype, .causal = -1, .run_id = -1, .limit = -1 };
-	struct collect c = { .space = space, .device = device, .shape = shape };
+	struct collect c = { .arch = arch, .space = space, .device = device, .shape = shape };
 	int any_same_d = 0;
 
 	memset(out, 0, sizeof(*out));

@@ -114,6 +114,7 @@ struct ft_transfer_seeds {
 
 /* A best row as transfer reads it. */
 struct ft_transfer_row {
+	char arch[16];
 	char space[FT_NAME_MAX + 1];
 	char device[256];
 	char layout[8];
@@ -122,8 +123,10 @@ struct ft_transfer_row {
 	int dtype;			/* enum ft_dtype, -1: another */
 };
 
-/* The best rows of the --seeds-from databases, read once (each file is
- * opened read only, checked as a merge input is, and closed again). */
+/* The best rows of the --seeds-from databases, every arch's, read once
+ * before any GPU is set up (each file is opened read only, checked as a
+ * merge input is, and closed again); ft_transfer_seeds keeps the target
+ * arch's. */
 #define FT_TRANSFER_POOL_MAX 65536	/* rows (~900 bytes each); a best row is one per
 					 * shape x space x GPU model */
 struct ft_transfer_pool {
@@ -132,11 +135,10 @@ struct ft_transfer_pool {
 	int full;			/* a file held more than fits */
 };
 
-/* Adds the best rows of arch in the database at path to p. FT_EINPUT with
- * the file named when it is no intact fatune database (nothing is written
- * to it), or holds too many rows. */
-int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, const char *arch,
-			  struct ft_err *err);
+/* Adds the best rows of the database at path to p. FT_EINPUT with the file
+ * named when it is no intact fatune database (nothing is written to it), or
+ * holds too many rows. */
+int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, struct ft_err *err);
 void ft_transfer_pool_free(struct ft_transfer_pool *p);
 
 /* Fills *out with the seeds for shape (out->n = 0: no neighbour) from the
