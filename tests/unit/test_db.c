@@ -23,6 +23,7 @@
 
 #include "db/db.h"
 #include "db/embedded_sql.h"
+#include "test_files.h"
 
 /* db.c's test hook (not part of db.h) */
 void ft_db_test_set_migrations(const struct ft_sql_migration *list);
@@ -63,25 +64,6 @@ static int teardown(void **state)
 }
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static char *read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	assert_true(len >= 0);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
 
 static void write_all(const char *path, const void *buf, size_t n)
 {
@@ -349,7 +331,7 @@ static void test_missing_without_create(void **state)
 static void expect_refused(const char *path, const char *want)
 {
 	size_t n0, n1;
-	char *before = read_all(path, &n0);
+	char *before = test_read_file(path, &n0);
 
 	for (int create = 0; create < 2; create++) {
 		struct ft_db *db = NULL;
@@ -362,7 +344,7 @@ static void expect_refused(const char *path, const char *want)
 		if (!strstr(err.msg, want))
 			fail_msg("message '%s' lacks '%s'", err.msg, want);
 		assert_non_null(strstr(err.msg, path));
-		after = read_all(path, &n1);
+		after = test_read_file(path, &n1);
 		assert_int_equal(n0, n1);
 		assert_memory_equal(before, after, n0);
 		free(after);
@@ -397,7 +379,7 @@ static void test_corrupt_sqlite_refused(void **state)
 
 	begin_run(db, &r);
 	ft_db_close(db);
-	buf = read_all(fx->path, &n);
+	buf = test_read_file(fx->path, &n);
 	assert_true(n >= 4096);
 	/* keep the 100-byte header (so it still looks like SQLite), wreck the
 	 * schema page that follows it */
@@ -433,7 +415,7 @@ static void test_damage_found_later(void **state)
 	assert_int_equal(fseek(f, (root - 1) * page, SEEK_SET), 0);
 	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
 	assert_int_equal(fclose(f), 0);
-	before = read_all(fx->path, &n0);
+	before = test_read_file(fx->path, &n0);
 
 	ft_trial_init(&t);
 	strcpy(t.config, "A=2");
@@ -446,7 +428,7 @@ static void test_damage_found_later(void **state)
 	assert_int_equal(ft_db_run_finish(db, run, "failed", 1.0, &err), -1);
 	assert_non_null(strstr(err.msg, "found earlier on this connection"));
 	ft_db_close(db);
-	after = read_all(fx->path, &n1);
+	after = test_read_file(fx->path, &n1);
 	assert_int_equal(n0, n1);
 	assert_memory_equal(before, after, n0);
 	free(before);
@@ -1286,7 +1268,7 @@ static void test_merge(void **state)
 	put(db, run, "key-m", "T=32", FT_ST_OK, 12.0);
 	put(db, run, "key-m", "T=64", FT_ST_REJECTED_SMEM, NAN);
 	ft_db_close(db);
-	buf = read_all(a, &n);
+	buf = test_read_file(a, &n);
 	write_all(b, buf, n);
 	free(buf);
 	db = open_ok(b);

@@ -22,6 +22,7 @@
 #include "export/export.h"
 #include "export/export_dispatch.h"
 #include "space/candidate.h"
+#include "test_files.h"
 
 static const char *const golden_config =
 	"NUM_WARPS_PER_BLOCK=4,TILE_M=64,TILE_N=64,KV_STAGES=2,PACK_GQA=0,DENSE_KV=1,NUM_SPLITS=2,COMBINE_IN_KERNEL=0,PDL=0";
@@ -110,25 +111,6 @@ static char *export(const struct ft_best *b, enum ft_export_style style, int *rc
 	return export_to(b, NULL, (int)style, rc, err);
 }
 
-static char *read_file(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	if (!f)
-		fail_msg("cannot read golden file '%s' (is FATUNE_SOURCE_DIR set?)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)len + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 static void golden_path(char *buf, size_t size, const char *name)
 {
 	const char *src = getenv("FATUNE_SOURCE_DIR");
@@ -147,7 +129,7 @@ static void check_golden(enum ft_export_style style, const char *name)
 
 	assert_int_equal(rc, 0);
 	golden_path(path, sizeof(path), name);
-	want = read_file(path, &n);
+	want = test_read_file(path, &n);
 	if (strlen(got) != n || memcmp(got, want, n)) {
 		char actual[256];
 		FILE *f;

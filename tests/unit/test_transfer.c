@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "search/transfer.h"
+#include "test_files.h"
 
 struct fx {
 	char dir[64];
@@ -78,22 +79,6 @@ static void make_db(const char *path, const char *const *rows, int n)
 	sqlite3_close(h);
 }
 
-static char *slurp(const char *path, long *size)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*size = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)*size + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)*size, f), (size_t)*size);
-	fclose(f);
-	return buf;
-}
-
 /* This GPU's rows, another GPU model's at +FT_TRANSFER_DEVICE_COST (in the
  * tuning database or a --seeds-from one), nearest first; another dtype, arch
  * or space never. */
@@ -121,18 +106,18 @@ static void test_seeds_order(void **state)
 	struct ft_transfer_seeds seeds;
 	struct ft_err err = { 0 };
 	struct ft_db *db = NULL;
-	long n0, n1;
+	size_t n0, n1;
 	char *before, *after;
 
 	make_db(fx->own, own, 4);
 	make_db(fx->other, other, 4);
-	before = slurp(fx->other, &n0);
+	before = test_read_file(fx->other, &n0);
 	assert_int_equal(ft_transfer_pool_read(&pool, fx->other, &err), 0);
 	assert_int_equal(pool.n, 4);	/* every arch's; the seeds keep sm_90's */
 	/* the seed database is input: the same bytes, nothing beside it */
-	after = slurp(fx->other, &n1);
+	after = test_read_file(fx->other, &n1);
 	assert_int_equal(n0, n1);
-	assert_memory_equal(before, after, (size_t)n0);
+	assert_memory_equal(before, after, n0);
 	free(before);
 	free(after);
 	{
