@@ -22,6 +22,7 @@
 
 #include "compile/nvrtc.h"
 #include "compile/ptxas.h"
+#include "test_files.h"
 
 /* ELF e_machine of CUDA device code (EM_CUDA in the ELF machine registry). */
 #define EM_CUDA_MACHINE 190
@@ -48,23 +49,12 @@ static void fixture(const char *name, char *buf, size_t size)
 static char *read_fixture(const char *name)
 {
 	char path[4200];
-	FILE *f;
-	long n;
+	size_t n;
 	char *buf;
 
 	fixture(name, path, sizeof(path));
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open fixture '%s'", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
+	buf = test_read_file(path, &n);
 	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
 	return buf;
 }
 
