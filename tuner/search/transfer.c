@@ -34,6 +34,7 @@ static double log_ratio(double a, double b)
 static int parse_row(int ncols, const char *const *names, const char *const *values,
 		     struct ft_transfer_row *r)
 {
+	enum ft_dtype dtype;
 	int have = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -57,7 +58,7 @@ static int parse_row(int ncols, const char *const *names, const char *const *val
 		else if (!strcmp(k, "layout"))
 			dst = r->layout, size = sizeof(r->layout);
 		else if (!strcmp(k, "dtype"))
-			r->dtype = !strcmp(v, "fp16") ? FT_FP16 : !strcmp(v, "bf16") ? FT_BF16 : -1;
+			r->dtype = ft_dtype_parse(v, &dtype, NULL) ? -1 : (int)dtype;
 		else if (!strcmp(k, "b") || !strcmp(k, "h") || !strcmp(k, "s") || !strcmp(k, "d") ||
 			 !strcmp(k, "s_kv") || !strcmp(k, "h_kv") || !strcmp(k, "causal")) {
 			long long n = strtoll(v, NULL, 10);
