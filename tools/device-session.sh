@@ -26,9 +26,10 @@
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
 # THROUGHPUT_PREFETCH_OFF=1 first runs suite24 cold with --prefetch off (the campaign's
-# compiles ahead, docs/timing.md) for comparison. THROUGHPUT_SEEDS_FROM=FILE (a database, or
-# an SQL fixture such as tests/data/h200_suite24_best.sql) passes it to every suite24 pass as
-# --seeds-from (another GPU's bests seed transfer).
+# compiles ahead, docs/timing.md) for comparison. THROUGHPUT_SEEDS_FROM=DB passes DB to every
+# suite24 pass as --seeds-from (another GPU's bests seed transfer); the GPU machine has no
+# sqlite3 shell, so make DB here from a fixture (sqlite3 seeds.db < tests/data/h200_suite24_best.sql)
+# and name it in the device call's carry (*.db is ignored).
 #
 # Builds against the carried .deps (tools/fetch-deps.sh), runs the GPU-labelled
 # ctest tests, the mission search, and bench/compare_torch.py. Meant for the
@@ -177,16 +178,7 @@ if [[ " $steps " == *" throughput "* ]]; then
 	passes="cold warm"
 	[ "${THROUGHPUT_PREFETCH_OFF:-0}" = 1 ] && passes="cold-noprefetch cold warm"
 	seeds=()
-	if [ -n "${THROUGHPUT_SEEDS_FROM:-}" ]; then
-		# an SQL fixture is loaded into a database first (the machine has no sqlite3 shell)
-		case "$THROUGHPUT_SEEDS_FROM" in
-		*.sql) rm -f /tmp/fatune-tp-seeds.db
-			python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())' \
-				/tmp/fatune-tp-seeds.db "$THROUGHPUT_SEEDS_FROM" || exit 1
-			seeds=(--seeds-from /tmp/fatune-tp-seeds.db) ;;
-		*) seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM") ;;
-		esac
-	fi
+	[ -n "${THROUGHPUT_SEEDS_FROM:-}" ] && seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM")
 	for pass in $passes; do
 		pf=on
 		[ "$pass" = cold-noprefetch ] && pf=off
