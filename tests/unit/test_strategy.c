@@ -495,6 +495,70 @@ static void test_guide_patience(void **state)
 	ft_guide_free(g);
 }
 
+/* Leaning on the first seed (a prefetch, which gets no timings): after the
+ * seeds, the candidates nearest the first seed (ties to the list's order)
+ * instead of the model's order; once an ok result arrives, the best leads as
+ * before; without the lean, the model's order. */
+static void lean_space(struct ft_space *sp, struct ft_trial *ts, struct ft_trial **p)
+{
+	static const long long bm[] = { 32, 64, 128 }, warps[] = { 4, 8 };
+
+	sp->params[0].nvalues = 3;
+	memcpy(sp->params[0].values, bm, sizeof(bm));
+	sp->params[1].nvalues = 2;
+	memcpy(sp->params[1].values, warps, sizeof(warps));
+	sp->params[2].nvalues = 1;
+	sp->params[2].values[0] = 1;
+	for (int i = 0; i < 6; i++) {	/* (32,4) (32,8) (64,4) (64,8) (128,4) (128,8) */
+		make_trial(&ts[i], i, 32 * warps[i % 2], 1, 1, 0, 1);
+		ts[i].values[0] = bm[i / 2];
+		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
+		p[i] = &ts[i];
+	}
+}
+
+static void test_guide_lean(void **state)
+{
+	static const long long leaned[] = { 5, 3, 4, 1, 2, 0 }, plain[] = { 5, 0, 1, 2, 3, 4 };
+	struct ft_space *sp = new_space();
+	struct ft_trial ts[6], *p[6];
+	const char *seeds[1];
+	struct ft_guide *g;
+
+	(void)state;
+	lean_space(sp, ts, p);
+	seeds[0] = ts[5].config;
+	for (int lean = 0; lean < 2; lean++) {
+		g = ft_guide_new(sp, p, 6, 7);
+		assert_non_null(g);
+		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+		if (lean)
+			ft_guide_lean(g);
+		for (int i = 0; i < 6; i++)
+			assert_int_equal(ft_guide_next(g), (lean ? leaned : plain)[i]);
+		assert_int_equal(ft_guide_next(g), -1);
+		ft_guide_free(g);
+	}
+	/* an ok result takes over from the seed: nearest (64,8) is (32,8), where
+	 * the seed's next would be (128,4) */
+	g = ft_guide_new(sp, p, 6, 7);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+	ft_guide_lean(g);
+	assert_int_equal(ft_guide_next(g), 5);
+	assert_int_equal(ft_guide_next(g), 3);
+	observe_ok(g, &ts[3], 3.0);
+	assert_int_equal(ft_guide_next(g), 1);
+	ft_guide_free(g);
+	/* no seed: the lean changes nothing */
+	g = ft_guide_new(sp, p, 6, 7);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 0), 0);
+	ft_guide_lean(g);
+	for (int i = 0; i < 6; i++)
+		assert_true(ft_guide_next(g) >= 0);
+	assert_int_equal(ft_guide_next(g), -1);
+	ft_guide_free(g);
+}
+
 static void test_config_covers(void **state)
 {
 	assert_true(ft_config_covers("A=1,B=2,C=3", "A=1,C=3"));
@@ -522,6 +586,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_guide_seeds_first, release_owned),
 		cmocka_unit_test_teardown(test_guide_seed_nearest, release_owned),
 		cmocka_unit_test_teardown(test_guide_patience, release_owned),
+		cmocka_unit_test_teardown(test_guide_lean, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};
 

@@ -180,6 +180,7 @@ struct ft_guide {
 	long long handed;	/* picks so far */
 	long long *seeds;	/* transfer: candidates handed out first */
 	int nseeds, seeded;	/* how many, how many handed out */
+	int lean;		/* before any ok result: nearest the first seed (ft_guide_lean) */
 	int patience;		/* early stop (0: never) */
 	double gain;
 	long long observed;	/* results told so far */
@@ -250,16 +251,22 @@ long long ft_guide_next(struct ft_guide *g)
 		return pick;
 	}
 	g->handed++;
+	/* the point the next pick is nearest to: the best so far; before any
+	 * ok result, the first seed when leaning on it, else none (the model's
+	 * next) */
+	const unsigned char *ref = !isnan(g->best_us) ? g->best
+				   : g->lean && g->nseeds ? &g->idx[g->seeds[0] * g->nparams]
+							  : NULL;
 	for (long long i = 0; i < g->n; i++) {
 		long long d = 0;
 		if (g->taken[i])
 			continue;
-		if (isnan(g->best_us)) {
+		if (!ref) {
 			pick = i;	/* the model's next */
 			break;
 		}
 		for (int k = 0; k < g->nparams; k++)
-			d += abs((int)g->idx[i * g->nparams + k] - (int)g->best[k]);
+			d += abs((int)g->idx[i * g->nparams + k] - (int)ref[k]);
 		if (pick < 0 || d < best_d) {
 			pick = i;
 			best_d = d;
@@ -387,6 +394,11 @@ int ft_guide_stopped(const struct ft_guide *g)
 {
 	return g && g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
 	       g->observed - g->last_gain >= g->patience;
+}
+
+void ft_guide_lean(struct ft_guide *g)
+{
+	g->lean = 1;
 }
 
 void ft_guide_patience(struct ft_guide *g, int patience, double gain)

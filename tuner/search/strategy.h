@@ -125,6 +125,13 @@ void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t);
 int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *const *configs,
 		  int n);
 
+/* Before any ok result, ft_guide_next hands out (after the seeds) the
+ * untried candidates nearest the first seed instead of the model's next: the
+ * order the search itself follows once that seed is its best, for a run that
+ * gets no timings (a prefetch compiling a transfer search's candidates ahead,
+ * prefetch.h). No seed: no change. */
+void ft_guide_lean(struct ft_guide *g);
+
 /* Early stop: once `patience` results in a row (after the seeds) have not
  * made the best more than `gain` (a fraction, 0.01 = 1%) faster than the
  * best before them, ft_guide_next returns -1. patience 0: never stop early. */
