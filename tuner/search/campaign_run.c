@@ -60,26 +60,41 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
  * the first that fits of the next unit (`next`, NULL: none) on the first
  * target. 0 when there is none, or when nothing compiles (no runner, or one
  * that loads no CUBIN). */
-static int next_search(const struct ft_campaign_run_opts *o, const struct ft_search_opts *so,
+static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, const struct ft_search_opts *so,
 		       const struct ft_campaign_target *t, const struct ft_shape *shape, int i,
 		       const struct ft_shape *next, struct ft_prefetch_cfg *pc)
 {
 	char why[512];
+	const char *device = NULL;
 
 	if (o->no_prefetch || !so->nrunners || !ft_runner_info(so->runners[0])->needs_cubin)
 		return 0;
-	for (int j = i + 1; j < o->nsp; j++)
+	for (int j = i + 1; j < o->nsp && !device; j++)
 		if (!ft_space_unfit(o->sps[j], t->arch, shape, why, sizeof(why))) {
-			*pc = (struct ft_prefetch_cfg){ o->sps[j], t->arch, *shape, t->sm_count, so->jobs };
-			return 1;
+			*pc = (struct ft_prefetch_cfg){ .sp = o->sps[j], .arch = t->arch, .shape = *shape,
+							.sm_count = t->sm_count, .jobs = so->jobs };
+			device = so->device;
 		}
-	for (int j = 0; next && j < o->nsp; j++)
+	for (int j = 0; next && j < o->nsp && !device; j++)
 		if (!ft_space_unfit(o->sps[j], o->targets[0].arch, next, why, sizeof(why))) {
-			*pc = (struct ft_prefetch_cfg){ o->sps[j], o->targets[0].arch, *next,
-							o->targets[0].sm_count, so->jobs };
-			return 1;
+			*pc = (struct ft_prefetch_cfg){ .sp = o->sps[j], .arch = o->targets[0].arch,
+							.shape = *next, .sm_count = o->targets[0].sm_count,
+							.jobs = so->jobs };
+			device = t == &o->targets[0] ? so->device : o->targets[0].device;
 		}
-	return 0;
+	if (!device)
+		return 0;
+	/* transfer: the next search's seeds from what is stored now (its own
+	 * lookup, when it starts, also sees this search's best); a failure here
+	 * is that search's to report */
+	if (so->strategy && so->strategy->transfer) {
+		struct ft_err e = { 0 };
+
+		if (ft_transfer_seeds(db, so->seed_pool, pc->arch->name, device ? device : "", pc->sp->name,
+				      &pc->shape, &pc->seeds, &e))
+			pc->seeds.n = 0;
+	}
+	return 1;
 }
 
 /* Unit u on target t: one search per space that fits (*part counts them
@@ -119,7 +134,7 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
 		so.compiles_done = NULL;
 		so.compiles_ctx = NULL;
-		if (next_search(o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
+		if (next_search(db, o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
 			ft_prefetch_arm(pf, &pc);
 			so.compiles_done = ft_prefetch_fire;
 			so.compiles_ctx = pf;

@@ -870,6 +870,8 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 			}
 		}
 		ft_guide_patience(r->guide, (int)pat, cfg->gain);
+		if (cfg->seed_lean)
+			ft_guide_lean(r->guide);
 	}
 	if (r->guide) {
 		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))

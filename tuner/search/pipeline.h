@@ -55,6 +55,9 @@ struct ft_pipeline_cfg {
 	int patience_min;
 	int patience_unseeded;		/* transfer with no seed: stop after this many
 					 * results without a gain (0: never) */
+	int seed_lean;			/* transfer: before any ok result, the candidates
+					 * nearest the first seed follow the seeds
+					 * (ft_guide_lean; a prefetch, which times nothing) */
 	struct ft_race_opts race;	/* racing (race.h); race.on 0: one full measurement each */
 
 	/* Resume: return 1 to skip a feasible candidate already finished

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compile/cache.h"
 #include "search/pipeline.h"
@@ -42,6 +43,15 @@ static int discard(void *ctx, struct ft_trial *t)
 	return atomic_load(&p->cancel);
 }
 
+/* FATUNE_PREFETCH_ORDER=model: the model's order also for transfer (the
+ * order before 2026-11-29, to measure one against the other) */
+static int model_order_forced(void)
+{
+	const char *v = getenv("FATUNE_PREFETCH_ORDER");
+
+	return v && !strcmp(v, "model");
+}
+
 static void *prefetch_thread(void *arg)
 {
 	struct ft_prefetch *p = arg;
@@ -62,6 +72,15 @@ static void *prefetch_thread(void *arg)
 	cfg.nrunners = 0;		/* compile only: nothing evaluates */
 	cfg.sm_count = p->cfg.sm_count;
 	cfg.strategy = &ft_strategy_model;	/* the promise order */
+	if (p->cfg.seeds.n > 0 && !model_order_forced()) {
+		/* the seeds, then their neighbourhood; no stop (nothing is timed) */
+		for (int i = 0; i < p->cfg.seeds.n; i++)
+			p->cfg.seeds.ptr[i] = p->cfg.seeds.config[i];
+		cfg.strategy = &ft_strategy_transfer;
+		cfg.seeds = p->cfg.seeds.ptr;
+		cfg.nseeds = p->cfg.seeds.n;
+		cfg.seed_lean = 1;
+	}
 	cfg.budget_evals = bound < 1 ? 1 : bound > FT_PREFETCH_MAX ? FT_PREFETCH_MAX : bound;
 	cfg.emit = discard;
 	cfg.emit_final = discard;

@@ -2,8 +2,13 @@
  * candidates are on the GPU (the campaign's overlap, issue 16).
  *
  * A prefetch is one compile-only pipeline (pipeline.h with no runner) over
- * the next search's space and shape, in the model's promise order, cut at a
- * bound, stopped (not waited for) when the search it overlaps ends. Its compiles land in the CUBIN cache (cache.h): the next search
+ * the next search's space and shape, cut at a bound, stopped (not waited for)
+ * when the search it overlaps ends. Its order: for a transfer search, the
+ * next search's seeds as known when the prefetch is armed (the search it
+ * overlaps may still add the nearest), then the candidates nearest the first
+ * seed - where that search's guide goes once the seed is its best - else the
+ * model's promise order (also with FATUNE_PREFETCH_ORDER=model, for
+ * comparing the two). Its compiles land in the CUBIN cache (cache.h): the next search
  * finds them as cache hits. Nothing else of it is kept: its trials are
  * dropped, it never touches the database, so a unit's results are stored only
  * when that unit runs. A prefetched compile that fails is not cached and the
@@ -13,6 +18,7 @@
 #define FT_PREFETCH_H
 
 #include "base/arch.h"
+#include "search/transfer.h"
 #include "space/space.h"
 
 /* Candidates compiled at most per prefetch: per compile thread, so that a
@@ -29,6 +35,8 @@ struct ft_prefetch_cfg {
 	struct ft_shape shape;	/* copied */
 	int sm_count;		/* for the model's order, 0 unknown */
 	int jobs;		/* compile threads, as the search's */
+	struct ft_transfer_seeds seeds;	/* transfer: the next search's seeds (n 0: none;
+					 * ptr is set again from config in the copy) */
 };
 
 /* A stopped prefetch, ready to be started; NULL on out of memory (the
