@@ -5,6 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
+#                                          prefetch-order
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -22,6 +23,9 @@
 # exhaustive pass for the quality comparison (THROUGHPUT_QUALITY=0 skips it; the step
 # throughput-quality runs it alone, against THROUGHPUT_RACE_JSON); per-unit breakdown in
 # $OUT/throughput-*.txt.
+# prefetch-order (issue 16; not part of all): suite24 cold with the prefetch in transfer order
+# against the model's order (FATUNE_PREFETCH_ORDER=model), with THROUGHPUT_SEEDS_FROM's seeds
+# when given and without; tables in $OUT/prefetch-order.txt.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -250,6 +254,38 @@ for k in sorted(ex):
 print(f"units compared {n} of {len(ex)}; {within} within 1 %; worst transfer/exhaustive {worst:.3f} "
       "(interleaved; target <= 1.01)")
 PY
+fi
+if [[ " $steps " == *" prefetch-order "* ]]; then
+	# issue 16: the prefetch in transfer order (the next search's seeds, then their neighbourhood)
+	# against the model's order (FATUNE_PREFETCH_ORDER=model, the order before 2026-11-29), suite24
+	# cold on one GPU, with THROUGHPUT_SEEDS_FROM's seeds (when given: model, then transfer order)
+	# and without (transfer, then model order); tables in $OUT/prefetch-order.txt, the JSON lines in
+	# $OUT/prefetch-order.tar.gz
+	dev=${THROUGHPUT_DEVICES:-0}
+	runs=()
+	[ -n "${THROUGHPUT_SEEDS_FROM:-}" ] && runs+=(seeds:model seeds:transfer)
+	runs+=(plain:transfer plain:model)
+	# PREFETCH_RUNS="plain:model plain:transfer ...": another list (a repeat is numbered)
+	[ -n "${PREFETCH_RUNS:-}" ] && read -r -a runs <<<"$PREFETCH_RUNS"
+	mkdir -p /tmp/po
+	declare -A seen=()
+	for rn in "${runs[@]}"; do
+		kind=${rn%%:*} order=${rn##*:}
+		seen[$rn]=$((${seen[$rn]:-0} + 1))
+		[ "${seen[$rn]}" -gt 1 ] && order=$order.${seen[$rn]}
+		[ "$kind" = seeds ] && [ -z "${THROUGHPUT_SEEDS_FROM:-}" ] && continue
+		rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-po.db*
+		seeds=()
+		[ "$kind" = seeds ] && seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM")
+		env_order=()
+		[ "${order%%.*}" = model ] && env_order=(FATUNE_PREFETCH_ORDER=model)
+		env "${env_order[@]}" /usr/bin/time -f "suite24 cold, $kind, prefetch order $order: %e s wall" \
+			$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer "${seeds[@]}" \
+			--db /tmp/fatune-po.db --json --quiet >"/tmp/po/$kind-$order.json" 2>"/tmp/po/$kind-$order.err"
+		tail -1 "/tmp/po/$kind-$order.err" | tee -a "$OUT/prefetch-order.txt"
+	done
+	throughput_table /tmp/po/*.json >>"$OUT/prefetch-order.txt"
+	tar -czf "$OUT/prefetch-order.tar.gz" -C /tmp po
 fi
 if [[ " $steps " == *" worker-costs "* ]]; then
 	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a
