@@ -53,8 +53,18 @@
  * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
  * file computes (static_assert).
  *
- * Shared memory is dynamic: [Q: TILE_M rows][K stage 0..][V stage 0..], each
- * row HEAD_DIM 16-bit values, 16-byte chunks XOR-swizzled so that the eight row
+ * KV_WARPS (optional: 0, the default, or 1, search_spaces/attention_decode.yaml):
+ * the block's warps share its one m16 tile of rows (TILE_M 16, the decode rows
+ * of a query head group) and split its KV range among themselves instead: warp
+ * w takes tiles w, w + NUM_WARPS_PER_BLOCK, ... of the block's share, each warp
+ * in K/V buffers of its own with no block barrier in the loop, and at the end
+ * the warps' (max, sum, O) are merged in shared memory by the split-KV rule
+ * and warp 0 writes the rows. A decode block then streams K and V with 2-8
+ * warps (the bytes in flight of one block) instead of one, with fewer splits
+ * and so fewer partials to combine.
+ *
+ * Shared memory is dynamic: [Q: TILE_M rows][K stage 0..][V stage 0..] (with
+ * KV_WARPS, one [K stages][V stages] per warp), each row HEAD_DIM 16-bit values, 16-byte chunks XOR-swizzled so that the eight row
  * addresses of every ldmatrix phase and cp.async row land in distinct banks.
  * Design notes and measurements: docs/kernel.md.
  */
@@ -77,6 +87,10 @@
 #ifndef PDL
 #define PDL 0
 #endif
+#ifndef KV_WARPS
+#define KV_WARPS 0
+#endif
+
 #if PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "PDL=1 (griddepcontrol) needs sm_90 or newer"
 #endif
@@ -89,7 +103,8 @@ constexpr int NT = NW * 32;		/* threads per block */
 constexpr int BM = TILE_M;
 constexpr int BN = TILE_N;
 constexpr int STAGES = KV_STAGES;
-constexpr int MT = BM / (16 * NW);	/* m16 tiles per warp */
+constexpr bool KVW = KV_WARPS != 0;	/* the warps share the rows, split the keys */
+constexpr int MT = KVW ? BM / 16 : BM / (16 * NW);	/* m16 tiles per warp */
 constexpr int WROWS = 16 * MT;		/* query rows per warp */
 /* Per thread, O takes MT * D / 2 registers, S MT * TILE_N / 2 and the Q
  * fragments MT * D / 4. Q stays in registers for the whole loop while the three
@@ -100,11 +115,14 @@ constexpr bool Q_REGS = MT * (D / 2 + BN / 2 + D / 4) <= 160;
 constexpr int CPR = D / 8;		/* 16-byte chunks per row */
 constexpr int Q_BYTES = BM * D * 2;
 constexpr int KV_BYTES = BN * D * 2;	/* one K (or V) tile */
-constexpr int SMEM_BYTES = Q_BYTES + 2 * STAGES * KV_BYTES;
+constexpr int WARP_KV_BYTES = 2 * STAGES * KV_BYTES;	/* a warp's K and V stages (KV_WARPS) */
+constexpr int SMEM_BYTES = Q_BYTES + WARP_KV_BYTES * (KVW ? NW : 1);
 
 static_assert(D == 32 || D == 64 || D == 128, "HEAD_DIM must be 32, 64 or 128");
-static_assert(BM == WROWS * NW && (MT == 1 || MT == 2),
+static_assert(KVW || (BM == WROWS * NW && (MT == 1 || MT == 2)),
 	      "each warp owns 16 or 32 query rows: TILE_M == 16 or 32 times NUM_WARPS_PER_BLOCK");
+static_assert(KV_WARPS == 0 || (KV_WARPS == 1 && BM == 16 && NW >= 2 && BN >= 32),
+	      "KV_WARPS=1: 2 to 8 warps share one m16 tile (TILE_M 16) and take KV tiles of >= 32 keys");
 static_assert(NW >= 1 && NW <= 8, "1 to 8 warps per block");
 static_assert(BN % 16 == 0 && BN >= 16 && BN <= 128, "TILE_N must be a multiple of 16, at most 128");
 static_assert(STAGES >= 1 && STAGES <= 3, "KV_STAGES must be 1, 2 or 3");
@@ -130,7 +148,9 @@ static __device__ __forceinline__ unsigned swz(int row, int chunk)
 
 /* Issues the cp.async copies of rows [row0, row0 + ROWS) of a K or V matrix
  * (rows `stride` elements apart) into the tile at dst; rows at or past s are
- * zero-filled (src-size 0; the source address stays a valid one).
+ * zero-filled (src-size 0; the source address stays a valid one). THREADS
+ * threads copy (tid 0 .. THREADS - 1): the block's NT, or one warp's 32 (its
+ * lanes) with KV_WARPS. Below NT stands for THREADS.
  *
  * With at least 8 rows per pass (RP = NT / CPR), thread tid copies chunk
  * tid % CPR of rows tid / CPR + k * RP: its shared addresses are one base plus
@@ -141,11 +161,11 @@ static __device__ __forceinline__ unsigned swz(int row, int chunk)
  * register, so thread tid copies chunks tid / 8 + (NT / 8) i of rows
  * tid % 8 + 8 k instead: all its rows share one swizzle phase (two bases plus
  * constants on the shared side) and a row's chunks one global address. */
-template <int ROWS>
+template <int ROWS, int THREADS = NT>
 static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned short *g, int stride,
 						 int row0, int s, int tid)
 {
-	constexpr int RP = NT / CPR;	/* rows per pass: NT >= 32 >= 2 * CPR */
+	constexpr int RP = THREADS / CPR;	/* rows per pass: THREADS >= 32 >= 2 * CPR */
 
 	if constexpr (RP >= 8) {
 		constexpr int PASSES = (ROWS + RP - 1) / RP;
@@ -169,7 +189,7 @@ static __device__ __forceinline__ void load_tile(unsigned dst, const unsigned sh
 			}
 		}
 	} else {
-		constexpr int CS = NT / 8;	/* chunk stride: 4 or 8 */
+		constexpr int CS = THREADS / 8;	/* chunk stride: 4 or 8 */
 		constexpr int CPT = CPR / CS;	/* chunks per thread per row */
 		static_assert(CPR >= 8 && CS >= 4 && CPR % CS == 0 && ROWS % 8 == 0,
 			      "the narrow copy mapping needs rows of >= 128 bytes");
@@ -620,6 +640,67 @@ static __device__ __forceinline__ void arrive_and_merge(const fatune_attn_params
 	}
 }
 
+/* KV_WARPS: the warps' states, each over its own KV tiles, merged into warp
+ * 0's. Every lane of every warp holds the same rows and columns (the same
+ * offset in the same m16 tile), so lane L of warp 0 merges lane L of the
+ * others: max, this lane's part of the exp sum and its O fragments, by the
+ * split-KV rule (a warp that saw no key has max -inf and adds 0). Each warp
+ * > 0 leaves its state in its own (now idle) K/V buffers, [value][lane]. All
+ * threads of the block call it, after their last copies landed. */
+static __device__ __forceinline__ void merge_warps(warp_state &w, unsigned char *smem, int warp, int lane,
+						   float scale_log2)
+{
+	constexpr int NO = MT * (D / 8) * 4;	/* O values per lane */
+	static_assert(!KVW || (NO + 4 * MT) * 32 * 4 <= WARP_KV_BYTES, "a warp's state fits in its buffers");
+	float *mine = reinterpret_cast<float *>(smem + Q_BYTES + warp * WARP_KV_BYTES);
+
+	__syncthreads();	/* every warp is done with its buffers */
+	if (warp > 0) {
+#pragma unroll
+		for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+			for (int j = 0; j < D / 8; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					mine[((mt * (D / 8) + j) * 4 + e) * 32 + lane] = w.o[mt][j][e];
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				mine[(NO + 2 * mt + r) * 32 + lane] = w.m[mt][r];
+				mine[(NO + 2 * MT + 2 * mt + r) * 32 + lane] = w.l[mt][r];
+			}
+		}
+	}
+	__syncthreads();
+	if (warp == 0) {
+		for (int u = 1; u < NW; u++) {
+			const float *su = reinterpret_cast<const float *>(smem + Q_BYTES + u * WARP_KV_BYTES);
+
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+				for (int r = 0; r < 2; r++) {
+					const float mu = su[(NO + 2 * mt + r) * 32 + lane];
+					const float lu = su[(NO + 2 * MT + 2 * mt + r) * 32 + lane];
+					const float mn = fmaxf(w.m[mt][r], mu);
+					/* both -inf: 0 stands in, the factors are 0 (l, O stay 0) */
+					const float msc = (mn == ft_neg_inf() ? 0.f : mn) * scale_log2;
+					const float a = ft_exp2(w.m[mt][r] * scale_log2 - msc);
+					const float c = ft_exp2(mu * scale_log2 - msc);
+
+					w.l[mt][r] = w.l[mt][r] * a + lu * c;
+					w.m[mt][r] = mn;
+#pragma unroll
+					for (int j = 0; j < D / 8; j++)
+#pragma unroll
+						for (int e = 2 * r; e < 2 * r + 2; e++)
+							w.o[mt][j][e] = w.o[mt][j][e] * a +
+									su[((mt * (D / 8) + j) * 4 + e) * 32 + lane] * c;
+				}
+		}
+	}
+	__syncthreads();	/* the buffers are free again (the epilogue's staging, the in-kernel combine) */
+}
+
 } /* namespace */
 
 extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct fatune_attn_params p)
@@ -638,7 +719,9 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const int split = blockIdx.x % splits;
 	/* causal: the last row blocks see the most keys, so they go first */
 	const int mb = IS_CAUSAL ? m_blocks - 1 - (int)(blockIdx.x / splits) : (int)(blockIdx.x / splits);
-	const int m0 = mb * BM, m0w = m0 + WROWS * warp;
+	/* the warp's first row in the Q tile: with KV_WARPS every warp's is 0 */
+	const int qrow = KVW ? 0 : WROWS * warp;
+	const int m0 = mb * BM, m0w = m0 + qrow;
 	const int b = blockIdx.z;
 	const int hq = PACK_GQA ? blockIdx.y * grp : blockIdx.y;	/* (first) query head */
 	const int hk = PACK_GQA || grp == 1 ? blockIdx.y : blockIdx.y / grp;	/* its KV head */
@@ -680,7 +763,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	const unsigned short *gk = static_cast<const unsigned short *>(p.k) + k_off;
 	const unsigned short *gv = static_cast<const unsigned short *>(p.v) + v_off;
 	const unsigned q_smem = ft_smem_addr(smem);
-	const unsigned k_smem = q_smem + Q_BYTES;
+	const unsigned k_smem = q_smem + Q_BYTES + (KVW ? warp * WARP_KV_BYTES : 0);	/* (the warp's) */
 	const unsigned v_smem = k_smem + STAGES * KV_BYTES;
 	const bool warp_active = m0w < m_rows;
 	/* the last key the warp's first and last rows may see (causal) */
@@ -710,7 +793,20 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	 * the group arithmetic below holds at the end of the range too */
 	load_q_tile(q_smem, make_rows(p, b, hq, grp, 0), m0, m_rows, tid);
 	ft_cp_async_commit();
-	if (STAGES == 1) {
+	if constexpr (KVW) {
+		/* each warp's own tiles t_begin + warp + NW r: the first STAGES - 1 */
+#pragma unroll
+		for (int st = 0; st < STAGES - 1; st++) {
+			const int ti = t_begin + warp + NW * st;
+
+			if (ti < t_end) {
+				load_tile<BN, 32>(k_smem + st * KV_BYTES, gk, kst, ti * BN, s_kv, lane);
+				load_tile<BN, 32>(v_smem + st * KV_BYTES, gv, vst, ti * BN, s_kv, lane);
+			}
+			ft_cp_async_commit();
+		}
+		ft_cp_async_wait<STAGES - 1>();	/* Q landed */
+	} else if (STAGES == 1) {
 		load_tile<BN>(k_smem, gk, kst, t_begin * BN, s_kv, tid);
 		ft_cp_async_commit();
 		load_tile<BN>(v_smem, gv, vst, t_begin * BN, s_kv, tid);
@@ -733,12 +829,39 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 		for (int mt = 0; mt < MT; mt++)
 #pragma unroll
 			for (int kk = 0; kk < D / 16; kk++)
-				load_q(w.q[Q_REGS ? mt : 0][Q_REGS ? kk : 0], q_smem, WROWS * warp, mt, kk, lane);
+				load_q(w.q[Q_REGS ? mt : 0][Q_REGS ? kk : 0], q_smem, qrow, mt, kk, lane);
 
+	/* KV_WARPS: each warp walks its own tiles through its own ring of
+	 * buffers, with no block barrier (warps may hold different numbers of
+	 * tiles): refill the buffer of its last tile, wait for this one */
+	const int nmine = KVW && t_begin + warp < t_end ? (t_end - t_begin - warp + NW - 1) / NW : 0;
+	for (int r = 0; r < nmine; r++) {
+		const int n0 = (t_begin + warp + NW * r) * BN;
+		const int st = r % STAGES;
+		const bool skip = IS_CAUSAL && n0 > wk_last;
+		float sc[MT][BN / 8][4];
+		unsigned pa[MT][BN / 16][4];
+
+		__syncwarp();	/* every lane is done with the buffer refilled next */
+		if (r + STAGES - 1 < nmine) {
+			const int nst = (r + STAGES - 1) % STAGES, n1 = n0 + NW * (STAGES - 1) * BN;
+
+			load_tile<BN, 32>(k_smem + nst * KV_BYTES, gk, kst, n1, s_kv, lane);
+			load_tile<BN, 32>(v_smem + nst * KV_BYTES, gv, vst, n1, s_kv, lane);
+		}
+		ft_cp_async_commit();
+		ft_cp_async_wait<STAGES - 1>();	/* this tile landed */
+		__syncwarp();			/* every lane's copies of it are visible */
+		if (!skip) {
+			qk(w, sc, k_smem + st * KV_BYTES, q_smem, 0, lane);
+			process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
+			pv(w, pa, v_smem + st * KV_BYTES, lane);
+		}
+	}
 	/* One KV tile per step: wait for it, refill the buffer freed by the last
 	 * step, compute. (Splitting off the tiles that need no mask into a
 	 * branch-free loop of their own made ptxas spill more, not less.) */
-	for (int i = t_begin; i < t_end; i++) {
+	for (int i = KVW ? t_end : t_begin; i < t_end; i++) {
 		const int n0 = i * BN;
 		/* a warp whose rows all precede the tile's first key has nothing to
 		 * do (a warp past the last row computes on zero-filled rows that are
@@ -753,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			ft_cp_async_wait<1>();	/* K(i) */
 			__syncthreads();
 			if (!skip)
-				qk(w, sc, k_smem, q_smem, WROWS * warp, lane);
+				qk(w, sc, k_smem, q_smem, qrow, lane);
 			__syncthreads();	/* every warp is done with K(i) */
 			if (i + 1 < t_end)
 				load_tile<BN>(k_smem, gk, kst, (i + 1) * BN, s_kv, tid);
@@ -783,13 +906,17 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			}
 			ft_cp_async_commit();
 			if (!skip) {
-				qk(w, sc, k_smem + st * KV_BYTES, q_smem, WROWS * warp, lane);
+				qk(w, sc, k_smem + st * KV_BYTES, q_smem, qrow, lane);
 				process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
 				pv(w, pa, v_smem + st * KV_BYTES, lane);
 			}
 		}
 	}
 	ft_cp_async_wait<0>();	/* leave no copy in flight (the trailing groups are empty) */
+	if constexpr (KVW)
+		merge_warps(w, smem, warp, lane, p.scale_log2);
+	/* with KV_WARPS only warp 0 holds the rows now */
+	const bool owns = !KVW || warp == 0;
 
 	/* epilogue: each row's full sum, then O / l; a row that saw no key (in a
 	 * split, or a causal row before every key) has l = 0: 1 stands in for
@@ -802,14 +929,14 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			ft_row_finish(w.l[mt][r], w.m[mt][r], p.scale_log2, inv[mt][r], lse[mt][r]);
 	/* (with the in-kernel combine every warp must reach its barriers; an
 	 * inactive warp's rows are all past m_rows, so it stores nothing) */
-	if (!COMBINE_IN_KERNEL && !warp_active)
+	if (!COMBINE_IN_KERNEL && !(warp_active && owns))
 		return;
 
 	/* where the rows go: recomputed here from the parameters rather than
 	 * held across the loop */
 	const int hq_e = PACK_GQA ? blockIdx.y * grp : blockIdx.y;
 	row_map rm = make_rows(p, blockIdx.z, hq_e, grp, 0);
-	if (splits == 1) {
+	if (splits == 1 && owns) {
 		/* stage the warp's output rows in its own rows of the Q buffer (only
 		 * this warp ever reads them), then write 16-byte chunks */
 		unsigned char *stage = smem;
@@ -846,7 +973,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			for (int r = 0; r < 2; r++) {
 				const int row = m0w + 16 * mt + g + 8 * r;
 
-				if (row >= m_rows)
+				if (!owns || row >= m_rows)
 					continue;
 				const long long pr = rm.partial_row(row);
 				float *op = p.o_partial + pr * D;

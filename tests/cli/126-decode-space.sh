@@ -1,0 +1,49 @@
+# 126-decode-space: search_spaces/attention_decode.yaml (attention.cu with KV_WARPS=1: the block's warps share
+# one m16 tile of decode rows and split its keys) compiles with NVRTC for sm_80, sm_89 and sm_90 - D 32, 64
+# and 128, fp16 and bf16, causal or not, GQA, bhsd and bshd - with no compile failure and no spill, so its
+# smem_bytes formula is the template's layout (the template static_asserts it: a wrong formula is a
+# compile failure here); a prefill shape has no candidate in it; an exported KV_WARPS config, included
+# before the template, builds it with nvcc alone.
+. "$FT_TEST_LIB"
+export FATUNE_CACHE_DIR="${FATUNE_TEST_CACHE:-$T/cache}"
+SP="$SPACES/attention_decode.yaml"
+while read -r -u 3 arch args; do
+	[ -z "$arch" ] && continue
+	run check --arch "$arch" --space "$SP" $args --compile --jobs 2 --format json
+	expect_rc 0 "check --compile $arch $args"
+	python3 - "$T/out" "$arch $args" <<'PY' || fail "attention_decode.yaml at $arch $args"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+st = {}
+for r in rows:
+    st[r["status"]] = st.get(r["status"], 0) + 1
+bad = [r for r in rows if r["status"] in ("compile_failed", "spills")]
+assert not bad, (sys.argv[2], bad[:3])
+ok = [r for r in rows if r["status"] == "compiled"]
+assert len(ok) >= 20, (sys.argv[2], st)
+assert all(",KV_WARPS=1," in r["config"] and ",TILE_M=16," in r["config"] for r in ok), ok[:2]
+PY
+done 3<<'CASES'
+sm_90 --shape 16x32x1x128 --kv-heads 8 --kv-len 32768
+sm_90 --shape 1x32x4x64 --kv-heads 8 --kv-len 4096 --causal --layout bshd
+sm_89 --shape 1x32x1x64 --kv-heads 8 --kv-len 4096 --causal --dtype bf16
+sm_80 --shape 2x8x1x32 --kv-len 2048
+CASES
+# prefill: 512 rows of a head are no decode step
+run check --all --arch sm_90 --space "$SP" --shape 1x8x512x64 --format json
+[ "$rc" -le 1 ] || { cat "$T/err"; fail "check of a prefill shape"; }
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r and all(x["status"]=="rejected_constraint" and "rows_in_one_tile" in x["reason"] for x in r), r[:2]' "$T/out" ||
+	fail "a prefill shape has candidates in the decode space"
+# export a KV_WARPS config and build the template with the header alone
+cfg=NUM_WARPS_PER_BLOCK=4,TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,KV_WARPS=1,NUM_SPLITS=16,COMBINE_IN_KERNEL=0,PDL=0
+run export --arch sm_90 --shape 1x32x1x128 --kv-heads 8 --kv-len 8192 --space "$SP" --config "$cfg" -o "$T/kv.h"
+expect_rc 0 "export of a KV_WARPS config"
+grep -q "^#define KV_WARPS 1\$" "$T/kv.h" || fail "the exported header does not set KV_WARPS"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [ -x "$NVCC" ]; then
+	mkdir -p "$T/b" && cp "$T/kv.h" "$T/b/build_config.h"
+	printf '#include "build_config.h"\n#include "%s/kernel_templates/attention.cu"\n' "$FATUNE_SOURCE_DIR" >"$T/b/kernel.cu"
+	(cd "$T/b" && "$NVCC" -arch=sm_90 -cubin -o k.cubin kernel.cu) >"$T/b/log" 2>&1 ||
+		{ cat "$T/b/log"; fail "the exported KV_WARPS header does not build attention.cu"; }
+fi
+echo ok
