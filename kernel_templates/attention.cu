@@ -64,8 +64,9 @@
  * and so fewer partials to combine.
  *
  * Shared memory is dynamic: [Q: TILE_M rows][K stage 0..][V stage 0..] (with
- * KV_WARPS, one [K stages][V stages] per warp), each row HEAD_DIM 16-bit values, 16-byte chunks XOR-swizzled so that the eight row
- * addresses of every ldmatrix phase and cp.async row land in distinct banks.
+ * KV_WARPS, one [K stages][V stages] per warp), each row HEAD_DIM 16-bit
+ * values, 16-byte chunks XOR-swizzled so that the eight row addresses of
+ * every ldmatrix phase and cp.async row land in distinct banks.
  * Design notes and measurements: docs/kernel.md.
  */
 #include "fatune_abi.h"
@@ -834,81 +835,84 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 	/* KV_WARPS: each warp walks its own tiles through its own ring of
 	 * buffers, with no block barrier (warps may hold different numbers of
 	 * tiles): refill the buffer of its last tile, wait for this one */
-	const int nmine = KVW && t_begin + warp < t_end ? (t_end - t_begin - warp + NW - 1) / NW : 0;
-	for (int r = 0; r < nmine; r++) {
-		const int n0 = (t_begin + warp + NW * r) * BN;
-		const int st = r % STAGES;
-		const bool skip = IS_CAUSAL && n0 > wk_last;
-		float sc[MT][BN / 8][4];
-		unsigned pa[MT][BN / 16][4];
-
-		__syncwarp();	/* every lane is done with the buffer refilled next */
-		if (r + STAGES - 1 < nmine) {
-			const int nst = (r + STAGES - 1) % STAGES, n1 = n0 + NW * (STAGES - 1) * BN;
-
-			load_tile<BN, 32>(k_smem + nst * KV_BYTES, gk, kst, n1, s_kv, lane);
-			load_tile<BN, 32>(v_smem + nst * KV_BYTES, gv, vst, n1, s_kv, lane);
-		}
-		ft_cp_async_commit();
-		ft_cp_async_wait<STAGES - 1>();	/* this tile landed */
-		__syncwarp();			/* every lane's copies of it are visible */
-		if (!skip) {
-			qk(w, sc, k_smem + st * KV_BYTES, q_smem, 0, lane);
-			process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
-			pv(w, pa, v_smem + st * KV_BYTES, lane);
-		}
-	}
-	/* One KV tile per step: wait for it, refill the buffer freed by the last
-	 * step, compute. (Splitting off the tiles that need no mask into a
-	 * branch-free loop of their own made ptxas spill more, not less.) */
-	for (int i = KVW ? t_end : t_begin; i < t_end; i++) {
-		const int n0 = i * BN;
-		/* a warp whose rows all precede the tile's first key has nothing to
-		 * do (a warp past the last row computes on zero-filled rows that are
-		 * never stored: branching on it costs registers everywhere) */
-		const bool skip = IS_CAUSAL && n0 > wk_last;
-		float sc[MT][BN / 8][4];
-		unsigned pa[MT][BN / 16][4];
-
-		if (STAGES == 1) {
-			/* one buffer each for K and V: K(i+1) streams in during
-			 * softmax and P V, V(i+1) during the next Q K^T */
-			ft_cp_async_wait<1>();	/* K(i) */
-			__syncthreads();
-			if (!skip)
-				qk(w, sc, k_smem, q_smem, qrow, lane);
-			__syncthreads();	/* every warp is done with K(i) */
-			if (i + 1 < t_end)
-				load_tile<BN>(k_smem, gk, kst, (i + 1) * BN, s_kv, tid);
-			ft_cp_async_commit();
-			ft_cp_async_wait<1>();	/* V(i) */
-			__syncthreads();
-			if (!skip) {
-				process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
-				pv(w, pa, v_smem, lane);
-			}
-			__syncthreads();	/* every warp is done with V(i) */
-			if (i + 1 < t_end)
-				load_tile<BN>(v_smem, gv, vst, (i + 1) * BN, s_kv, tid);
-			ft_cp_async_commit();
-		} else {
-			const int r = i - t_begin;
+	if constexpr (KVW) {
+		const int nmine = t_begin + warp < t_end ? (t_end - t_begin - warp + NW - 1) / NW : 0;
+		for (int r = 0; r < nmine; r++) {
+			const int n0 = (t_begin + warp + NW * r) * BN;
 			const int st = r % STAGES;
-			const int nst = (r + STAGES - 1) % STAGES;
+			const bool skip = IS_CAUSAL && n0 > wk_last;
+			float sc[MT][BN / 8][4];
+			unsigned pa[MT][BN / 16][4];
 
-			/* tile i landed (its group is older than the STAGES-2 newest),
-			 * and every warp is done with tile i-1, whose buffer is refilled */
-			ft_cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
-			__syncthreads();
-			if (i + STAGES - 1 < t_end) {
-				load_tile<BN>(k_smem + nst * KV_BYTES, gk, kst, (i + STAGES - 1) * BN, s_kv, tid);
-				load_tile<BN>(v_smem + nst * KV_BYTES, gv, vst, (i + STAGES - 1) * BN, s_kv, tid);
+			__syncwarp();	/* every lane is done with the buffer refilled next */
+			if (r + STAGES - 1 < nmine) {
+				const int nst = (r + STAGES - 1) % STAGES, n1 = n0 + NW * (STAGES - 1) * BN;
+
+				load_tile<BN, 32>(k_smem + nst * KV_BYTES, gk, kst, n1, s_kv, lane);
+				load_tile<BN, 32>(v_smem + nst * KV_BYTES, gv, vst, n1, s_kv, lane);
 			}
 			ft_cp_async_commit();
+			ft_cp_async_wait<STAGES - 1>();	/* this tile landed */
+			__syncwarp();			/* every lane's copies of it are visible */
 			if (!skip) {
-				qk(w, sc, k_smem + st * KV_BYTES, q_smem, qrow, lane);
+				qk(w, sc, k_smem + st * KV_BYTES, q_smem, 0, lane);
 				process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
 				pv(w, pa, v_smem + st * KV_BYTES, lane);
+			}
+		}
+	} else {
+		/* One KV tile per step: wait for it, refill the buffer freed by the last
+		 * step, compute. (Splitting off the tiles that need no mask into a
+		 * branch-free loop of their own made ptxas spill more, not less.) */
+		for (int i = t_begin; i < t_end; i++) {
+			const int n0 = i * BN;
+			/* a warp whose rows all precede the tile's first key has nothing to
+			 * do (a warp past the last row computes on zero-filled rows that are
+			 * never stored: branching on it costs registers everywhere) */
+			const bool skip = IS_CAUSAL && n0 > wk_last;
+			float sc[MT][BN / 8][4];
+			unsigned pa[MT][BN / 16][4];
+
+			if (STAGES == 1) {
+				/* one buffer each for K and V: K(i+1) streams in during
+				 * softmax and P V, V(i+1) during the next Q K^T */
+				ft_cp_async_wait<1>();	/* K(i) */
+				__syncthreads();
+				if (!skip)
+					qk(w, sc, k_smem, q_smem, qrow, lane);
+				__syncthreads();	/* every warp is done with K(i) */
+				if (i + 1 < t_end)
+					load_tile<BN>(k_smem, gk, kst, (i + 1) * BN, s_kv, tid);
+				ft_cp_async_commit();
+				ft_cp_async_wait<1>();	/* V(i) */
+				__syncthreads();
+				if (!skip) {
+					process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
+					pv(w, pa, v_smem, lane);
+				}
+				__syncthreads();	/* every warp is done with V(i) */
+				if (i + 1 < t_end)
+					load_tile<BN>(v_smem, gv, vst, (i + 1) * BN, s_kv, tid);
+				ft_cp_async_commit();
+			} else {
+				const int r = i - t_begin;
+				const int st = r % STAGES;
+				const int nst = (r + STAGES - 1) % STAGES;
+
+				/* tile i landed (its group is older than the STAGES-2 newest),
+				 * and every warp is done with tile i-1, whose buffer is refilled */
+				ft_cp_async_wait<(STAGES >= 2 ? STAGES - 2 : 0)>();
+				__syncthreads();
+				if (i + STAGES - 1 < t_end) {
+					load_tile<BN>(k_smem + nst * KV_BYTES, gk, kst, (i + STAGES - 1) * BN, s_kv, tid);
+					load_tile<BN>(v_smem + nst * KV_BYTES, gv, vst, (i + STAGES - 1) * BN, s_kv, tid);
+				}
+				ft_cp_async_commit();
+				if (!skip) {
+					qk(w, sc, k_smem + st * KV_BYTES, q_smem, qrow, lane);
+					process_scores(w, sc, pa, n0, wk_first, plim, s_kv, lane, p.scale_log2);
+					pv(w, pa, v_smem + st * KV_BYTES, lane);
+				}
 			}
 		}
 	}
