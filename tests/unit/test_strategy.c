@@ -426,24 +426,18 @@ static void test_guide_seeds_first(void **state)
 	ft_guide_free(g);
 }
 
-/* A seed that is no candidate's config (a neighbour's best holding a value
- * this shape derives otherwise, or a value the space does not list) starts
- * the search at its nearest candidate; one naming no parameter matches none. */
-static void test_guide_seed_nearest(void **state)
+/* sp's candidates ts[0..6) (p: pointers to them), in this order: BLOCK_M x
+ * NUM_WARPS = (32,4) (32,8) (64,4) (64,8) (128,4) (128,8), NUM_SPLITS 1 (the
+ * space lists 1 and 2) */
+static void six_candidates(struct ft_space *sp, struct ft_trial *ts, struct ft_trial **p)
 {
 	static const long long bm[] = { 32, 64, 128 }, warps[] = { 4, 8 };
-	struct ft_space *sp = new_space();
-	struct ft_trial ts[6], *p[6];
-	const char *seeds[] = { "BLOCK_M=128,NUM_WARPS=8,NUM_SPLITS=2", "nowhere",
-				"BLOCK_M=100,NUM_WARPS=4", "BLOCK_M=64,NUM_WARPS=4,NUM_SPLITS=1" };
-	struct ft_guide *g;
 
-	(void)state;
 	sp->params[0].nvalues = 3;
 	memcpy(sp->params[0].values, bm, sizeof(bm));
 	sp->params[1].nvalues = 2;
 	memcpy(sp->params[1].values, warps, sizeof(warps));
-	sp->params[2].nvalues = 2;	/* NUM_SPLITS 1, 2: only 1 is a candidate here */
+	sp->params[2].nvalues = 2;
 	sp->params[2].values[0] = 1;
 	sp->params[2].values[1] = 2;
 	for (int i = 0; i < 6; i++) {
@@ -452,6 +446,21 @@ static void test_guide_seed_nearest(void **state)
 		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
 		p[i] = &ts[i];
 	}
+}
+
+/* A seed that is no candidate's config (a neighbour's best holding a value
+ * this shape derives otherwise, or a value the space does not list) starts
+ * the search at its nearest candidate; one naming no parameter matches none. */
+static void test_guide_seed_nearest(void **state)
+{
+	struct ft_space *sp = new_space();
+	struct ft_trial ts[6], *p[6];
+	const char *seeds[] = { "BLOCK_M=128,NUM_WARPS=8,NUM_SPLITS=2", "nowhere",
+				"BLOCK_M=100,NUM_WARPS=4", "BLOCK_M=64,NUM_WARPS=4,NUM_SPLITS=1" };
+	struct ft_guide *g;
+
+	(void)state;
+	six_candidates(sp, ts, p);
 	g = ft_guide_new(sp, p, 6, 3);
 	assert_non_null(g);
 	assert_int_equal(ft_guide_seed(g, p, seeds, 4), 3);
@@ -499,24 +508,6 @@ static void test_guide_patience(void **state)
  * seeds, the candidates nearest the first seed (ties to the list's order)
  * instead of the model's order; once an ok result arrives, the best leads as
  * before; without the lean, the model's order. */
-static void lean_space(struct ft_space *sp, struct ft_trial *ts, struct ft_trial **p)
-{
-	static const long long bm[] = { 32, 64, 128 }, warps[] = { 4, 8 };
-
-	sp->params[0].nvalues = 3;
-	memcpy(sp->params[0].values, bm, sizeof(bm));
-	sp->params[1].nvalues = 2;
-	memcpy(sp->params[1].values, warps, sizeof(warps));
-	sp->params[2].nvalues = 1;
-	sp->params[2].values[0] = 1;
-	for (int i = 0; i < 6; i++) {	/* (32,4) (32,8) (64,4) (64,8) (128,4) (128,8) */
-		make_trial(&ts[i], i, 32 * warps[i % 2], 1, 1, 0, 1);
-		ts[i].values[0] = bm[i / 2];
-		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
-		p[i] = &ts[i];
-	}
-}
-
 static void test_guide_lean(void **state)
 {
 	static const long long leaned[] = { 5, 3, 4, 1, 2, 0 }, plain[] = { 5, 0, 1, 2, 3, 4 };
@@ -526,7 +517,7 @@ static void test_guide_lean(void **state)
 	struct ft_guide *g;
 
 	(void)state;
-	lean_space(sp, ts, p);
+	six_candidates(sp, ts, p);
 	seeds[0] = ts[5].config;
 	for (int lean = 0; lean < 2; lean++) {
 		g = ft_guide_new(sp, p, 6, 7);
