@@ -58,8 +58,8 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
 /* The search after space i of target t on `shape` that a prefetch can
  * compile for (prefetch.h): the next space that fits on the same target, else
  * the first that fits of the next unit (`next`, NULL: none) on the first
- * target. 0 when there is none, or when nothing compiles (no runner, or one
- * that loads no CUBIN). */
+ * target, with (transfer) that search's seeds as stored now. 0 when there is
+ * none, or when nothing compiles (no runner, or one that loads no CUBIN). */
 static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, const struct ft_search_opts *so,
 		       const struct ft_campaign_target *t, const struct ft_shape *shape, int i,
 		       const struct ft_shape *next, struct ft_prefetch_cfg *pc)
@@ -90,7 +90,7 @@ static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, c
 	if (so->strategy && so->strategy->transfer) {
 		struct ft_err e = { 0 };
 
-		if (ft_transfer_seeds(db, so->seed_pool, pc->arch->name, device ? device : "", pc->sp->name,
+		if (ft_transfer_seeds(db, so->seed_pool, pc->arch->name, device, pc->sp->name,
 				      &pc->shape, &pc->seeds, &e))
 			pc->seeds.n = 0;
 	}
