@@ -4,15 +4,8 @@
 # stores without the prefetch, nothing is stored for a unit before it runs, and SIGINT during a prefetch still ends
 # the run within 2 s with nothing of the next unit stored.
 . "$FT_TEST_LIB"
-cat >"$T/two.yaml" <<'YAML'
-# two units with no CUBIN in common (IS_CAUSAL is compiled in)
-fatune_campaign: 1
-name: two
-dtype: fp16
-causal: [0, 1]
-shapes:
-  - 1x8x512x64
-YAML
+# two units with no CUBIN in common
+cp "$FATUNE_SOURCE_DIR/tests/data/campaign_two_causal.yaml" "$T/two.yaml"
 A="--arch sm_90 --campaign $T/two.yaml --space $SPACES/attention.yaml --strategy model --race off --budget 4 --jobs 2 --quiet --json"
 field() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])])[sys.argv[3]])' "$T/out" "$1" "$2"; }
 cubins() { find "$1" -name '*.cubin' 2>/dev/null | wc -l; }

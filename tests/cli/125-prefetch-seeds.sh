@@ -11,14 +11,8 @@ FATUNE_CACHE_DIR="$T/c_seeds" run search $S --shape 1x8x512x64 --causal --strate
 expect_rc 0 "the seed search"
 seed=$(sql "$T/seeds.db" "SELECT config FROM best WHERE causal = 1")
 [ -n "$seed" ] || fail "the seed search stored no best"
-cat >"$T/two.yaml" <<'YAML'
-fatune_campaign: 1
-name: two
-dtype: fp16
-causal: [0, 1]
-shapes:
-  - 1x8x512x64
-YAML
+# two units with no CUBIN in common
+cp "$FATUNE_SOURCE_DIR/tests/data/campaign_two_causal.yaml" "$T/two.yaml"
 compile_ms_of() {	# $1 db: the compile time of the seed's trial in the causal unit
 	sql "$1" "SELECT coalesce(t.compile_ms, -1) FROM trials t JOIN runs r ON r.id = t.run_id
 		WHERE r.causal = 1 AND t.config = '$seed' ORDER BY t.id LIMIT 1"
