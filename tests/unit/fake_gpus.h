@@ -10,7 +10,7 @@
  * watchdog must act). MODE "race" answers after FAKE_RACE_MS by the
  * candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
- * raw samples a real worker sends back.
+ * raw samples a real worker sends back, as many as it would take.
  */
 #ifndef FAKE_GPUS_H
 #define FAKE_GPUS_H
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "run/evaluate.h"
+#include "run/sampling.h"
 #include "run/verify.h"
 #include "run/worker.h"
 
@@ -76,6 +77,7 @@ static int fake_race(const struct ft_job *job, struct ft_job_result *res)
 	}
 	fake_sleep_ms(FAKE_RACE_MS);
 	ft_job_result_init(res);
+	n = 0;
 	if (!(us > 0) || wrong) {
 		res->status = FT_ST_WRONG_RESULT;
 		snprintf(res->reason, sizeof(res->reason), "fake: wrong (grid %lld)", job->grid[0]);
@@ -84,9 +86,19 @@ static int fake_race(const struct ft_job *job, struct ft_job_result *res)
 	}
 	res->status = FT_ST_OK;
 	res->rel_err = job->tolerance / 2;
-	res->samples = job->samples;
+	/* the samples end where a real worker's would (run/sampling.h) */
+	{
+		double s[FT_RAW_SAMPLES_MAX];
+
+		while (n < job->samples && n < FT_RAW_SAMPLES_MAX) {
+			s[n] = us;
+			if ((res->stop = (int)ft_samples_stop(job, s, ++n)) != FT_SAMPLES_ALL)
+				break;
+		}
+	}
+	res->samples = n;
 	res->launches_per_sample = 20;
-	res->nraw = job->samples < FT_RAW_SAMPLES_MAX ? job->samples : FT_RAW_SAMPLES_MAX;
+	res->nraw = n;
 	for (int i = 0; i < res->nraw; i++)
 		res->raw_us[i] = (float)us;
 	res->t_median_us = res->t_min_us = res->t_p90_us = us;

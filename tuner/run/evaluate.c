@@ -20,6 +20,7 @@
 #include "fatune_abi.h"
 #include "compile/nvrtc.h"
 #include "run/modules.h"
+#include "run/sampling.h"
 #include "run/worker.h"
 
 /* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
@@ -147,6 +148,9 @@ void ft_job_timing_defaults(struct ft_job *job)
 	job->launches_per_sample = FT_EVAL_LAUNCHES_AUTO;
 	job->cold = 0;
 	job->sample_max_us = 0;
+	job->quick_samples = 0;
+	job->cut_above_us = 0;
+	job->stable_rel = 0;
 }
 
 /* ---- GPU side --------------------------------------------------------------- */
@@ -383,6 +387,11 @@ static const char *check_job(const struct ft_eval *ev, const struct ft_job *job,
 		snprintf(buf, size, "timing counts out of range: samples %d (1..%d), warmup %d, launches_per_sample %d (0..%d)",
 			 job->samples, FT_EVAL_MAX_SAMPLES, job->warmup, job->launches_per_sample,
 			 FT_EVAL_MAX_LAUNCHES);
+	else if (job->quick_samples < 0 || job->quick_samples > job->samples ||
+		 !(job->cut_above_us >= 0) || !isfinite(job->cut_above_us) ||
+		 !(job->stable_rel >= 0 && job->stable_rel < 1))
+		snprintf(buf, size, "early stop out of range: quick_samples %d (0..%d), cut_above_us %g (>= 0), stable_rel %g (0..1)",
+			 job->quick_samples, job->samples, job->cut_above_us, job->stable_rel);
 	else
 		return NULL;
 	return buf;
@@ -414,6 +423,7 @@ struct run {
 	unsigned grid[3], block[3], cgrid[3], cblock[3];
 	unsigned smem;
 	struct ft_job_result *res;	/* where the phase times go */
+	int taken;			/* timed samples taken (sampled()) */
 };
 
 /* One call: the workspace zeroed when the space asks (init zero), the main
@@ -551,6 +561,24 @@ static int grow(struct ft_eval *ev, ft_devptr *p, size_t *have, size_t want, con
 	return 0;
 }
 
+/* After sample n: 1 when the samples end here (run/sampling.h), with why in
+ * r->res->stop and r->taken. The race's quick samples are timed as the quick
+ * phase, the rest as samples (*t0 moves on past them). */
+static int sampled(struct run *r, const double *us, int n, double *t0)
+{
+	enum ft_samples_stop stop = ft_samples_stop(r->job, us, n);
+
+	r->taken = n;
+	if (n == r->job->quick_samples) {
+		double now = mono_ms();
+
+		r->res->phase_ms[FT_PH_QUICK] += now - *t0;
+		*t0 = now;
+	}
+	r->res->stop = stop;
+	return stop != FT_SAMPLES_ALL;
+}
+
 /* Samples of one call each, after an L2 flush that is not timed. */
 static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *us,
 		     struct ft_err *err)
@@ -579,6 +607,8 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		    ft_gpu_timer_stop(ev->gpu, &ms, err))
 			return -1;
 		us[i] = ms * 1e3;
+		if (sampled(r, us, i + 1, &t0))
+			break;
 	}
 	ev->last_timed_ms = mono_ms();
 	r->res->phase_ms[FT_PH_SAMPLES] += ev->last_timed_ms - t0;
@@ -621,6 +651,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		    ft_gpu_timer_stop(gpu, &ms, err))
 			goto out;
 		us[i] = ms * 1e3 / k;
+		if (sampled(r, us, i + 1, &t0))
+			break;
 	}
 	r->ev->last_timed_ms = mono_ms();
 	ph[FT_PH_SAMPLES] += r->ev->last_timed_ms - t0;
@@ -759,17 +791,18 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 		ft_error(err, FT_EFAIL, "out of memory for %d timing samples", plan.samples);
 		return 1;
 	}
+	r->taken = 0;
 	if (job->cold ? time_cold(r, &plan, us, err) : time_warm(r, &plan, us, err)) {
 		free(us);
 		return 1;
 	}
 	res->time_ms = mono_ms() - t0;
-	if (plan.samples <= FT_RAW_SAMPLES_MAX) {
-		res->nraw = plan.samples;
-		for (int i = 0; i < plan.samples; i++)
+	if (r->taken <= FT_RAW_SAMPLES_MAX) {
+		res->nraw = r->taken;
+		for (int i = 0; i < r->taken; i++)
 			res->raw_us[i] = (float)us[i];
 	}
-	if (ft_stats_compute(us, plan.samples, &st)) {
+	if (ft_stats_compute(us, r->taken, &st)) {
 		free(us);
 		res->status = FT_ST_CRASHED;
 		snprintf(res->reason, sizeof(res->reason),
@@ -788,7 +821,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	res->t_min_us = st.min;
 	res->t_p90_us = st.p90;
 	res->t_spread = st.spread;
-	res->samples = plan.samples;
+	res->samples = r->taken;
 	res->launches_per_sample = plan.launches;
 	return 0;
 }

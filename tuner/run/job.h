@@ -50,6 +50,11 @@ struct ft_job {
 	double sample_max_us;		/* K is lowered so that a sample lasts at most this;
 					 * 0: FT_EVAL_SAMPLE_MAX_US (the race's quick pass
 					 * asks for less, search/race.h) */
+	/* Ending the samples early (run/sampling.h; all 0: every planned sample) */
+	int quick_samples;		/* > 0: after this many, stop when their min is over
+					 * cut_above_us (the race's quick pass, in the job) */
+	double cut_above_us;		/* the race's cut line when the job was sent */
+	double stable_rel;		/* > 0: stop once the median's interval is this narrow */
 };
 
 /* Where a job's wall time went inside the worker (docs/timing.md, "Where a
@@ -88,6 +93,9 @@ struct ft_job_result {
 	int launches_per_sample;	/* K used (ft_eval_plan may lower the job's) */
 	double verify_ms;		/* wall time of the verified calls and their checks */
 	double time_ms;			/* wall time of timing: sizing call, warm-up, samples */
+	int stop;			/* enum ft_samples_stop (sampling.h): why the samples
+					 * ended; FT_SAMPLES_CUT: the statistics are the
+					 * quick samples' */
 	int nraw;			/* raw_us[0..nraw): the samples, unsorted; 0 when
 					 * more than FT_RAW_SAMPLES_MAX were taken */
 	float raw_us[FT_RAW_SAMPLES_MAX];

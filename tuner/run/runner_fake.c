@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "compile/cache.h"
+#include "run/sampling.h"
 
 #define FAKE_WRONG_US 1.0
 
@@ -152,9 +153,29 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 			 "fake: wrong by design (it holds the spec), rel err 5.00e-01 over tolerance");
 	if (!job->timing)
 		return 0;
-	/* samples base * (1 + i/1000): min base, median and p90 from the sorted list */
-	res->samples = n;
+	/* samples base * (1 + i/1000), ended early as the GPU worker would
+	 * (run/sampling.h): min base, median and p90 from the sorted list */
 	res->launches_per_sample = job->launches_per_sample > 0 ? job->launches_per_sample : 1;
+	{
+		double us[FT_RAW_SAMPLES_MAX];
+		int taken = 0;
+
+		for (int i = 0; i < n; i++) {
+			double t = base * (1.0 + i / 1000.0);
+			/* the samples' made-up GPU time as the job's phases, so the
+			 * search's phases.worker is exercised (quick and full apart) */
+			res->phase_ms[i < job->quick_samples ? FT_PH_QUICK : FT_PH_SAMPLES] +=
+				t * res->launches_per_sample / 1e3;
+			taken = i + 1;
+			if (i < FT_RAW_SAMPLES_MAX) {
+				us[i] = t;
+				if ((res->stop = (int)ft_samples_stop(job, us, taken)) != FT_SAMPLES_ALL)
+					break;
+			}
+		}
+		n = taken;
+	}
+	res->samples = n;
 	res->nraw = n <= FT_RAW_SAMPLES_MAX ? n : 0;
 	for (int i = 0; i < res->nraw; i++)
 		res->raw_us[i] = (float)(base * (1.0 + i / 1000.0));
@@ -162,11 +183,7 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 	res->t_median_us = base * (1.0 + (n - 1) / 2 / 1000.0);
 	res->t_p90_us = base * (1.0 + floor(0.9 * (n - 1)) / 1000.0);
 	res->t_spread = (res->t_p90_us - res->t_min_us) / res->t_median_us;
-	/* the samples' made-up GPU time as the job's phases, so the search's
-	 * phases.worker is exercised (quick and full apart) without a GPU */
-	for (int i = 0; i < n; i++)
-		res->phase_ms[FT_PH_SAMPLES] += base * (1.0 + i / 1000.0) * res->launches_per_sample / 1e3;
-	res->phase_ms[FT_PH_JOB] = res->phase_ms[FT_PH_SAMPLES];
+	res->phase_ms[FT_PH_JOB] = res->phase_ms[FT_PH_QUICK] + res->phase_ms[FT_PH_SAMPLES];
 	return 0;
 }
 
