@@ -5,7 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
-#                                          prefetch-order
+#                                          prefetch-order race-form
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -26,6 +26,8 @@
 # prefetch-order (issue 16; not part of all): suite24 cold with the prefetch in transfer order
 # against the model's order (FATUNE_PREFETCH_ORDER=model), with THROUGHPUT_SEEDS_FROM's seeds
 # when given and without; tables in $OUT/prefetch-order.txt.
+# race-form (issue 16; not part of all): suite24 warm with the race in one job per candidate
+# (the default) against its first form, two jobs and every full sample; see the step.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -147,7 +149,7 @@ for path in sys.argv[1:]:
     units = [r for r in rows if "shape" in r and "phases" in r]
     tail = [r for r in rows if "campaign" in r]
     print(f"== {path}: {len(units)} units" + (f", campaign wall {tail[0]['wall_s']:.1f} s" if tail else ""))
-    print(f"{'shape':<22}{'c':>2}{'wall s':>8}{'cand':>6}{'eval':>6}{'cut':>5}{'quick':>6}{'full':>5}{'fin':>4}"
+    print(f"{'shape':<22}{'c':>2}{'wall s':>8}{'cand':>6}{'eval':>6}{'cut':>5}{'quick':>6}{'full':>5}{'stbl':>5}{'fin':>4}"
           f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'send s':>7}{'verify s':>9}{'time s':>8}{'ms/cand':>8}  best us")
     per = []
     for r in units:
@@ -156,7 +158,7 @@ for path in sys.argv[1:]:
         per.append(p["gpu_busy_ms"] / n)
         best = r.get("best", {}).get("t_median_us", float("nan"))
         print(f"{r['shape']:<22}{r['causal']:>2}{r['wall_s']:>8.2f}{r['candidates']:>6}{r['evaluated']:>6}"
-              f"{r['status'].get('cut', 0):>5}{rc['quick']:>6}{rc['full']:>5}{rc['final_jobs']:>4}"
+              f"{r['status'].get('cut', 0):>5}{rc['quick']:>6}{rc['full']:>5}{rc.get('stable', 0):>5}{rc['final_jobs']:>4}"
               f"{p['compile_wall_ms']/1e3:>10.2f}{p['gpu_busy_ms']/1e3:>8.2f}{p['gpu_wait_ms']/1e3:>8.2f}"
               f"{p.get('first_send_ms', float('nan'))/1e3:>7.2f}"
               f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
@@ -286,6 +288,51 @@ if [[ " $steps " == *" prefetch-order "* ]]; then
 	done
 	throughput_table /tmp/po/*.json >>"$OUT/prefetch-order.txt"
 	tar -czf "$OUT/prefetch-order.tar.gz" -C /tmp po
+fi
+if [[ " $steps " == *" race-form "* ]]; then
+	# issue 16: the race as one job per candidate (quick samples, the cut in the worker, then the
+	# same graph until the median is stable: the default since 2026-11-29) against its first form
+	# (FATUNE_RACE_JOBS=2 --race-stable 0: quick pass and full measurement as two jobs, 15 full
+	# samples), suite24 with a warm cache on $THROUGHPUT_DEVICES, each pass a fresh DB, in the
+	# order of RACE_RUNS (default "one two two one": a drift of the clocks shows); one cold pass
+	# first fills the cache (its wall is the cold figure of the default form). Tables in
+	# $OUT/race-form.txt, the JSON lines in $OUT/race-form.tar.gz.
+	dev=${THROUGHPUT_DEVICES:-0}
+	read -r -a runs <<<"${RACE_RUNS:-one two two one}"
+	seeds=()
+	[ -n "${THROUGHPUT_SEEDS_FROM:-}" ] && seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM")
+	rm -rf "$FATUNE_CACHE_DIR" /tmp/rf /tmp/fatune-rf*.db*
+	mkdir -p /tmp/rf
+	declare -A seen=()
+	for rn in cold "${runs[@]}"; do
+		seen[$rn]=$((${seen[$rn]:-0} + 1))
+		name=$rn
+		[ "${seen[$rn]}" -gt 1 ] && name=$rn.${seen[$rn]}
+		form=()
+		[ "$rn" = two ] && form=(FATUNE_RACE_JOBS=2)
+		extra=()
+		[ "$rn" = two ] && extra=(--race-stable 0)
+		rm -f /tmp/fatune-rf.db*
+		env "${form[@]}" /usr/bin/time -f "suite24 $name on GPUs $dev: %e s wall" $F search \
+			--campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer "${seeds[@]}" \
+			"${extra[@]}" --db /tmp/fatune-rf.db --json --quiet >"/tmp/rf/$name.json" 2>"/tmp/rf/$name.err"
+		tail -1 "/tmp/rf/$name.err" | tee -a "$OUT/race-form.txt"
+	done
+	for rn in one two; do
+		[ "${seen[$rn]:-0}" -gt 0 ] || continue
+		rm -f "/tmp/fatune-rf-m$rn.db"*
+		form=()
+		[ "$rn" = two ] && form=(FATUNE_RACE_JOBS=2)
+		extra=()
+		[ "$rn" = two ] && extra=(--race-stable 0)
+		env "${form[@]}" /usr/bin/time -f "mission warm, $rn: %e s wall" $F search --shape 1x8x512x64 \
+			--devices "$dev" "${extra[@]}" --db "/tmp/fatune-rf-m$rn.db" --json --quiet \
+			>"/tmp/rf/mission-$rn.json" 2>"/tmp/rf/mission-$rn.err"
+		tail -1 "/tmp/rf/mission-$rn.err" | tee -a "$OUT/race-form.txt"
+	done
+	throughput_table /tmp/rf/*.json >>"$OUT/race-form.txt"
+	tar -czf "$OUT/race-form.tar.gz" -C /tmp rf
+	cp /tmp/rf/one.json "$OUT/race-form-one.json" 2>/dev/null
 fi
 if [[ " $steps " == *" worker-costs "* ]]; then
 	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a

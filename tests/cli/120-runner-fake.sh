@@ -27,6 +27,7 @@ grep -qE "GPU busy|waiting for compiles" "$T/out" && fail "the summary of a fake
 
 # race on (the default): same optimum, most candidates cut, none of them ok
 run search $A --runner fake --db "$T/on.db"; expect_rc 0
+cp "$T/out" "$T/on.json"
 python3 -c "import sys; sys.exit(not (float('$(phase quick)') > 0 and float('$(phase samples)') > 0))" ||
 	fail "racing did not report quick-pass and full samples apart in phases.worker"
 [ "$(best_of)" = "$off_best" ] || fail "racing lost the true best $off_best (got $(best_of))"
@@ -44,6 +45,22 @@ ncut=$(count "$T/on.db" "status = 'cut'")
 	fail "racing lost candidates"
 [ "$(count "$T/on.db" "reason LIKE 'race final:%'")" -ge 2 ] || fail "the race's final did not run through the runner"
 run query --best --db "$T/on.db" --format json; expect_rc 0; expect_out "$off_best"
+# a full measurement ends once its median is stable (run/sampling.h): the fake's samples are 0.1 % apart,
+# so after the fewest the rule allows (5, the quick pass's 3 among them), in the quick pass's one job
+[ "$(count "$T/on.db" "status = 'ok' AND reason NOT LIKE 'race final:%' AND samples <> 5")" -eq 0 ] ||
+	fail "a full measurement did not end stable at 5 samples: $(sql "$T/on.db" "SELECT group_concat(DISTINCT samples) FROM trials WHERE status = 'ok'")"
+[ "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["race"]; print(r["stable"] == r["full"] > 0)' "$T/on.json")" = True ] ||
+	fail "--json race.stable does not count the full measurements that ended stable"
+# --race-stable 0: every full measurement takes the search's 15 samples
+run search $A --runner fake --race-stable 0 --db "$T/all.db"; expect_rc 0
+[ "$(count "$T/all.db" "status = 'ok' AND reason NOT LIKE 'race final:%' AND samples <> 15")" -eq 0 ] ||
+	fail "--race-stable 0 ended a full measurement early"
+# the race's first form (FATUNE_RACE_JOBS=2: the quick pass and the full measurement as two jobs) judges
+# every candidate as the one-job form does: the same cut and ok sets, the same best
+FATUNE_RACE_JOBS=2 run search $A --runner fake --race-stable 0 --db "$T/two.db"; expect_rc 0
+[ "$(best_of)" = "$off_best" ] || fail "the two-job race lost the true best"
+sets() { sql "$1" "SELECT status || ' ' || config FROM trials WHERE status IN ('ok', 'cut') AND reason NOT LIKE 'race final:%' ORDER BY 1"; }
+[ "$(sets "$T/two.db")" = "$(sets "$T/all.db")" ] || fail "the one-job and two-job races judged differently"
 # resume: the same search again finishes nothing twice (every candidate skipped, no row added)
 rows=$(sql "$T/on.db" "SELECT count(*) FROM trials")
 run search $A --runner fake --db "$T/on.db"; expect_rc 0 "resumed"

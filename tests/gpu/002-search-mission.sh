@@ -34,6 +34,16 @@ bad=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE (status = 'ok' AND sta
 	OR (status IN ('compile_failed', 'spills', 'compiled') AND stage != 'compiled')")
 [ "$bad" -eq 0 ] || fail "$bad trials have a stage that does not fit their status"
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM runs WHERE mode != 'timed'")" -eq 0 ] || fail "a GPU run is not stored as timed"
+# the race in one job per candidate (run/sampling.h): the real worker ends a cut candidate's samples
+# after the quick pass (3) and a full measurement between the 5 of the stable rule and the search's 15;
+# some full measurements end stable on a GPU (the mission kernels' samples are well under 1 % apart)
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'cut' AND samples != 3")" -eq 0 ] ||
+	fail "a cut trial's samples are not the quick pass's 3"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final:%'
+	AND (samples < 5 OR samples > 15)")" -eq 0 ] || fail "a full measurement took outside 5..15 samples"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'cut'")" -gt 0 ] || fail "the race cut nothing"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["race"]; sys.exit(not 0 < r["stable"] <= r["full"])' \
+	"$T/search.json" || fail "no full measurement ended stable: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["race"])' "$T/search.json")"
 # one best row per space, fastest first, each naming its space and family
 run query --best --shape 1x8x512x64 --format json
 expect_rc 0

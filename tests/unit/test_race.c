@@ -14,22 +14,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/sampling.h"
 #include "run/verify.h"
 #include "search/race.h"
 
-/* The fake GPU: job.grid[0] names a candidate, whose time and verdict are
- * below; each call is logged. Quick jobs are told apart by their sample cap. */
+/* The fake GPU: job.grid[0] names a candidate, whose samples and verdict are
+ * below; each call is logged. A job takes its samples as the GPU worker
+ * does (run/sampling.h: the quick ones first, then until stable or all). */
 struct cand {
-	double us;		/* every sample's time */
+	double us;		/* the first sample's time */
 	int wrong;		/* wrong_result, however fast */
+	double step;		/* sample i is us * (1 + step i); 0: 0.001 */
 };
 
 struct fake {
 	struct cand c[8];
 	int log[64], nlog;	/* candidates in the order run */
-	int quick[64];		/* 1 for a quick pass */
+	int quick[64];		/* 1 for a job with a quick pass (either form) */
 	double cap[64];		/* the job's sample_max_us */
 	int warmup[64];		/* the job's warm-up launches */
+	double line[64];	/* the job's cut_above_us */
 	int fail_at;		/* the call that fails as fatune's own error, -1: none */
 };
 
@@ -38,17 +42,19 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 {
 	struct fake *f = ctx;
 	const struct cand *c = &f->c[job->grid[0]];
+	double us[FT_RAW_SAMPLES_MAX], step = c->step > 0 ? c->step : 0.001;
+	int n = 0;
 
 	if (f->nlog == f->fail_at)
 		return ft_error(err, FT_EFAIL, "the worker cannot start");
-	f->quick[f->nlog] = job->samples == FT_RACE_QUICK_SAMPLES;
+	f->quick[f->nlog] = job->quick_samples > 0 || job->samples == FT_RACE_QUICK_SAMPLES;
 	f->cap[f->nlog] = job->sample_max_us;
 	f->warmup[f->nlog] = job->warmup;
+	f->line[f->nlog] = job->cut_above_us;
 	f->log[f->nlog++] = (int)job->grid[0];
 	ft_job_result_init(res);
 	/* phase times that say which job they came from: 1 ms load, a ms a sample */
 	res->phase_ms[FT_PH_LOAD] = 1;
-	res->phase_ms[FT_PH_SAMPLES] = job->samples;
 	res->verify_ms = 0.5;
 	if (c->wrong) {
 		res->status = FT_ST_WRONG_RESULT;
@@ -56,17 +62,23 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 		res->rel_err = 0.5;
 		return 0;
 	}
+	while (n < job->samples && n < FT_RAW_SAMPLES_MAX) {
+		us[n] = c->us * (1 + step * n);
+		res->phase_ms[n < job->quick_samples ? FT_PH_QUICK : FT_PH_SAMPLES] += 1;
+		if ((res->stop = (int)ft_samples_stop(job, us, ++n)) != FT_SAMPLES_ALL)
+			break;
+	}
 	res->rel_err = 3e-4;
 	res->max_abs_err = 1e-3;
-	res->samples = job->samples;
+	res->samples = n;
 	res->launches_per_sample = 20;
-	res->nraw = job->samples < FT_RAW_SAMPLES_MAX ? job->samples : FT_RAW_SAMPLES_MAX;
-	for (int i = 0; i < res->nraw; i++)
-		res->raw_us[i] = (float)(c->us * (1 + 0.001 * i));
+	res->nraw = n;
+	for (int i = 0; i < n; i++)
+		res->raw_us[i] = (float)us[i];
 	res->t_min_us = c->us;
-	res->t_median_us = c->us * (1 + 0.001 * (res->nraw / 2));
-	res->t_p90_us = c->us * (1 + 0.001 * (res->nraw - 1));
-	res->t_spread = 0.001 * (res->nraw - 1);
+	res->t_median_us = c->us * (1 + step * (n / 2));
+	res->t_p90_us = c->us * (1 + step * (n - 1));
+	res->t_spread = step * (n - 1);
 	return 0;
 }
 
@@ -79,7 +91,7 @@ static void job_of(struct ft_job *job, int cand)
 	job->warmup = 3;
 }
 
-static struct ft_race *race(double margin, int finalists)
+static struct ft_race *race_as(double margin, int finalists, double stable, int two_jobs)
 {
 	struct ft_race_opts o;
 	struct ft_race *rc;
@@ -87,9 +99,17 @@ static struct ft_race *race(double margin, int finalists)
 	ft_race_defaults(&o);
 	o.margin = margin;
 	o.finalists = finalists;
+	o.stable = stable;
+	o.two_jobs = two_jobs;
 	rc = ft_race_new(&o);
 	assert_non_null(rc);
 	return rc;
+}
+
+/* The race as a search runs it by default: one job per candidate, stable 1 %. */
+static struct ft_race *race(double margin, int finalists)
+{
+	return race_as(margin, finalists, FT_RACE_STABLE, 0);
 }
 
 static enum ft_status eval(struct ft_race *rc, struct fake *f, int cand, struct ft_job_result *res)
@@ -123,12 +143,14 @@ static void test_defaults(void **state)
 	assert_non_null(strstr(err.msg, "'yes'"));
 }
 
-/* The first candidate is measured in full (nothing to race against); then
- * quick passes: over the line is cut with its quick numbers, under the line
+/* The first candidate is measured in full (nothing to race against), until
+ * its median is stable; then one job each: the quick samples, over the line
+ * the job ends there and is cut with its quick numbers, under it the same job
  * goes on to a full measurement. */
 static void test_cut_and_full(void **state)
 {
-	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 20.0, 0 }, { 11.0, 0 }, { 11.5, 0 } },
+	struct fake f = { .c = { { 0 }, { 10.0, 0, 0 }, { 20.0, 0, 0 }, { 11.0, 0, 0 }, { 11.5, 0, 0 },
+				 { 10.5, 0, 0.01 } },
 			  .fail_at = -1 };
 	struct ft_race *rc = race(1.15, 4);
 	struct ft_job_result res;
@@ -140,22 +162,88 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(f.quick[0], 0);
 	assert_true(f.cap[0] == FT_RACE_FULL_SAMPLE_US); /* short full samples */
 	assert_int_equal(f.warmup[0], 3);	/* no quick pass before: the search's warm-up */
-	assert_int_equal(res.samples, 15);
+	/* 0.1 % apart: [min, max] of 5 is 0.4 % wide, under 1 % */
+	assert_int_equal(res.samples, FT_SAMPLES_STABLE_MIN);
+	assert_int_equal(res.stop, FT_SAMPLES_STABLE);
 
-	/* 20 us > 1.15 x 10.07: cut after the quick pass alone */
+	/* 20 us > 1.15 x 10.02: the job ends after its quick samples, cut */
 	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_CUT);
 	assert_int_equal(f.nlog, 2);
 	assert_int_equal(f.quick[1], 1);
+	assert_true(fabs(f.line[1] - 1.15 * 10.02) < 1e-9); /* the line as it was sent */
+	assert_int_equal(f.warmup[1], 1);
 	assert_int_equal(res.samples, FT_RACE_QUICK_SAMPLES);
 	assert_true(res.t_min_us == 20.0);
 	assert_non_null(strstr(res.reason, "raced out"));
 	assert_non_null(strstr(res.reason, "1.15x"));
-	/* a cut candidate's samples are quick ones */
 	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
 	assert_true(res.phase_ms[FT_PH_SAMPLES] == 0);
-	assert_true(res.phase_ms[FT_PH_LOAD] == 1);
 
-	/* 11 us is within the margin: quick, then full */
+	/* 11 us is within the margin: the same job goes on, one load, one verify */
+	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 3);
+	assert_int_equal(res.samples, FT_SAMPLES_STABLE_MIN);
+	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
+	assert_true(res.phase_ms[FT_PH_SAMPLES] == FT_SAMPLES_STABLE_MIN - FT_RACE_QUICK_SAMPLES);
+	assert_true(res.phase_ms[FT_PH_LOAD] == 1);
+	assert_true(res.verify_ms == 0.5);
+
+	/* 1 % apart: never stable, so every one of the search's 15 samples */
+	assert_int_equal(eval(rc, &f, 5, &res), FT_ST_OK);
+	assert_int_equal(res.samples, 15);
+	assert_int_equal(res.stop, FT_SAMPLES_ALL);
+
+	/* the line is 1.15 x the best *full* median: 11.5 is under it */
+	assert_int_equal(eval(rc, &f, 4, &res), FT_ST_OK);
+	ft_race_stats(rc, &st);
+	assert_int_equal(st.quick, 4);
+	assert_int_equal(st.full, 4);
+	assert_int_equal(st.stable, 3);
+	assert_int_equal(st.cut, 1);
+	ft_race_free(rc);
+}
+
+/* --race-stable 0: a full measurement takes all the search's samples. */
+static void test_stable_off(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 10.0, 0, 0 }, { 11.0, 0, 0 } }, .fail_at = -1 };
+	struct ft_race *rc = race_as(1.15, 4, 0, 0);
+	struct ft_job_result res;
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(res.samples, 15);
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 2);
+	assert_int_equal(res.samples, 15);
+	assert_int_equal(res.stop, FT_SAMPLES_ALL);
+	ft_race_free(rc);
+}
+
+/* FATUNE_RACE_JOBS=2, the race's first form: the quick pass and the full
+ * measurement as two jobs, the cut decided between them. */
+static void test_two_jobs(void **state)
+{
+	struct fake f = { .c = { { 0 }, { 10.0, 0, 0 }, { 20.0, 0, 0 }, { 11.0, 0, 0 }, { 11.5, 0, 0 } },
+			  .fail_at = -1 };
+	struct ft_race *rc = race_as(1.15, 4, 0, 1);
+	struct ft_job_result res;
+	struct ft_race_stats st;
+
+	(void)state;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 1);
+	assert_int_equal(res.samples, 15);
+
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_CUT);
+	assert_int_equal(f.nlog, 2);
+	assert_int_equal(f.quick[1], 1);
+	assert_int_equal(res.samples, FT_RACE_QUICK_SAMPLES);
+	assert_non_null(strstr(res.reason, "raced out"));
+	assert_true(res.phase_ms[FT_PH_QUICK] == FT_RACE_QUICK_SAMPLES);
+	assert_true(res.phase_ms[FT_PH_SAMPLES] == 0);
+
+	/* 11 us is within the margin: quick, then a second, full job */
 	assert_int_equal(eval(rc, &f, 3, &res), FT_ST_OK);
 	assert_int_equal(f.nlog, 4);
 	assert_int_equal(f.quick[2], 1);
@@ -170,7 +258,6 @@ static void test_cut_and_full(void **state)
 	assert_true(res.phase_ms[FT_PH_LOAD] == 2);
 	assert_true(res.verify_ms == 1.0);
 
-	/* the line is 1.15 x the best *full* median (10.07, not 11.08): 11.5 is under it */
 	assert_int_equal(eval(rc, &f, 4, &res), FT_ST_OK);
 	ft_race_stats(rc, &st);
 	assert_int_equal(st.quick, 3);
@@ -222,7 +309,7 @@ static void test_cut_never_moves_the_line(void **state)
 /* fatune's own failure (the worker cannot start) comes back as -1. */
 static void test_runner_failure(void **state)
 {
-	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 11.0, 0 } }, .fail_at = 2 };
+	struct fake f = { .c = { { 0 }, { 10.0, 0 }, { 11.0, 0 } }, .fail_at = 1 };
 	struct ft_race *rc = race(1.15, 4);
 	struct ft_job_result res;
 	struct ft_job job;
@@ -231,9 +318,17 @@ static void test_runner_failure(void **state)
 	(void)state;
 	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
 	job_of(&job, 2);
-	/* call 1 (quick) runs, call 2 (the full one) fails */
+	/* call 1, the candidate's one job, fails */
 	assert_int_equal(ft_race_evaluate(rc, &job, fake_run, &f, &res, &err), -1);
 	assert_non_null(strstr(err.msg, "cannot start"));
+	ft_race_free(rc);
+	/* two jobs: call 1 (quick) runs, call 2 (the full one) fails */
+	f.nlog = 0;
+	f.fail_at = 2;
+	rc = race_as(1.15, 4, 0, 1);
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(ft_race_evaluate(rc, &job, fake_run, &f, &res, &err), -1);
+	assert_int_equal(f.nlog, 2);
 	ft_race_free(rc);
 }
 
@@ -330,6 +425,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_cut_and_full),
+		cmocka_unit_test(test_stable_off),
+		cmocka_unit_test(test_two_jobs),
 		cmocka_unit_test(test_wrong_but_fast),
 		cmocka_unit_test(test_cut_never_moves_the_line),
 		cmocka_unit_test(test_runner_failure),

@@ -75,7 +75,7 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, finals = 0, evaluated = 0, prefetched = 0;
+	long long quick = 0, full = 0, stable = 0, finals = 0, evaluated = 0, prefetched = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
@@ -101,6 +101,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		evaluated += st->evaluated;
 		quick += st->race.quick;
 		full += st->race.full;
+		stable += st->race.stable;
 		finals += st->race.final_jobs;
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
@@ -118,8 +119,9 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	printf("\"worker\":{");
 	for (int k = 0; k < FT_PH_COUNT; k++)
 		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
-	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"final_jobs\":%lld}",
-	       evaluated, quick, full, finals);
+	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
+	       "\"final_jobs\":%lld}",
+	       evaluated, quick, full, stable, finals);
 }
 
 /* "spaces": one object per search. */
@@ -180,8 +182,8 @@ static void print_evaluation(const struct ft_pipeline_stats *st, const struct ft
 	else
 		printf("  GPU: %.1f s busy (verify %.1f s, timing %.1f s), %.1f s waiting for compiles; ",
 		       st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3, st->gpu_wait_ms / 1e3);
-	printf("%lld quick passes, %lld full, %lld cut, %d in the final\n", st->race.quick, st->race.full, st->race.cut,
-	       r->finals);
+	printf("%lld quick passes, %lld full (%lld ended stable), %lld cut, %d in the final\n", st->race.quick,
+	       st->race.full, st->race.stable, st->race.cut, r->finals);
 }
 
 static void print_text(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,
@@ -281,7 +283,7 @@ struct search_cmd {
 	const char *race, *runner, *prefetch;
 	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
 	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
-	double race_margin;
+	double race_margin, race_stable;
 	int fresh, quiet, json;
 	int shard_i, shard_n;		/* --shard I/N (0/1: no shard) */
 
@@ -510,6 +512,7 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 	so->race.margin = c->race_margin;
 	so->race.quick_samples = (int)c->race_samples;
 	so->race.finalists = (int)c->race_finalists;
+	so->race.stable = c->race_stable;
 	so->progress = &c->prog;
 	so->campaign = c->name ? c->name : c->camp.name[0] ? c->camp.name : NULL;
 	return 0;
@@ -675,6 +678,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_STR_("race", 0, &c.race, "on|off", "quick first pass, full timing only near the best, an interleaved final (default on; docs/timing.md)"),
 		FT_OPT_DBL_("race-margin", 0, &c.race_margin, "X", "cut a candidate whose quick min is over X times the best median (default 1.15)", 1.0001, 100),
 		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 3)", 1, 100),
+		FT_OPT_DBL_("race-stable", 0, &c.race_stable, "X", "end a full measurement once its median's interval is X of it wide (default 0.01; 0: all its samples)", 0, 0.5),
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
@@ -703,6 +707,7 @@ int cmd_search(int argc, char **argv)
 	c.race_margin = FT_RACE_MARGIN;
 	c.race_samples = FT_RACE_QUICK_SAMPLES;
 	c.race_finalists = FT_RACE_FINALISTS;
+	c.race_stable = FT_RACE_STABLE;
 	if ((rc = ft_cmd_parse(&help, opts, argc, argv, 0, &npos)) >= 0)
 		return rc;
 	if (load_units(&c.o, &c.shapes, c.campaign, c.shard, &c.camp, &c.shard_i, &c.shard_n,

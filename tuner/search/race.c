@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/sampling.h"
 #include "run/verify.h"
 
 struct ft_race {
@@ -24,6 +25,8 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->margin = FT_RACE_MARGIN;
 	o->quick_samples = FT_RACE_QUICK_SAMPLES;
 	o->finalists = FT_RACE_FINALISTS;
+	o->stable = FT_RACE_STABLE;
+	o->two_jobs = getenv("FATUNE_RACE_JOBS") && !strcmp(getenv("FATUNE_RACE_JOBS"), "2");
 }
 
 struct ft_race *ft_race_new(const struct ft_race_opts *o)
@@ -39,6 +42,8 @@ struct ft_race *ft_race_new(const struct ft_race_opts *o)
 		rc->o.finalists = 0;
 	if (rc->o.quick_samples < 1)
 		rc->o.quick_samples = 1;
+	if (!(rc->o.stable >= 0 && rc->o.stable < 1))
+		rc->o.stable = 0;
 	rc->best_us = NAN;
 	pthread_mutex_init(&rc->m, NULL);
 	return rc;
@@ -67,6 +72,8 @@ static void note(struct ft_race *rc, long long *counter, const struct ft_job_res
 {
 	pthread_mutex_lock(&rc->m);
 	(*counter)++;
+	if (full && full->status == FT_ST_OK && full->stop == FT_SAMPLES_STABLE)
+		rc->st.stable++;
 	if (full && full->status == FT_ST_OK && isfinite(full->t_median_us) &&
 	    (isnan(rc->best_us) || full->t_median_us < rc->best_us))
 		rc->best_us = full->t_median_us;
@@ -83,6 +90,41 @@ static struct ft_job capped(const struct ft_job *job, double cap_us)
 	return full;
 }
 
+static void cut(struct ft_race *rc, struct ft_job_result *res, int quick_samples, double best)
+{
+	res->status = FT_ST_CUT;
+	snprintf(res->reason, sizeof(res->reason),
+		 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
+		 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin, best);
+	note(rc, &rc->st.cut, NULL);
+}
+
+/* The quick pass and the full measurement as one job: the worker stops after
+ * the quick samples when their min is over the line as it is now, else goes
+ * on with the same graph until the median is stable or the samples are
+ * taken, so a candidate that stays is verified, sized and warmed up once. */
+static int one_job(struct ft_race *rc, const struct ft_job *full, double best, ft_race_run_fn run,
+		   void *ctx, struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_job j = *full;
+	int r;
+
+	j.quick_samples = rc->o.quick_samples < j.samples ? rc->o.quick_samples : j.samples;
+	j.cut_above_us = best * rc->o.margin;
+	j.warmup = 1; /* the quick pass's single warm-up launch */
+	if ((r = run(ctx, &j, res, err)))
+		return r;
+	note(rc, &rc->st.quick, NULL);
+	if (res->status != FT_ST_OK)
+		return 0; /* wrong, crashed or timed out */
+	if (res->stop == FT_SAMPLES_CUT) {
+		cut(rc, res, j.quick_samples, best);
+		return 0;
+	}
+	note(rc, &rc->st.full, res);
+	return 0;
+}
+
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err)
 {
@@ -91,12 +133,15 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	double best = best_now(rc), line;
 	int r;
 
+	full.stable_rel = rc->o.stable;
 	if (isnan(best) || !job->timing) {
 		r = run(ctx, &full, res, err);
 		if (!r)
 			note(rc, &rc->st.full, res);
 		return r;
 	}
+	if (!rc->o.two_jobs)
+		return one_job(rc, &full, best, run, ctx, res, err);
 	quick = *job;
 	quick.samples = rc->o.quick_samples;
 	quick.warmup = 1;
@@ -116,12 +161,7 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	best = best_now(rc);
 	line = best * rc->o.margin;
 	if (res->t_min_us > line) {
-		res->status = FT_ST_CUT;
-		snprintf(res->reason, sizeof(res->reason),
-			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
-			 res->samples > 0 ? res->samples : quick.samples, res->t_min_us, rc->o.margin,
-			 best);
-		note(rc, &rc->st.cut, NULL);
+		cut(rc, res, quick.samples, best);
 		return 0;
 	}
 	/* the quick pass has just run this kernel on this GPU (and its graph of

@@ -12,10 +12,17 @@
  *     times the best full median so far, the candidate is stored as `cut`
  *     with its quick statistics (never `ok`); the quick min is used because
  *     noise (clocks, another process) only ever makes a sample slower;
- *   full:       the others are measured again with the search's samples
- *     (each at most FT_RACE_FULL_SAMPLE_US long, after FT_RACE_WARMUP
- *     launch) and stored as `ok`; only full measurements move the best (and
- *     the cut line), so the best is never a quickly timed candidate;
+ *   full:       the others are measured in full and stored as `ok`: the
+ *     same job goes on past its quick samples, with the same graph (samples
+ *     of at most FT_RACE_FULL_SAMPLE_US), until the median's interval is
+ *     `stable` narrow (run/sampling.h) or the search's samples are taken;
+ *     only full measurements move the best (and the cut line), so the best
+ *     is never a quickly timed candidate. The worker decides the cut against
+ *     the line sent with the job (the best when it was sent);
+ *     FATUNE_RACE_JOBS=2 runs the quick pass and the full measurement as two
+ *     jobs, the race's first form (the cut decided when the quick pass is
+ *     back, the full job verified, sized and warmed up again), kept to
+ *     measure one against the other;
  *   final:      after every candidate, the `finalists` fastest full ones are
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
  *     samples each (at most FT_RACE_FINAL_SAMPLE_US long), round-robin across the finalists (the start rotating), so
@@ -67,6 +74,12 @@
  * one launch, which uploads the new graph, is enough; the two more cost up to
  * 2 x 2 ms per full measurement. */
 #define FT_RACE_WARMUP 1
+/* A full measurement ends once the median's distribution-free interval
+ * (run/sampling.h: [min, max] of 5 samples, more samples drop the extremes)
+ * is at most 1 % of it wide: a full measurement places a candidate against
+ * the cut line (a 15 % margin) and among the finalists, whose final decides
+ * (docs/timing.md); 0 takes the search's samples. */
+#define FT_RACE_STABLE 0.01
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
@@ -78,9 +91,13 @@ struct ft_race_opts {
 	double margin;		/* > 1: cut when quick min > margin x best median */
 	int quick_samples;	/* samples of the quick pass, >= 1 */
 	int finalists;		/* 0..FT_RACE_MAX_FINALISTS measured again at the end */
+	double stable;		/* 0..1: a full measurement ends once its median's
+				 * interval is this narrow (0: all its samples) */
+	int two_jobs;		/* quick pass and full measurement as two jobs
+				 * (FATUNE_RACE_JOBS=2; see above) */
 };
 
-/* The defaults above, racing on. */
+/* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS. */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
@@ -96,8 +113,10 @@ void ft_race_free(struct ft_race *rc);
 
 /* Evaluates one candidate whose full job is `job`: while no full
  * measurement is known, the full job alone; else the quick pass, then the
- * full job unless the quick min is over the cut line (then res->status is
- * FT_ST_CUT, with the quick statistics and a reason quoting the numbers).
+ * full measurement unless the quick min is over the cut line (then
+ * res->status is FT_ST_CUT, with the quick statistics and a reason quoting
+ * the numbers): one job, whose runner ends its samples by run/sampling.h,
+ * or with two_jobs two.
  * A verdict other than ok (wrong_result, crashed, timeout) is returned as
  * it came. Thread-safe. Returns what run returns. */
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
@@ -131,6 +150,7 @@ struct ft_race_stats {
 	long long full;		/* full measurements run */
 	long long cut;		/* candidates cut after the quick pass */
 	long long final_jobs;	/* jobs of the final */
+	long long stable;	/* full measurements ended stable, before their samples */
 };
 void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st);
 
