@@ -318,6 +318,8 @@ if [[ " $steps " == *" race-form "* ]]; then
 			"${extra[@]}" --db /tmp/fatune-rf.db --json --quiet >"/tmp/rf/$name.json" 2>"/tmp/rf/$name.err"
 		tail -1 "/tmp/rf/$name.err" | tee -a "$OUT/race-form.txt"
 	done
+	# the mission shape, every CUBIN cached (a first search compiles what the campaign did not)
+	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-rf-mwarm.db --quiet >/dev/null 2>&1
 	for rn in one two; do
 		[ "${seen[$rn]:-0}" -gt 0 ] || continue
 		rm -f "/tmp/fatune-rf-m$rn.db"*

@@ -384,17 +384,18 @@ static void test_finalists(void **state)
  * a finalist wrong in a round keeps that verdict and is not run again. */
 static void test_final_round_robin(void **state)
 {
-	struct fake f = { .c = { { 10.0, 0 }, { 11.0, 0 }, { 12.0, 0 } }, .fail_at = -1 };
+	struct fake f = { .c = { { 10.0, 0 }, { 10.1, 0 }, { 10.2, 0 } }, .fail_at = -1 };
 	struct ft_race *rc = race(1.15, 3);
 	struct ft_job jobs[3];
 	struct ft_job_result out[3];
+	int rounds[3];
 	struct ft_err err = { 0 };
 	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
 
 	(void)state;
 	for (int i = 0; i < 3; i++)
 		job_of(&jobs[i], i);
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, &err), 0);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, rounds, &err), 0);
 	assert_int_equal(f.nlog, 3 * FT_RACE_ROUNDS);
 	for (int round = 0; round < FT_RACE_ROUNDS; round++)
 		for (int k = 0; k < 3; k++) {
@@ -405,6 +406,7 @@ static void test_final_round_robin(void **state)
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(out[i].status, FT_ST_OK);
 		assert_int_equal(out[i].samples, per * FT_RACE_ROUNDS);
+		assert_int_equal(rounds[i], FT_RACE_ROUNDS);
 		assert_true(fabs(out[i].t_min_us - f.c[i].us) < 1e-5);
 		assert_true(out[i].t_median_us >= out[i].t_min_us);
 		assert_true(out[i].t_median_us < f.c[i].us * 1.01);
@@ -413,10 +415,42 @@ static void test_final_round_robin(void **state)
 	/* finalist 1 turns out wrong (a kernel right only on its first calls) */
 	f.nlog = 0;
 	f.c[1].wrong = 1;
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, &err), 0);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, NULL, &err), 0);
 	assert_int_equal(out[1].status, FT_ST_WRONG_RESULT);
 	assert_int_equal(out[0].status, FT_ST_OK);
 	assert_int_equal(f.nlog, 1 + 2 * FT_RACE_ROUNDS);
+	ft_race_free(rc);
+}
+
+/* A finalist clearly behind after the first round leaves the final: its
+ * fastest sample over FT_RACE_FINAL_CUT x the round's fastest median. It
+ * keeps an ok verdict over that round's samples; the others run on. One
+ * just under the line stays. */
+static void test_final_leaves_the_slow(void **state)
+{
+	struct fake f = { .c = { { 10.0, 0 }, { 10.0 * FT_RACE_FINAL_CUT * 1.01, 0 },
+				 { 10.0 * FT_RACE_FINAL_CUT * 0.99, 0 } },
+			  .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 3);
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	int rounds[3];
+	struct ft_err err = { 0 };
+	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		job_of(&jobs[i], i);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, rounds, &err), 0);
+	assert_int_equal(f.nlog, 3 + 2 * (FT_RACE_ROUNDS - 1));
+	for (int k = 3; k < f.nlog; k++)
+		assert_int_not_equal(f.log[k], 1);
+	assert_int_equal(rounds[1], 1);
+	assert_int_equal(out[1].status, FT_ST_OK);
+	assert_int_equal(out[1].samples, per);
+	assert_int_equal(rounds[0], FT_RACE_ROUNDS);
+	assert_int_equal(rounds[2], FT_RACE_ROUNDS);
+	assert_int_equal(out[2].samples, per * FT_RACE_ROUNDS);
 	ft_race_free(rc);
 }
 
@@ -432,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_runner_failure),
 		cmocka_unit_test(test_finalists),
 		cmocka_unit_test(test_final_round_robin),
+		cmocka_unit_test(test_final_leaves_the_slow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1009,6 +1009,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job *jobs;
 	struct ft_job_result *out;
 	struct ft_trial *ts;
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
 	double t0 = now_ms();
 
 	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
@@ -1027,15 +1028,20 @@ static int run_final(struct run *r, struct ft_err *err)
 			rc = -1;
 		}
 	}
-	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, err)))
+	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, err)))
 		goto done;
 	for (int i = 0; i < n && !rc; i++) {
 		take_result(&ts[i], &out[i], x.x);
 		/* a row of the final says so: queries and tests tell it from the first one */
-		if (ts[i].status == FT_ST_OK)
+		if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d interleaved rounds of %d finalists",
 				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n);
+		else if (ts[i].status == FT_ST_OK)
+			snprintf(ts[i].reason, sizeof(ts[i].reason),
+				 "%s %d samples over %d of %d interleaved rounds of %d finalists (left over %.3gx the fastest of round 1)",
+				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], FT_RACE_ROUNDS, n,
+				 FT_RACE_FINAL_CUT);
 		add_phases(r, 0, &out[i]);
 		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))
 			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");

@@ -247,12 +247,42 @@ static int pool(double *into, int have, int cap, const struct ft_job_result *r)
 	return n;
 }
 
+/* After the first round: a finalist whose fastest sample of it is over
+ * FT_RACE_FINAL_CUT times the round's fastest median leaves the final
+ * (left[i] = 1: its rounds so far stand). The finalists of a round ran back
+ * to back on one GPU, so they compare within it. */
+static void prune(double (*samples)[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX], const int *have,
+		  const int *done, int *left, int n)
+{
+	double med[FT_RACE_MAX_FINALISTS], min[FT_RACE_MAX_FINALISTS], lead = NAN;
+
+	for (int i = 0; i < n; i++) {
+		double x[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX];
+		struct ft_stats st;
+
+		med[i] = NAN;
+		if (done[i] || have[i] < 1)
+			continue;
+		memcpy(x, samples[i], (size_t)have[i] * sizeof(x[0]));
+		if (ft_stats_compute(x, have[i], &st))
+			continue;
+		med[i] = st.median;
+		min[i] = st.min;
+		if (isnan(lead) || st.median < lead)
+			lead = st.median;
+	}
+	for (int i = 0; i < n; i++)
+		if (!isnan(med[i]) && min[i] > FT_RACE_FINAL_CUT * lead)
+			left[i] = 1;
+}
+
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
-		  void *ctx, struct ft_job_result *out, struct ft_err *err)
+		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err)
 {
 	const int cap = FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX;
 	double(*samples)[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX] = NULL;
 	int have[FT_RACE_MAX_FINALISTS] = { 0 }, done[FT_RACE_MAX_FINALISTS] = { 0 };
+	int left[FT_RACE_MAX_FINALISTS] = { 0 }, taken[FT_RACE_MAX_FINALISTS] = { 0 };
 	int rc_ = 0;
 
 	if (n <= 0)
@@ -273,7 +303,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 			struct ft_job job = capped(&jobs[i], FT_RACE_FINAL_SAMPLE_US);
 			struct ft_job_result res;
 
-			if (done[i])
+			if (done[i] || left[i])
 				continue;
 			job.samples = (jobs[i].samples + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
 			/* the final follows the search on a GPU at its clocks; one
@@ -291,6 +321,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 				continue;
 			}
 			have[i] += pool(samples[i], have[i], cap, &res);
+			taken[i]++;
 			if (!(res.rel_err <= out[i].rel_err))
 				out[i].rel_err = res.rel_err;
 			if (!(res.max_abs_err <= out[i].max_abs_err))
@@ -300,6 +331,8 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 			out[i].time_ms += res.time_ms;
 			ft_phases_add(&out[i], &res, 0);
 		}
+		if (round == 0 && !rc_)
+			prune(samples, have, done, left, n);
 	}
 	for (int i = 0; i < n && !rc_; i++) {
 		struct ft_stats st;
@@ -319,6 +352,8 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 		out[i].t_spread = st.spread;
 		out[i].samples = have[i];
 	}
+	for (int i = 0; rounds && i < n; i++)
+		rounds[i] = taken[i];
 	free(samples);
 	return rc_;
 }

@@ -26,7 +26,8 @@
  *   final:      after every candidate, the `finalists` fastest full ones are
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
  *     samples each (at most FT_RACE_FINAL_SAMPLE_US long), round-robin across the finalists (the start rotating), so
- *     a clock drift during the final affects them all alike; each finalist's
+ *     a clock drift during the final affects them all alike (a finalist
+ *     clearly behind after the first round leaves it); each finalist's
  *     samples are pooled into one new trial row (its reason starts with
  *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
  *     one the best row is chosen from.
@@ -55,10 +56,10 @@
  * 50 us): three of them cost ~3 ms of GPU time where 15 full samples of K 20
  * cost 66 ms for a 0.22 ms kernel. */
 #define FT_RACE_QUICK_SAMPLE_US 1000.0
-/* A sample of the final lasts at most ~2 ms, one of a full measurement ~1 ms,
- * not the 20 ms of FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample
- * to spread the events' ~0.5 us and a launch's few us over the calls, and
- * 2 ms makes both < 0.3 %, while 15 samples of 20 ms (K 11 for the suite's
+/* A sample of a full measurement lasts at most ~1 ms, not the 20 ms of
+ * FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample to spread the
+ * events' ~0.5 us and a launch's few us over the calls, and 1 ms makes both
+ * < 0.6 %, while 15 samples of 20 ms (K 11 for the suite's
  * 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per candidate -
  * 2 x 18 s of the 126 s suite24 warm run on an H100. A full measurement only
  * has to place a candidate within the margin (the cut line, the finalists),
@@ -67,7 +68,21 @@
  * 20 ms at 4x16x2048x64, 2026-11-27). Kernels under 50 us keep K = 20.
  * `--race off` keeps the old cap. */
 #define FT_RACE_FULL_SAMPLE_US 1000.0
-#define FT_RACE_FINAL_SAMPLE_US 2000.0
+/* The final's samples were 2 ms until 2026-11-29; a sample's fixed costs
+ * (events, the graph launch: a few us) are the same share of every
+ * finalist's time at one sample length, so they do not reorder the
+ * finalists, and 1 ms halves the final of every kernel over 50 us (K 20
+ * below): the final was ~6 s of a 23 s suite24 warm run on an H200, by
+ * that run's phases (24 final jobs per unit). */
+#define FT_RACE_FINAL_SAMPLE_US 1000.0
+/* After the final's first round, a finalist whose fastest sample of it is
+ * over 1.03x the round's fastest median leaves the final with that round's
+ * samples: in the hopper campaign on an H200 (2026-11-29) 33 of 96
+ * finalists ended the final over 3 % behind its winner, and the final's
+ * own spread (p90 - min over the median, three rounds pooled) averaged
+ * 2.2 %, the between-round drift included; within a round the finalists
+ * run back to back. */
+#define FT_RACE_FINAL_CUT 1.03
 /* Warm-up graph launches of a full measurement after its quick pass and of
  * a final's job (the search's own is 3): the kernel has just run on a GPU at
  * its clocks (the worker still warms an idle GPU for 20 ms, evaluate.h), so
@@ -137,12 +152,14 @@ void ft_race_offer(struct ft_race *rc, const struct ft_trial *t);
 int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
 
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
- * each gets FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples, run
- * round-robin; out[i] gets the pooled verdict: ok with statistics over
- * every sample (rel_err the largest seen), or the first verdict that was
- * not ok. Returns -1 with err when run does. */
+ * each gets up to FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples,
+ * run round-robin (after the first round, those over FT_RACE_FINAL_CUT of
+ * its fastest leave); out[i] gets the pooled verdict: ok with statistics
+ * over every sample it took (rel_err the largest seen), or the first
+ * verdict that was not ok; rounds[i] (rounds may be NULL) the rounds it
+ * ran. Returns -1 with err when run does. */
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
-		  void *ctx, struct ft_job_result *out, struct ft_err *err);
+		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err);
 
 /* Counts for the search's report. */
 struct ft_race_stats {
