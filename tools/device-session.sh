@@ -5,7 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
-#                                          prefetch-order race-form
+#                                          prefetch-order race-form machine-warmup
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -26,8 +26,8 @@
 # prefetch-order (issue 16; not part of all): suite24 cold with the prefetch in transfer order
 # against the model's order (FATUNE_PREFETCH_ORDER=model), with THROUGHPUT_SEEDS_FROM's seeds
 # when given and without; tables in $OUT/prefetch-order.txt.
-# race-form (issue 16; not part of all): suite24 warm with the race in one job per candidate
-# (the default) against its first form, two jobs and every full sample; see the step.
+# race-form (issue 16; not part of all): suite24 warm with forms of the race against each other
+# (RACE_RUNS: one, the default; two, the two-job form; ms1, 1 ms samples); see the step.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -55,6 +55,15 @@ if has build; then
 	nvidia-smi -L | tee "$OUT/gpu.txt"
 	tools/device-build.sh 2>&1 | tee "$OUT/build.log" || exit 1
 	$F devices | tee -a "$OUT/gpu.txt"
+fi
+if [[ " $steps " == *" machine-warmup "* ]]; then
+	# a fresh machine's first campaign compiles ~2x slower than the next (docs/perf.md, 2026-11-29):
+	# one cold mission search first, its CUBINs then removed, so that a cold figure measures a cold
+	# cache and not a cold machine
+	/usr/bin/time -f "machine warm-up (mission, cold cache): %e s wall" $F search --shape 1x8x512x64 \
+		--db /tmp/fatune-warmup.db --quiet >/dev/null 2>"$OUT/machine-warmup.err"
+	tail -1 "$OUT/machine-warmup.err"
+	rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-warmup.db*
 fi
 if has gpu-tests; then
 	(cd build && timeout "${GPU_TESTS_TIMEOUT:-900}" ctest -L gpu --output-on-failure --timeout 300) >"$OUT/ctest-gpu.log" 2>&1
@@ -290,51 +299,50 @@ if [[ " $steps " == *" prefetch-order "* ]]; then
 	tar -czf "$OUT/prefetch-order.tar.gz" -C /tmp po
 fi
 if [[ " $steps " == *" race-form "* ]]; then
-	# issue 16: the race as one job per candidate (quick samples, the cut in the worker, then the
-	# same graph until the median is stable: the default since 2026-11-29) against its first form
+	# issue 16: forms of the race against each other, suite24 with a warm cache on
+	# $THROUGHPUT_DEVICES, each pass a fresh DB, in the order of RACE_RUNS (default "one two two one":
+	# a drift of the clocks shows); one cold pass first fills the cache (its wall is the cold figure of
+	# the default form). Forms: one - the default (quick samples, the cut in the worker, then the same
+	# graph until the median is stable: one job per candidate); two - the race's first form
 	# (FATUNE_RACE_JOBS=2 --race-stable 0: quick pass and full measurement as two jobs, 15 full
-	# samples), suite24 with a warm cache on $THROUGHPUT_DEVICES, each pass a fresh DB, in the
-	# order of RACE_RUNS (default "one two two one": a drift of the clocks shows); one cold pass
-	# first fills the cache (its wall is the cold figure of the default form). Tables in
-	# $OUT/race-form.txt, the JSON lines in $OUT/race-form.tar.gz.
+	# samples); ms1 - the default with the quick and full samples' cap at 1 ms
+	# (FATUNE_RACE_SAMPLE_US=1000, the cap before 2026-11-29). Then the mission shape with every
+	# CUBIN cached, once per form. Tables in $OUT/race-form.txt, the JSON lines in
+	# $OUT/race-form.tar.gz, the last default pass's DB in $OUT/race-form-one.db.gz.
 	dev=${THROUGHPUT_DEVICES:-0}
 	read -r -a runs <<<"${RACE_RUNS:-one two two one}"
 	seeds=()
 	[ -n "${THROUGHPUT_SEEDS_FROM:-}" ] && seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM")
-	rm -rf "$FATUNE_CACHE_DIR" /tmp/rf /tmp/fatune-rf*.db*
+	rm -rf "$FATUNE_CACHE_DIR" /tmp/rf
 	mkdir -p /tmp/rf
+	form_env() { case $1 in two) echo FATUNE_RACE_JOBS=2 ;; ms1) echo FATUNE_RACE_SAMPLE_US=1000 ;; esac; }
+	form_opt() { [ "$1" = two ] && echo "--race-stable 0"; }
 	declare -A seen=()
 	for rn in cold "${runs[@]}"; do
 		seen[$rn]=$((${seen[$rn]:-0} + 1))
 		name=$rn
 		[ "${seen[$rn]}" -gt 1 ] && name=$rn.${seen[$rn]}
-		form=()
-		[ "$rn" = two ] && form=(FATUNE_RACE_JOBS=2)
-		extra=()
-		[ "$rn" = two ] && extra=(--race-stable 0)
-		rm -f /tmp/fatune-rf.db*
-		env "${form[@]}" /usr/bin/time -f "suite24 $name on GPUs $dev: %e s wall" $F search \
+		# shellcheck disable=SC2046
+		env $(form_env "$rn") /usr/bin/time -f "suite24 $name on GPUs $dev: %e s wall" $F search \
 			--campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer "${seeds[@]}" \
-			"${extra[@]}" --db /tmp/fatune-rf.db --json --quiet >"/tmp/rf/$name.json" 2>"/tmp/rf/$name.err"
+			$(form_opt "$rn") --db "/tmp/rf/$name.db" --json --quiet >"/tmp/rf/$name.json" 2>"/tmp/rf/$name.err"
 		tail -1 "/tmp/rf/$name.err" | tee -a "$OUT/race-form.txt"
+		[ "$rn" = one ] && last_one=$name
 	done
 	# the mission shape, every CUBIN cached (a first search compiles what the campaign did not)
-	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/fatune-rf-mwarm.db --quiet >/dev/null 2>&1
-	for rn in one two; do
-		[ "${seen[$rn]:-0}" -gt 0 ] || continue
-		rm -f "/tmp/fatune-rf-m$rn.db"*
-		form=()
-		[ "$rn" = two ] && form=(FATUNE_RACE_JOBS=2)
-		extra=()
-		[ "$rn" = two ] && extra=(--race-stable 0)
-		env "${form[@]}" /usr/bin/time -f "mission warm, $rn: %e s wall" $F search --shape 1x8x512x64 \
-			--devices "$dev" "${extra[@]}" --db "/tmp/fatune-rf-m$rn.db" --json --quiet \
+	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/rf/mwarm.db --quiet >/dev/null 2>&1
+	for rn in "${!seen[@]}"; do
+		[ "$rn" = cold ] && continue
+		# shellcheck disable=SC2046
+		env $(form_env "$rn") /usr/bin/time -f "mission warm, $rn: %e s wall" $F search --shape 1x8x512x64 \
+			--devices "$dev" $(form_opt "$rn") --db "/tmp/rf/m-$rn.db" --json --quiet \
 			>"/tmp/rf/mission-$rn.json" 2>"/tmp/rf/mission-$rn.err"
 		tail -1 "/tmp/rf/mission-$rn.err" | tee -a "$OUT/race-form.txt"
 	done
 	throughput_table /tmp/rf/*.json >>"$OUT/race-form.txt"
-	tar -czf "$OUT/race-form.tar.gz" -C /tmp rf
-	cp /tmp/rf/one.json "$OUT/race-form-one.json" 2>/dev/null
+	tar -czf "$OUT/race-form.tar.gz" -C /tmp/rf $(cd /tmp/rf && ls ./*.json ./*.err)
+	[ -n "${last_one:-}" ] && cp "/tmp/rf/$last_one.json" "$OUT/race-form-one.json" &&
+		gzip -c "/tmp/rf/$last_one.db" >"$OUT/race-form-one.db.gz"
 fi
 if [[ " $steps " == *" worker-costs "* ]]; then
 	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a

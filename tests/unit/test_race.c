@@ -160,7 +160,7 @@ static void test_cut_and_full(void **state)
 	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
 	assert_int_equal(f.nlog, 1);
 	assert_int_equal(f.quick[0], 0);
-	assert_true(f.cap[0] == FT_RACE_FULL_SAMPLE_US); /* short full samples */
+	assert_true(f.cap[0] == FT_RACE_SAMPLE_US); /* short full samples */
 	assert_int_equal(f.warmup[0], 3);	/* no quick pass before: the search's warm-up */
 	/* 0.1 % apart: [min, max] of 5 is 0.4 % wide, under 1 % */
 	assert_int_equal(res.samples, FT_SAMPLES_STABLE_MIN);
@@ -248,7 +248,7 @@ static void test_two_jobs(void **state)
 	assert_int_equal(f.nlog, 4);
 	assert_int_equal(f.quick[2], 1);
 	assert_int_equal(f.quick[3], 0);
-	assert_true(f.cap[3] == FT_RACE_FULL_SAMPLE_US);
+	assert_true(f.cap[3] == FT_RACE_SAMPLE_US);
 	assert_int_equal(f.warmup[2], 1);		/* quick */
 	assert_int_equal(f.warmup[3], FT_RACE_WARMUP);	/* full, right after it */
 	assert_int_equal(res.samples, 15);

@@ -27,6 +27,13 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->finalists = FT_RACE_FINALISTS;
 	o->stable = FT_RACE_STABLE;
 	o->two_jobs = getenv("FATUNE_RACE_JOBS") && !strcmp(getenv("FATUNE_RACE_JOBS"), "2");
+	o->sample_us = FT_RACE_SAMPLE_US;
+	if (getenv("FATUNE_RACE_SAMPLE_US")) {
+		double v = atof(getenv("FATUNE_RACE_SAMPLE_US"));
+
+		if (v >= 10 && v <= 20000)
+			o->sample_us = v;
+	}
 }
 
 struct ft_race *ft_race_new(const struct ft_race_opts *o)
@@ -44,6 +51,8 @@ struct ft_race *ft_race_new(const struct ft_race_opts *o)
 		rc->o.quick_samples = 1;
 	if (!(rc->o.stable >= 0 && rc->o.stable < 1))
 		rc->o.stable = 0;
+	if (!(rc->o.sample_us > 0))
+		rc->o.sample_us = FT_RACE_SAMPLE_US;
 	rc->best_us = NAN;
 	pthread_mutex_init(&rc->m, NULL);
 	return rc;
@@ -128,7 +137,7 @@ static int one_job(struct ft_race *rc, const struct ft_job *full, double best, f
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err)
 {
-	struct ft_job quick, full = capped(job, FT_RACE_FULL_SAMPLE_US);
+	struct ft_job quick, full = capped(job, rc->o.sample_us);
 	struct ft_job_result q;
 	double best = best_now(rc), line;
 	int r;
@@ -145,7 +154,7 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	quick = *job;
 	quick.samples = rc->o.quick_samples;
 	quick.warmup = 1;
-	quick.sample_max_us = FT_RACE_QUICK_SAMPLE_US;
+	quick.sample_max_us = rc->o.sample_us;
 	if ((r = run(ctx, &quick, res, err)))
 		return r;
 	note(rc, &rc->st.quick, NULL);

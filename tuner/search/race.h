@@ -6,7 +6,7 @@
  * measurement per candidate):
  *
  *   quick pass: every verified candidate is timed with FT_RACE_QUICK_SAMPLES
- *     samples of at most FT_RACE_QUICK_SAMPLE_US each, after one warm-up graph
+ *     samples of at most FT_RACE_SAMPLE_US each, after one warm-up graph
  *     launch (its verified call and the call that sizes K came before);
  *   cut:        when the quick pass's fastest sample is slower than `margin`
  *     times the best full median so far, the candidate is stored as `cut`
@@ -14,7 +14,7 @@
  *     noise (clocks, another process) only ever makes a sample slower;
  *   full:       the others are measured in full and stored as `ok`: the
  *     same job goes on past its quick samples, with the same graph (samples
- *     of at most FT_RACE_FULL_SAMPLE_US), until the median's interval is
+ *     of at most FT_RACE_SAMPLE_US), until the median's interval is
  *     `stable` narrow (run/sampling.h) or the search's samples are taken;
  *     only full measurements move the best (and the cut line), so the best
  *     is never a quickly timed candidate. The worker decides the cut against
@@ -52,22 +52,21 @@
  * (docs/timing.md). */
 #define FT_RACE_MARGIN 1.15
 #define FT_RACE_QUICK_SAMPLES 3
-/* A quick sample lasts at most ~1 ms (K is lowered from 20 for kernels over
- * 50 us): three of them cost ~3 ms of GPU time where 15 full samples of K 20
- * cost 66 ms for a 0.22 ms kernel. */
-#define FT_RACE_QUICK_SAMPLE_US 1000.0
-/* A sample of a full measurement lasts at most ~1 ms, not the 20 ms of
- * FT_EVAL_SAMPLE_MAX_US: K calls are graphed into a sample to spread the
- * events' ~0.5 us and a launch's few us over the calls, and 1 ms makes both
- * < 0.6 %, while 15 samples of 20 ms (K 11 for the suite's
- * 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per candidate -
- * 2 x 18 s of the 126 s suite24 warm run on an H100. A full measurement only
- * has to place a candidate within the margin (the cut line, the finalists),
- * which 15 samples of ~1 ms do; the winner is decided by the final. With
- * 2 ms the full samples were half the GPU time of a suite24 candidate (10 of
- * 20 ms at 4x16x2048x64, 2026-11-27). Kernels under 50 us keep K = 20.
- * `--race off` keeps the old cap. */
-#define FT_RACE_FULL_SAMPLE_US 1000.0
+/* A sample of the quick pass and of a full measurement (one graph in one
+ * job) lasts at most ~0.5 ms, not the 20 ms of FT_EVAL_SAMPLE_MAX_US: K
+ * calls are graphed into a sample to spread the events' ~0.5 us and a graph
+ * launch's few us over the calls, ~1 % at 0.5 ms and about the same share
+ * of every candidate's samples, while 15 samples of 20 ms (K 11 for the
+ * suite's 1.8 ms kernel at 1x32x8192x128) took 300 ms of GPU time per
+ * candidate - 2 x 18 s of the 126 s suite24 warm run on an H100. The quick
+ * pass only has to place a candidate against a 15 % margin and a full
+ * measurement among the finalists; the final (1 ms samples) decides. Samples
+ * were 2 ms until 2026-11-27 and 1 ms until 2026-11-29, when the quick
+ * pass's 3 samples and the warm-up launch were still ~3.4 of a cut
+ * candidate's ~4.7 ms at the suite's larger shapes (H200). Kernels under
+ * 25 us keep K = 20. FATUNE_RACE_SAMPLE_US=N sets another cap (A/B runs);
+ * `--race off` keeps FT_EVAL_SAMPLE_MAX_US. */
+#define FT_RACE_SAMPLE_US 500.0
 /* The final's samples were 2 ms until 2026-11-29; a sample's fixed costs
  * (events, the graph launch: a few us) are the same share of every
  * finalist's time at one sample length, so they do not reorder the
@@ -110,9 +109,11 @@ struct ft_race_opts {
 				 * interval is this narrow (0: all its samples) */
 	int two_jobs;		/* quick pass and full measurement as two jobs
 				 * (FATUNE_RACE_JOBS=2; see above) */
+	double sample_us;	/* > 0: a quick or full sample's cap (FT_RACE_SAMPLE_US) */
 };
 
-/* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS. */
+/* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
+ * from FATUNE_RACE_SAMPLE_US (10..20000) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
