@@ -379,6 +379,17 @@ static void test_finalists(void **state)
 	ft_race_free(rc);
 }
 
+/* The final over three candidates 0, 1, 2 of f, with the search's 15 samples. */
+static void final_of_three(struct ft_race *rc, struct fake *f, struct ft_job_result *out, int *rounds)
+{
+	struct ft_job jobs[3];
+	struct ft_err err = { 0 };
+
+	for (int i = 0; i < 3; i++)
+		job_of(&jobs[i], i);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, f, out, rounds, &err), 0);
+}
+
 /* The final: every finalist in every round, each round starting one later
  * (round-robin), ceil(15 / rounds) samples a job, pooled into 15 samples;
  * a finalist wrong in a round keeps that verdict and is not run again. */
@@ -386,16 +397,12 @@ static void test_final_round_robin(void **state)
 {
 	struct fake f = { .c = { { 10.0, 0 }, { 10.1, 0 }, { 10.2, 0 } }, .fail_at = -1 };
 	struct ft_race *rc = race(1.15, 3);
-	struct ft_job jobs[3];
 	struct ft_job_result out[3];
 	int rounds[3];
-	struct ft_err err = { 0 };
 	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
 
 	(void)state;
-	for (int i = 0; i < 3; i++)
-		job_of(&jobs[i], i);
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, rounds, &err), 0);
+	final_of_three(rc, &f, out, rounds);
 	assert_int_equal(f.nlog, 3 * FT_RACE_ROUNDS);
 	for (int round = 0; round < FT_RACE_ROUNDS; round++)
 		for (int k = 0; k < 3; k++) {
@@ -415,7 +422,7 @@ static void test_final_round_robin(void **state)
 	/* finalist 1 turns out wrong (a kernel right only on its first calls) */
 	f.nlog = 0;
 	f.c[1].wrong = 1;
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, NULL, &err), 0);
+	final_of_three(rc, &f, out, NULL);
 	assert_int_equal(out[1].status, FT_ST_WRONG_RESULT);
 	assert_int_equal(out[0].status, FT_ST_OK);
 	assert_int_equal(f.nlog, 1 + 2 * FT_RACE_ROUNDS);
@@ -432,16 +439,12 @@ static void test_final_leaves_the_slow(void **state)
 				 { 10.0 * FT_RACE_FINAL_CUT * 0.99, 0 } },
 			  .fail_at = -1 };
 	struct ft_race *rc = race(1.15, 3);
-	struct ft_job jobs[3];
 	struct ft_job_result out[3];
 	int rounds[3];
-	struct ft_err err = { 0 };
 	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
 
 	(void)state;
-	for (int i = 0; i < 3; i++)
-		job_of(&jobs[i], i);
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, &f, out, rounds, &err), 0);
+	final_of_three(rc, &f, out, rounds);
 	assert_int_equal(f.nlog, 3 + 2 * (FT_RACE_ROUNDS - 1));
 	for (int k = 3; k < f.nlog; k++)
 		assert_int_not_equal(f.log[k], 1);
