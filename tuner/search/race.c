@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "run/sampling.h"
-#include "run/verify.h"
 
 struct ft_race {
 	struct ft_race_opts o;
@@ -241,130 +240,25 @@ int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out)
 	return rc ? rc->nfin : 0;
 }
 
-/* The samples of one round's result: its raw ones, or its median when the
- * runner gave none (a replay). Returns how many were added. */
-static int pool(double *into, int have, int cap, const struct ft_job_result *r)
-{
-	int n = 0;
-
-	if (r->nraw > 0) {
-		for (int i = 0; i < r->nraw && have + n < cap; i++)
-			into[have + n++] = r->raw_us[i];
-	} else if (isfinite(r->t_median_us) && have < cap) {
-		into[have + n++] = r->t_median_us;
-	}
-	return n;
-}
-
-/* After the first round: a finalist whose fastest sample of it is over
- * FT_RACE_FINAL_CUT times the round's fastest median leaves the final
- * (left[i] = 1: its rounds so far stand). The finalists of a round ran back
- * to back on one GPU, so they compare within it. */
-static void prune(double (*samples)[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX], const int *have,
-		  const int *done, int *left, int n)
-{
-	double med[FT_RACE_MAX_FINALISTS], min[FT_RACE_MAX_FINALISTS], lead = NAN;
-
-	for (int i = 0; i < n; i++) {
-		double x[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX];
-		struct ft_stats st;
-
-		med[i] = NAN;
-		if (done[i] || have[i] < 1)
-			continue;
-		memcpy(x, samples[i], (size_t)have[i] * sizeof(x[0]));
-		if (ft_stats_compute(x, have[i], &st))
-			continue;
-		med[i] = st.median;
-		min[i] = st.min;
-		if (isnan(lead) || st.median < lead)
-			lead = st.median;
-	}
-	for (int i = 0; i < n; i++)
-		if (!isnan(med[i]) && min[i] > FT_RACE_FINAL_CUT * lead)
-			left[i] = 1;
-}
-
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
 		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err)
 {
-	const int cap = FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX;
-	double(*samples)[FT_RACE_ROUNDS * FT_RAW_SAMPLES_MAX] = NULL;
-	int have[FT_RACE_MAX_FINALISTS] = { 0 }, done[FT_RACE_MAX_FINALISTS] = { 0 };
-	int left[FT_RACE_MAX_FINALISTS] = { 0 }, taken[FT_RACE_MAX_FINALISTS] = { 0 };
-	int rc_ = 0;
+	/* the final follows the search on a GPU at its clocks: one launch
+	 * uploads a finalist's graph */
+	struct ft_interleave_opts o = { FT_RACE_ROUNDS, 0, FT_RACE_FINAL_SAMPLE_US, FT_RACE_WARMUP,
+					FT_RACE_FINAL_CUT };
+	long long ran = 0;
+	int r;
 
-	if (n <= 0)
-		return 0;
 	if (n > FT_RACE_MAX_FINALISTS)
 		n = FT_RACE_MAX_FINALISTS;
-	samples = malloc((size_t)n * sizeof(*samples));
-	if (!samples)
-		return ft_error(err, FT_EFAIL, "out of memory for the final's samples");
-	for (int i = 0; i < n; i++) {
-		ft_job_result_init(&out[i]);
-		out[i].rel_err = 0;
-		out[i].max_abs_err = 0;
+	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
+	if (rc) {
+		pthread_mutex_lock(&rc->m);
+		rc->st.final_jobs += ran;
+		pthread_mutex_unlock(&rc->m);
 	}
-	for (int round = 0; round < FT_RACE_ROUNDS && !rc_; round++) {
-		for (int k = 0; k < n && !rc_; k++) {
-			int i = (k + round) % n; /* each round starts one later */
-			struct ft_job job = capped(&jobs[i], FT_RACE_FINAL_SAMPLE_US);
-			struct ft_job_result res;
-
-			if (done[i] || left[i])
-				continue;
-			job.samples = (jobs[i].samples + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
-			/* the final follows the search on a GPU at its clocks; one
-			 * launch uploads the finalist's graph */
-			if (job.warmup > FT_RACE_WARMUP)
-				job.warmup = FT_RACE_WARMUP;
-			if (job.samples > FT_RAW_SAMPLES_MAX)
-				job.samples = FT_RAW_SAMPLES_MAX;
-			if ((rc_ = run(ctx, &job, &res, err)))
-				break;
-			note(rc, &rc->st.final_jobs, NULL);
-			if (res.status != FT_ST_OK) {
-				out[i] = res; /* the first verdict that is not ok stands */
-				done[i] = 1;
-				continue;
-			}
-			have[i] += pool(samples[i], have[i], cap, &res);
-			taken[i]++;
-			if (!(res.rel_err <= out[i].rel_err))
-				out[i].rel_err = res.rel_err;
-			if (!(res.max_abs_err <= out[i].max_abs_err))
-				out[i].max_abs_err = res.max_abs_err;
-			out[i].launches_per_sample = res.launches_per_sample;
-			out[i].verify_ms += res.verify_ms;
-			out[i].time_ms += res.time_ms;
-			ft_phases_add(&out[i], &res, 0);
-		}
-		if (round == 0 && !rc_)
-			prune(samples, have, done, left, n);
-	}
-	for (int i = 0; i < n && !rc_; i++) {
-		struct ft_stats st;
-
-		if (done[i])
-			continue;
-		if (ft_stats_compute(samples[i], have[i], &st)) {
-			out[i].status = FT_ST_CRASHED;
-			snprintf(out[i].reason, sizeof(out[i].reason),
-				 "the final gave no finite sample: is the GPU in a bad state?");
-			continue;
-		}
-		out[i].status = FT_ST_OK;
-		out[i].t_median_us = st.median;
-		out[i].t_min_us = st.min;
-		out[i].t_p90_us = st.p90;
-		out[i].t_spread = st.spread;
-		out[i].samples = have[i];
-	}
-	for (int i = 0; rounds && i < n; i++)
-		rounds[i] = taken[i];
-	free(samples);
-	return rc_;
+	return r;
 }
 
 void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st)

@@ -42,6 +42,7 @@
 
 #include "base/err.h"
 #include "base/trial.h"
+#include "run/interleave.h"
 #include "run/worker.h"
 
 /* Cut a candidate whose quick min is over 1.15x the best median: in the
@@ -97,6 +98,7 @@
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
+_Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
 /* How the reason of a final's ok row starts ("" is every other ok row's). */
 #define FT_RACE_FINAL_REASON "race final:"
 
@@ -116,10 +118,8 @@ struct ft_race_opts {
  * from FATUNE_RACE_SAMPLE_US (10..20000) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
 
-/* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
- * failed (a runner's evaluate, run/runner.h). */
-typedef int (*ft_race_run_fn)(void *ctx, const struct ft_job *job, struct ft_job_result *res,
-			      struct ft_err *err);
+/* Runs one job (run/interleave.h). */
+typedef ft_job_run_fn ft_race_run_fn;
 
 struct ft_race;
 
@@ -154,8 +154,8 @@ int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
 
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
  * each gets up to FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples,
- * run round-robin (after the first round, those over FT_RACE_FINAL_CUT of
- * its fastest leave); out[i] gets the pooled verdict: ok with statistics
+ * run round-robin by ft_interleave (run/interleave.h; after the first
+ * round, those over FT_RACE_FINAL_CUT of its fastest leave); out[i] gets the pooled verdict: ok with statistics
  * over every sample it took (rel_err the largest seen), or the first
  * verdict that was not ok; rounds[i] (rounds may be NULL) the rounds it
  * ran. Returns -1 with err when run does. */

@@ -1,0 +1,208 @@
+/* test_interleave.c - candidates timed in round-robin rounds (run/interleave.c):
+ * the order, the split of the samples, the pooled statistics, a drift that
+ * falls on every candidate alike, the leaving rule, a verdict that is not ok,
+ * and a runner's failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run/interleave.h"
+
+/* A fake runner: candidate i (its job's seed) takes us[i] x the drift, which
+ * grows by `drift` per sample taken in all (a GPU warming up); wrong[i]: its
+ * verdict is wrong_result from its job number wrong_from on. */
+struct fake {
+	double us[4];
+	double drift;
+	int wrong[4];
+	int fail_at;		/* job number at which run fails (-1: never) */
+	long long taken;	/* samples so far, in all */
+	int log[256], samples[256], warmup[256], quick[256];
+	double cap[256];
+	int nlog;
+};
+
+static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res, struct ft_err *err)
+{
+	struct fake *f = ctx;
+	int i = (int)job->seed;
+
+	if (f->nlog == f->fail_at)
+		return ft_error(err, FT_EFAIL, "the worker died");
+	f->log[f->nlog] = i;
+	f->samples[f->nlog] = job->samples;
+	f->warmup[f->nlog] = job->warmup;
+	f->quick[f->nlog] = job->quick_samples;
+	f->cap[f->nlog++] = job->sample_max_us;
+	ft_job_result_init(res);
+	if (f->wrong[i]) {
+		res->status = FT_ST_WRONG_RESULT;
+		snprintf(res->reason, sizeof(res->reason), "rel err 0.5");
+		return 0;
+	}
+	res->rel_err = 1e-4 * (i + 1);
+	res->max_abs_err = 1e-3;
+	res->samples = job->samples;
+	res->nraw = job->samples;
+	for (int k = 0; k < job->samples; k++)
+		res->raw_us[k] = (float)(f->us[i] * (1 + f->drift * (double)f->taken++));
+	res->t_median_us = res->raw_us[job->samples / 2];
+	res->launches_per_sample = 20;
+	res->verify_ms = 1;
+	return 0;
+}
+
+static void jobs_of(struct ft_job *jobs, int n)
+{
+	memset(jobs, 0, (size_t)n * sizeof(*jobs));
+	for (int i = 0; i < n; i++) {
+		jobs[i].seed = (unsigned long long)i;
+		jobs[i].samples = 30;
+		jobs[i].warmup = 3;
+		jobs[i].quick_samples = 3;
+		jobs[i].stable_rel = 0.01;
+	}
+}
+
+/* Round r starts at candidate r % n; each job gets ceil(samples / rounds)
+ * samples, the cap and warm-up asked for, no quick cut and no early stop;
+ * every candidate's samples are pooled. */
+static void test_round_robin(void **state)
+{
+	struct fake f = { .us = { 10, 20, 30 }, .fail_at = -1 };
+	struct ft_interleave_opts o = { 5, 0, 800, 1, 0 };
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	int rounds[3];
+	long long n = 0;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	jobs_of(jobs, 3);
+	assert_int_equal(ft_interleave(&o, jobs, 3, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 15);
+	assert_int_equal(f.nlog, 15);
+	for (int r = 0; r < 5; r++)
+		for (int k = 0; k < 3; k++) {
+			int j = r * 3 + k;
+			assert_int_equal(f.log[j], (k + r) % 3);
+			assert_int_equal(f.samples[j], 6);
+			assert_int_equal(f.warmup[j], 1);
+			assert_int_equal(f.quick[j], 0);
+			assert_true(f.cap[j] == 800);
+		}
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out[i].status, FT_ST_OK);
+		assert_int_equal(rounds[i], 5);
+		assert_int_equal(out[i].samples, 30);
+		assert_true(fabs(out[i].t_median_us - f.us[i]) < 1e-4);
+		assert_true(out[i].rel_err == 1e-4 * (i + 1));
+		assert_true(out[i].verify_ms == 5);
+	}
+	/* a job's own cap stands; opts.samples splits another count */
+	o.samples = 7;
+	o.rounds = 2;
+	jobs[0].sample_max_us = 100;
+	f.nlog = 0;
+	assert_int_equal(ft_interleave(&o, jobs, 1, fake_run, &f, out, NULL, NULL, &err), 0);
+	assert_int_equal(f.nlog, 2);
+	assert_true(f.cap[0] == 100);
+	assert_int_equal(f.samples[0], 4);
+	assert_int_equal(out[0].samples, 8);
+}
+
+/* Two equal candidates on a GPU whose times drift up 0.1 % per sample:
+ * timed one after the other (one round) the second reads ~3 % slower;
+ * interleaved in 10 rounds the medians are within 0.5 %. */
+static void test_drift_falls_on_both(void **state)
+{
+	struct fake f = { .us = { 10, 10 }, .drift = 1e-3, .fail_at = -1 };
+	struct ft_interleave_opts o = { 1, 30, 0, -1, 0 };
+	struct ft_job jobs[2];
+	struct ft_job_result out[2];
+	struct ft_err err = { 0 };
+
+	(void)state;
+	jobs_of(jobs, 2);
+	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, NULL, NULL, &err), 0);
+	assert_true(out[1].t_median_us / out[0].t_median_us > 1.025);
+	f.taken = 0;
+	o.rounds = 10;
+	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, NULL, NULL, &err), 0);
+	assert_true(fabs(out[1].t_median_us / out[0].t_median_us - 1) < 0.005);
+	assert_int_equal(out[0].samples, 30);
+}
+
+/* leave_over: after round 1 a candidate whose fastest sample is over it
+ * times the fastest median leaves with that round's samples; 0: none. */
+static void test_leave(void **state)
+{
+	struct fake f = { .us = { 10, 10.6, 10.2 }, .fail_at = -1 };
+	struct ft_interleave_opts o = { 3, 0, 0, -1, 1.05 };
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	int rounds[3];
+	long long n;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	jobs_of(jobs, 3);
+	assert_int_equal(ft_interleave(&o, jobs, 3, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 3 + 2 * 2);
+	assert_int_equal(rounds[1], 1);
+	assert_int_equal(out[1].status, FT_ST_OK);
+	assert_int_equal(out[1].samples, 10);
+	assert_int_equal(rounds[2], 3);
+	o.leave_over = 0;
+	assert_int_equal(ft_interleave(&o, jobs, 3, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 9);
+	assert_int_equal(rounds[1], 3);
+}
+
+/* A verdict that is not ok stands and ends that candidate's rounds; a
+ * runner's failure ends the interleaving with its error; bad counts are
+ * refused. */
+static void test_not_ok_and_failure(void **state)
+{
+	struct fake f = { .us = { 10, 11 }, .wrong = { 0, 1 }, .fail_at = -1 };
+	struct ft_interleave_opts o = { 4, 0, 0, -1, 0 };
+	struct ft_job jobs[FT_INTERLEAVE_MAX + 1];
+	struct ft_job_result out[FT_INTERLEAVE_MAX + 1];
+	int rounds[2];
+	struct ft_err err = { 0 };
+
+	(void)state;
+	jobs_of(jobs, FT_INTERLEAVE_MAX + 1);
+	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, rounds, NULL, &err), 0);
+	assert_int_equal(out[1].status, FT_ST_WRONG_RESULT);
+	assert_string_equal(out[1].reason, "rel err 0.5");
+	assert_int_equal(rounds[1], 0);
+	assert_int_equal(out[0].status, FT_ST_OK);
+	assert_int_equal(f.nlog, 4 + 1);
+	f.wrong[1] = 0;
+	f.nlog = 0;
+	f.fail_at = 3;
+	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, NULL, NULL, &err), -1);
+	assert_string_equal(err.msg, "the worker died");
+	assert_int_equal(ft_interleave(&o, jobs, FT_INTERLEAVE_MAX + 1, fake_run, &f, out, NULL, NULL, &err), -1);
+	o.rounds = 0;
+	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, NULL, NULL, &err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_robin),
+		cmocka_unit_test(test_drift_falls_on_both),
+		cmocka_unit_test(test_leave),
+		cmocka_unit_test(test_not_ok_and_failure),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

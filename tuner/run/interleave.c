@@ -1,0 +1,172 @@
+/* interleave.c - candidates timed in round-robin rounds (see interleave.h). */
+#include "run/interleave.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/verify.h"
+
+/* Candidate i's samples: pooled[i * cap ...], have[i] of them. */
+struct pool {
+	double *x;
+	int cap;
+	int have[FT_INTERLEAVE_MAX];
+};
+
+/* A round's result into candidate i's pool: its raw samples, or its median
+ * when the runner gave none (a replay). */
+static void pool_add(struct pool *p, int i, const struct ft_job_result *r)
+{
+	double *into = p->x + (size_t)i * (size_t)p->cap;
+
+	if (r->nraw > 0) {
+		for (int k = 0; k < r->nraw && p->have[i] < p->cap; k++)
+			into[p->have[i]++] = r->raw_us[k];
+	} else if (isfinite(r->t_median_us) && p->have[i] < p->cap) {
+		into[p->have[i]++] = r->t_median_us;
+	}
+}
+
+/* Statistics of candidate i's pool (sorted in a copy). 0, or -1 when empty. */
+static int pool_stats(const struct pool *p, int i, struct ft_stats *st)
+{
+	double *x = malloc((size_t)p->cap * sizeof(*x));
+	int rc;
+
+	if (!x || p->have[i] < 1) {
+		free(x);
+		return -1;
+	}
+	memcpy(x, p->x + (size_t)i * (size_t)p->cap, (size_t)p->have[i] * sizeof(*x));
+	rc = ft_stats_compute(x, p->have[i], st);
+	free(x);
+	return rc;
+}
+
+/* After the first round: those whose fastest sample is over leave_over times
+ * the round's fastest median leave (they ran back to back, so they compare
+ * within it). */
+static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over)
+{
+	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead = NAN;
+
+	for (int i = 0; i < n; i++) {
+		struct ft_stats st;
+
+		med[i] = NAN;
+		if (done[i] || pool_stats(p, i, &st))
+			continue;
+		med[i] = st.median;
+		min[i] = st.min;
+		if (isnan(lead) || st.median < lead)
+			lead = st.median;
+	}
+	for (int i = 0; i < n; i++)
+		if (!isnan(med[i]) && min[i] > over * lead)
+			left[i] = 1;
+}
+
+/* Candidate i's job for one round. */
+static struct ft_job round_job(const struct ft_interleave_opts *o, const struct ft_job *job)
+{
+	struct ft_job j = *job;
+	int total = o->samples > 0 ? o->samples : job->samples;
+
+	if (!(j.sample_max_us > 0) && o->sample_us > 0)
+		j.sample_max_us = o->sample_us;
+	j.samples = (total + o->rounds - 1) / o->rounds;
+	if (j.samples < 1)
+		j.samples = 1;
+	if (j.samples > FT_RAW_SAMPLES_MAX)
+		j.samples = FT_RAW_SAMPLES_MAX;
+	if (o->warmup >= 0 && j.warmup > o->warmup)
+		j.warmup = o->warmup;
+	/* pooled rounds are what is measured: no quick cut, no early stop */
+	j.quick_samples = 0;
+	j.stable_rel = 0;
+	return j;
+}
+
+int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs, int n,
+		  ft_job_run_fn run, void *ctx, struct ft_job_result *out, int *rounds,
+		  long long *njobs, struct ft_err *err)
+{
+	struct pool p = { 0 };
+	int done[FT_INTERLEAVE_MAX] = { 0 }, left[FT_INTERLEAVE_MAX] = { 0 };
+	int taken[FT_INTERLEAVE_MAX] = { 0 };
+	int nrounds = o->rounds, rc = 0;
+	long long ran = 0;
+
+	if (n <= 0)
+		return 0;
+	if (n > FT_INTERLEAVE_MAX)
+		return ft_error(err, FT_EFAIL, "interleaving %d candidates: at most %d", n, FT_INTERLEAVE_MAX);
+	if (nrounds < 1 || nrounds > FT_INTERLEAVE_MAX_ROUNDS)
+		return ft_error(err, FT_EFAIL, "interleaving in %d rounds: 1 to %d", nrounds,
+				FT_INTERLEAVE_MAX_ROUNDS);
+	p.cap = nrounds * FT_RAW_SAMPLES_MAX;
+	p.x = malloc((size_t)n * (size_t)p.cap * sizeof(*p.x));
+	if (!p.x)
+		return ft_error(err, FT_EFAIL, "out of memory for %d candidates' samples", n);
+	for (int i = 0; i < n; i++) {
+		ft_job_result_init(&out[i]);
+		out[i].rel_err = 0;
+		out[i].max_abs_err = 0;
+	}
+	for (int round = 0; round < nrounds && !rc; round++) {
+		for (int k = 0; k < n && !rc; k++) {
+			int i = (k + round) % n; /* each round starts one later */
+			struct ft_job job = round_job(o, &jobs[i]);
+			struct ft_job_result res;
+
+			if (done[i] || left[i])
+				continue;
+			if ((rc = run(ctx, &job, &res, err)))
+				break;
+			ran++;
+			if (res.status != FT_ST_OK) {
+				out[i] = res; /* the first verdict that is not ok stands */
+				done[i] = 1;
+				continue;
+			}
+			pool_add(&p, i, &res);
+			taken[i]++;
+			if (!(res.rel_err <= out[i].rel_err))
+				out[i].rel_err = res.rel_err;
+			if (!(res.max_abs_err <= out[i].max_abs_err))
+				out[i].max_abs_err = res.max_abs_err;
+			out[i].launches_per_sample = res.launches_per_sample;
+			out[i].verify_ms += res.verify_ms;
+			out[i].time_ms += res.time_ms;
+			ft_phases_add(&out[i], &res, 0);
+		}
+		if (round == 0 && !rc && o->leave_over > 1)
+			leave_slow(&p, done, left, n, o->leave_over);
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		struct ft_stats st;
+
+		if (done[i])
+			continue;
+		if (pool_stats(&p, i, &st)) {
+			out[i].status = FT_ST_CRASHED;
+			snprintf(out[i].reason, sizeof(out[i].reason),
+				 "the interleaved rounds gave no finite sample: is the GPU in a bad state?");
+			continue;
+		}
+		out[i].status = FT_ST_OK;
+		out[i].t_median_us = st.median;
+		out[i].t_min_us = st.min;
+		out[i].t_p90_us = st.p90;
+		out[i].t_spread = st.spread;
+		out[i].samples = p.have[i];
+	}
+	for (int i = 0; rounds && i < n; i++)
+		rounds[i] = taken[i];
+	if (njobs)
+		*njobs = ran;
+	free(p.x);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* interleave.h - several candidates timed on one runner in round-robin rounds.
+ *
+ * Two configs timed one after the other compare badly: a GPU's clocks drift
+ * over seconds (temperature, power), and a neighbour's load comes and goes,
+ * so a difference of a few percent between two separate measurements says
+ * little. Interleaved, each candidate gets `rounds` jobs of a share of its
+ * samples, round-robin (each round starting one candidate later), so drift
+ * and interference fall on all of them alike; each candidate's samples are
+ * pooled into one result. The race's final (search/race.h) and
+ * `fatune bench` with several configs time this way.
+ */
+#ifndef FT_INTERLEAVE_H
+#define FT_INTERLEAVE_H
+
+#include "base/err.h"
+#include "run/job.h"
+
+/* Runs one job: 0 with a verdict in *res, -1 with err when fatune itself
+ * failed (a runner's evaluate, run/runner.h). */
+typedef int (*ft_job_run_fn)(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+			     struct ft_err *err);
+
+#define FT_INTERLEAVE_MAX 16		/* candidates */
+#define FT_INTERLEAVE_MAX_ROUNDS 64
+
+struct ft_interleave_opts {
+	int rounds;		/* 1..FT_INTERLEAVE_MAX_ROUNDS */
+	int samples;		/* > 0: each candidate's samples in all (0: its job's),
+				 * split evenly over the rounds, at most
+				 * FT_RAW_SAMPLES_MAX per round */
+	double sample_us;	/* > 0: a sample's cap where the job names none */
+	int warmup;		/* >= 0: at most this many warm-up launches per job */
+	double leave_over;	/* > 1: after the first round, a candidate whose fastest
+				 * sample is over this times the round's fastest median
+				 * leaves with that round's samples; 0: none leaves */
+};
+
+/* Times jobs[0..n) (n <= FT_INTERLEAVE_MAX) interleaved through run. out[i]
+ * gets candidate i's pooled verdict: ok with statistics over every sample it
+ * took (rel_err and max_abs_err the largest seen, phases summed), or the
+ * first verdict that was not ok (it runs no more rounds); rounds[i] (rounds
+ * may be NULL) the ok rounds it ran; *njobs (may be NULL) the jobs run in
+ * all. Returns -1 with err when run does (out is then incomplete). */
+int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs, int n,
+		  ft_job_run_fn run, void *ctx, struct ft_job_result *out, int *rounds,
+		  long long *njobs, struct ft_err *err);
+
+#endif
