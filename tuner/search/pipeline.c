@@ -494,12 +494,10 @@ static int trial_launch(const struct ft_pipeline_cfg *cfg, const struct ft_trial
 	return ft_candidate_launch(cfg->sp, cfg->shape, &c, out, err);
 }
 
-/* The job that runs candidate t. 0 when made; 1 when the family cannot lay
- * the candidate out (t becomes crashed: its verdict, not fatune's failure);
- * -1 with err. */
-static int make_job(struct run *r, struct ft_trial *t, struct ft_job *job, struct ft_err *err)
+/* pipeline.h */
+int ft_pipeline_job(const struct ft_pipeline_cfg *cfg, struct ft_trial *t, struct ft_job *job,
+		    struct ft_err *err)
 {
-	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_launch launch;
 
 	*job = cfg->job;
@@ -591,7 +589,7 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 	double t0 = now_ms();
 	int rc;
 
-	rc = make_job(r, &it->t, &job, &err);
+	rc = ft_pipeline_job(r->cfg, &it->t, &job, &err);
 	if (rc < 0)
 		goto fatal;
 	if (rc > 0) {
@@ -1023,7 +1021,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		ts[i] = fin[i];
-		if (make_job(r, &ts[i], &jobs[i], err)) {
+		if (ft_pipeline_job(r->cfg, &ts[i], &jobs[i], err)) {
 			ft_err_prefix(err, "the race's final");
 			rc = -1;
 		}

@@ -125,6 +125,13 @@ struct ft_pipeline_stats {
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *stats,
 		    struct ft_err *err);
 
+/* The job that runs trial t (compiled: t->compile_key names its CUBIN),
+ * from cfg's job template. 0 when made; 1 when the family cannot lay the
+ * candidate out (t becomes crashed: its verdict, not fatune's failure);
+ * -1 with err. */
+int ft_pipeline_job(const struct ft_pipeline_cfg *cfg, struct ft_trial *t, struct ft_job *job,
+		    struct ft_err *err);
+
 /* Fills a compile request for candidate values (defines: the macro list of
  * ft_candidate_macros, space/candidate.h). */
 void ft_pipeline_compile_req(const struct ft_space *sp, const struct ft_arch *a,
