@@ -67,6 +67,25 @@ run bench --shape 1x8x512x64 --best --json
 cat "$T/out" "$T/err"
 expect_rc 0 "bench --best"
 expect_bench_config "$winner"
+# bench compares: the winner and the runner-up of its space (in that space's file), verified and
+# timed interleaved on one worker, one JSON line each, both ok, each with 30 samples from 10 rounds
+# and its ratio to the faster (which reads 1)
+rup=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print([x for x in s["spaces"] if x["space"]==s["best"]["space"]][0].get("runner_up", {}).get("config", ""))' "$T/search.json")
+if [ -n "$rup" ]; then
+	run bench --shape 1x8x512x64 --best --space "$SPACES/$wspace.yaml" --config "$rup" --json
+	cat "$T/out" "$T/err"
+	expect_rc 0 "bench --best --config RUNNER_UP"
+	python3 - "$T/out" "$winner" "$rup" <<'PY' || fail "bench of two configs: $(cat "$T/out")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["config"] for r in rows] == [sys.argv[3], sys.argv[2]], rows
+for r in rows:
+    assert r["status"] == "ok" and r["samples"] == 30 and r["rounds"] == 10, r
+    assert 0 < r["t_min_us"] <= r["t_median_us"] and r["rel_err"] < 2e-2, r
+    assert r["vs_fastest"] >= 1.0, r
+assert min(r["vs_fastest"] for r in rows) == 1.0, rows
+PY
+fi
 # export writes the winner: its space and family, each of its parameters
 run export --arch "$arch" --shape 1x8x512x64 -o "$T/build_config.h"
 expect_rc 0 "export"
