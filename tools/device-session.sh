@@ -315,7 +315,9 @@ if [[ " $steps " == *" race-form "* ]]; then
 	# graph until the median is stable: one job per candidate); two - the race's first form
 	# (FATUNE_RACE_JOBS=2 --race-stable 0: quick pass and full measurement as two jobs, 15 full
 	# samples); ms1 - the default with the quick and full samples' cap at 1 ms
-	# (FATUNE_RACE_SAMPLE_US=1000, the cap before 2026-11-29). Then the mission shape with every
+	# (FATUNE_RACE_SAMPLE_US=1000, the cap before 2026-11-29); sync - each warm sample waited for
+	# before the next is launched (FATUNE_EVAL_SAMPLES=one-by-one, the worker's method until
+	# 2026-11-29, second session). Then the mission shape with every
 	# CUBIN cached, once per form. Tables in $OUT/race-form.txt, the JSON lines in
 	# $OUT/race-form.tar.gz, the last default pass's DB in $OUT/race-form-one.db.gz.
 	dev=${THROUGHPUT_DEVICES:-0}
@@ -324,7 +326,13 @@ if [[ " $steps " == *" race-form "* ]]; then
 	[ -n "${THROUGHPUT_SEEDS_FROM:-}" ] && seeds=(--seeds-from "$THROUGHPUT_SEEDS_FROM")
 	rm -rf "$FATUNE_CACHE_DIR" /tmp/rf
 	mkdir -p /tmp/rf
-	form_env() { case $1 in two) echo FATUNE_RACE_JOBS=2 ;; ms1) echo FATUNE_RACE_SAMPLE_US=1000 ;; esac; }
+	form_env() {
+		case $1 in
+		two) echo FATUNE_RACE_JOBS=2 ;;
+		ms1) echo FATUNE_RACE_SAMPLE_US=1000 ;;
+		sync) echo FATUNE_EVAL_SAMPLES=one-by-one ;;
+		esac
+	}
 	form_opt() { [ "$1" = two ] && echo "--race-stable 0"; }
 	declare -A seen=()
 	for rn in cold "${runs[@]}"; do

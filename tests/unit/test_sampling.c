@@ -91,12 +91,73 @@ static void test_stable(void **state)
 	assert_int_equal(ft_samples_stop(&j, tight, 5), FT_SAMPLES_STABLE);
 }
 
+/* How far a back-to-back loop queues: the quick samples at once and never
+ * past them (a cut candidate runs no extra sample), then up to the first
+ * stable check, then one ahead; everything (within `ahead`) when the job
+ * asks for no early end; always at least one more, never past planned. A
+ * simulated loop that queues as told and stops where ft_samples_stop says
+ * takes the quick samples exactly when cut and at most one more sample than
+ * the stop needed otherwise. */
+static void test_queue(void **state)
+{
+	struct ft_job race = job_with(3, 10.0, 0.01), plain = job_with(0, 0, 0);
+
+	(void)state;
+	assert_int_equal(ft_samples_queue(&race, 0, 15, 6), 3);
+	assert_int_equal(ft_samples_queue(&race, 2, 15, 6), 3);
+	assert_int_equal(ft_samples_queue(&race, 3, 15, 6), FT_SAMPLES_STABLE_MIN);
+	assert_int_equal(ft_samples_queue(&race, 4, 15, 6), 6);
+	assert_int_equal(ft_samples_queue(&race, 9, 15, 6), 11);
+	assert_int_equal(ft_samples_queue(&race, 14, 15, 6), 15);
+	assert_int_equal(ft_samples_queue(&race, 1, 2, 6), 2); /* planned caps the quick count */
+	assert_int_equal(ft_samples_queue(&race, 0, 15, 1), 1); /* ahead caps it */
+	assert_int_equal(ft_samples_queue(&plain, 0, 30, 6), 6);
+	assert_int_equal(ft_samples_queue(&plain, 27, 30, 6), 30);
+	race.stable_rel = 0; /* quick only: the rest at once */
+	assert_int_equal(ft_samples_queue(&race, 3, 15, 20), 15);
+	race.stable_rel = 0.01;
+	/* the loop of evaluate.c, on made-up samples */
+	for (int kind = 0; kind < 3; kind++) {
+		/* 0: cut (all over the line); 1: stable at 5 (equal); 2: never stable */
+		double us[15];
+		int done = 0, queued = 0, stopped_at = 0;
+		enum ft_samples_stop stop = FT_SAMPLES_ALL;
+
+		for (int i = 0; i < 15; i++)
+			us[i] = kind == 0 ? 12.0 : kind == 1 ? 5.0 : 5.0 + (i % 2);
+		while (done < 15) {
+			int upto = stop != FT_SAMPLES_ALL ? queued : ft_samples_queue(&race, done, 15, 6);
+
+			assert_true(upto > done || stop != FT_SAMPLES_ALL);
+			if (upto > queued)
+				queued = upto;
+			if (done == queued)
+				break;
+			done++;
+			if (stop == FT_SAMPLES_ALL && (stop = ft_samples_stop(&race, us, done)) != FT_SAMPLES_ALL)
+				stopped_at = done;
+		}
+		if (kind == 0) {
+			assert_int_equal(stop, FT_SAMPLES_CUT);
+			assert_int_equal(done, 3);
+		} else if (kind == 1) {
+			assert_int_equal(stop, FT_SAMPLES_STABLE);
+			assert_int_equal(stopped_at, FT_SAMPLES_STABLE_MIN);
+			assert_int_equal(done, stopped_at + 1);
+		} else {
+			assert_int_equal(stop, FT_SAMPLES_ALL);
+			assert_int_equal(done, 15);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ci_rank),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_stable),
+		cmocka_unit_test(test_queue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,8 @@ struct ft_eval {
 	struct ft_gpu *gpu;
 	struct ft_modules mods;		/* candidate modules kept (legacy: none) */
 	double warmup_hot_ms;		/* FT_EVAL_WARMUP_HOT_MS, or the legacy 1 ms */
+	int one_by_one;			/* FATUNE_EVAL_SAMPLES=one-by-one: each warm sample
+					 * waited for before the next (samples_one_by_one) */
 	struct ft_device_limits lim;
 	struct ft_gpu_module *ref_mod;
 	struct ft_gpu_func *fill, *attn, *check;
@@ -136,6 +138,7 @@ void ft_eval_plan(double single_us, int launches, int samples, int warmup, int c
 	if (r_fit < FT_EVAL_MIN_SAMPLES)
 		r_fit = FT_EVAL_MIN_SAMPLES;
 	p->samples = samples < r_fit ? samples : (int)r_fit;
+	p->sample_ms = call_ms;
 	/* warm-up, the samples, and the check after timing (one call's worth) */
 	p->expected_ms = (warmup + p->samples) * call_ms + FT_EVAL_WARMUP_MIN_MS + single_us / 1e3;
 }
@@ -203,6 +206,7 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 	legacy = getenv("FATUNE_EVAL_COSTS") && !strcmp(getenv("FATUNE_EVAL_COSTS"), "legacy");
 	ev->mods.nslots = legacy ? 0 : FT_MODULE_SLOTS;
 	ev->warmup_hot_ms = legacy ? FT_EVAL_WARMUP_HOT_LEGACY_MS : FT_EVAL_WARMUP_HOT_MS;
+	ev->one_by_one = getenv("FATUNE_EVAL_SAMPLES") && !strcmp(getenv("FATUNE_EVAL_SAMPLES"), "one-by-one");
 	snprintf(arch, sizeof(arch), "sm_%d", lim->cc);
 	if (ft_modules_reference(reference_path, arch, !legacy, &image, &image_size, &cached, err)) {
 		free(ev);
@@ -615,6 +619,65 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 	return 0;
 }
 
+/* Samples of one graph launch each, divided by k, each timed by its own
+ * event pair and waited for before the next is launched (the method until
+ * 2026-11-29; FATUNE_EVAL_SAMPLES=one-by-one): the GPU idles while the loop
+ * decides, and a sample's start event runs before the graph has reached the
+ * GPU, so every sample also holds the graph launch's submission. */
+static int samples_one_by_one(struct run *r, struct ft_gpu_graph *graph, int k, int n, double *us,
+			      double *t0, struct ft_err *err)
+{
+	struct ft_gpu *gpu = r->ev->gpu;
+	double ms;
+
+	for (int i = 0; i < n; i++) {
+		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
+		    ft_gpu_timer_stop(gpu, &ms, err))
+			return -1;
+		us[i] = ms * 1e3 / k;
+		if (sampled(r, us, i + 1, t0))
+			break;
+	}
+	return 0;
+}
+
+/* Samples queued back to back: mark i starts sample i and ends sample i - 1,
+ * so while the loop waits for one sample the next is already on the GPU
+ * (ft_samples_queue says how far ahead, never past a point where the job may
+ * end), the GPU does not idle between them and no sample but the first of a
+ * run of them holds a launch's submission. When the samples end early, the
+ * ones still queued are taken too (they ran). */
+static int samples_queued(struct run *r, struct ft_gpu_graph *graph, int k, int n, double *us,
+			  double *t0, struct ft_err *err)
+{
+	struct ft_gpu *gpu = r->ev->gpu;
+	int done = 0, queued = 0, stop = 0;
+	double ms;
+
+	while (done < n) {
+		int upto = stop ? queued : ft_samples_queue(r->job, done, n, FT_GPU_MARKS - 2);
+
+		for (; queued < upto; queued++) {
+			/* nothing in flight: this sample starts a new run of marks */
+			if (queued == done && ft_gpu_mark(gpu, queued, err))
+				return -1;
+			if (ft_gpu_graph_launch(gpu, graph, err) || ft_gpu_mark(gpu, queued + 1, err))
+				return -1;
+		}
+		if (done == queued)
+			break; /* stopped, nothing left in flight */
+		if (ft_gpu_mark_ms(gpu, done, done + 1, &ms, err))
+			return -1;
+		us[done++] = ms * 1e3 / k;
+		if (stop) {
+			r->taken = done;
+			continue;
+		}
+		stop = sampled(r, us, done, t0);
+	}
+	return 0;
+}
+
 /* Samples of one graph launch of K calls each, divided by K. */
 static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *us,
 		     struct ft_err *err)
@@ -636,24 +699,34 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		return -1;
 	ph[FT_PH_GRAPH] += mono_ms() - t0;
 	t0 = mono_ms();
-	for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
-		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
-		    ft_gpu_timer_stop(gpu, &ms, err))
-			goto out;
-		spent += ms;
-		if (i >= FT_EVAL_MAX_SAMPLES)
-			break;
+	if (!r->ev->one_by_one && min_ms < FT_EVAL_WARMUP_MIN_MS) {
+		/* a hot GPU: the warm-up launches are queued ahead of the first
+		 * sample, as many as the sizing call says cover min_ms, so the
+		 * samples follow them with no gap (their GPU time is waited for
+		 * with the first sample's) */
+		double n = ceil(min_ms / (plan->sample_ms > 0 ? plan->sample_ms : min_ms));
+
+		n = n > r->job->warmup ? n : r->job->warmup;
+		for (int i = 0; i < n && i <= FT_EVAL_MAX_SAMPLES; i++)
+			if (ft_gpu_graph_launch(gpu, graph, err))
+				goto out;
+	} else {
+		/* an idle GPU: launches timed until min_ms of them ran (its clock
+		 * rises under load, so the sizing call says too little) */
+		for (int i = 0; i < r->job->warmup || spent < min_ms; i++) {
+			if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
+			    ft_gpu_timer_stop(gpu, &ms, err))
+				goto out;
+			spent += ms;
+			if (i >= FT_EVAL_MAX_SAMPLES)
+				break;
+		}
 	}
 	ph[FT_PH_WARMUP] += mono_ms() - t0;
 	t0 = mono_ms();
-	for (int i = 0; i < plan->samples; i++) {
-		if (ft_gpu_timer_start(gpu, err) || ft_gpu_graph_launch(gpu, graph, err) ||
-		    ft_gpu_timer_stop(gpu, &ms, err))
-			goto out;
-		us[i] = ms * 1e3 / k;
-		if (sampled(r, us, i + 1, &t0))
-			break;
-	}
+	if ((r->ev->one_by_one ? samples_one_by_one(r, graph, k, plan->samples, us, &t0, err)
+			       : samples_queued(r, graph, k, plan->samples, us, &t0, err)))
+		goto out;
 	r->ev->last_timed_ms = mono_ms();
 	ph[FT_PH_SAMPLES] += r->ev->last_timed_ms - t0;
 	ret = 0;

@@ -78,6 +78,7 @@
 struct ft_timing_plan {
 	int launches;		/* K: calls per sample (1 for cold timing) */
 	int samples;		/* R */
+	double sample_ms;	/* a sample's length as the sizing call predicts it */
 	double expected_ms;	/* warm-up, samples and the last check, all told */
 };
 

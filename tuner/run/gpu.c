@@ -79,6 +79,7 @@ struct ft_gpu {
 	CUcontext ctx;		/* the primary context, retained */
 	CUstream stream;	/* non-blocking: all work, capturable */
 	CUevent ev_start, ev_stop;
+	CUevent marks[FT_GPU_MARKS];
 	int capturing;
 	int failed;		/* a call failed: the context may be lost */
 	char last_error[64];
@@ -289,6 +290,13 @@ int ft_gpu_open(struct ft_gpu **out, int ordinal, struct ft_device_limits *lim,
 			"check nvidia-smi for a GPU in a bad state");
 		goto fail;
 	}
+	for (int i = 0; i < FT_GPU_MARKS; i++)
+		if ((r = g->cu.cuEventCreate(&g->marks[i], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+			g->marks[i] = NULL;
+			cu_fail(g, err, r, "cuEventCreate", "the timing marks",
+				"check nvidia-smi for a GPU in a bad state");
+			goto fail;
+		}
 	g->failed = 0;
 	*out = g;
 	return 0;
@@ -307,6 +315,9 @@ void ft_gpu_close(struct ft_gpu *g)
 		g->cu.cuEventDestroy(g->ev_start);
 	if (g->ev_stop)
 		g->cu.cuEventDestroy(g->ev_stop);
+	for (int i = 0; i < FT_GPU_MARKS; i++)
+		if (g->marks[i])
+			g->cu.cuEventDestroy(g->marks[i]);
 	if (g->stream)
 		g->cu.cuStreamDestroy(g->stream);
 	if (g->ctx)
@@ -627,6 +638,26 @@ int ft_gpu_timer_stop(struct ft_gpu *g, double *ms, struct ft_err *err)
 		 "the stop event", "a timed kernel faulted: the context is lost");
 	CU_CHECK(g, err, g->cu.cuEventElapsedTime(&f, g->ev_start, g->ev_stop),
 		 "cuEventElapsedTime", "the timing events", "");
+	*ms = f;
+	return 0;
+}
+
+int ft_gpu_mark(struct ft_gpu *g, int i, struct ft_err *err)
+{
+	CU_CHECK(g, err, g->cu.cuEventRecord(g->marks[i % FT_GPU_MARKS], g->stream), "cuEventRecord",
+		 "a timing mark", "");
+	return 0;
+}
+
+int ft_gpu_mark_ms(struct ft_gpu *g, int i, int j, double *ms, struct ft_err *err)
+{
+	float f = 0;
+
+	CU_CHECK(g, err, g->cu.cuEventSynchronize(g->marks[j % FT_GPU_MARKS]), "cuEventSynchronize",
+		 "a timing mark", "a timed kernel faulted: the context is lost");
+	CU_CHECK(g, err,
+		 g->cu.cuEventElapsedTime(&f, g->marks[i % FT_GPU_MARKS], g->marks[j % FT_GPU_MARKS]),
+		 "cuEventElapsedTime", "the timing marks", "");
 	*ms = f;
 	return 0;
 }

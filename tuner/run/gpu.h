@@ -123,4 +123,13 @@ void ft_gpu_graph_destroy(struct ft_gpu *g, struct ft_gpu_graph *graph);
 int ft_gpu_timer_start(struct ft_gpu *g, struct ft_err *err);
 int ft_gpu_timer_stop(struct ft_gpu *g, double *ms, struct ft_err *err);
 
+/* Timing marks, for samples timed back to back: a ring of FT_GPU_MARKS
+ * events. ft_gpu_mark records mark i (slot i % FT_GPU_MARKS) on the stream;
+ * ft_gpu_mark_ms waits for mark j and stores the milliseconds from mark i to
+ * it in *ms. A slot is reused FT_GPU_MARKS marks later: at most
+ * FT_GPU_MARKS - 1 marks may be waited for at once. */
+#define FT_GPU_MARKS 8
+int ft_gpu_mark(struct ft_gpu *g, int i, struct ft_err *err);
+int ft_gpu_mark_ms(struct ft_gpu *g, int i, int j, double *ms, struct ft_err *err);
+
 #endif

@@ -66,3 +66,20 @@ enum ft_samples_stop ft_samples_stop(const struct ft_job *job, const double *us,
 		return FT_SAMPLES_STABLE;
 	return FT_SAMPLES_ALL;
 }
+
+int ft_samples_queue(const struct ft_job *job, int done, int planned, int ahead)
+{
+	int upto;
+
+	if (job->quick_samples > 0 && done < job->quick_samples)
+		upto = job->quick_samples;
+	else if (job->stable_rel > 0)
+		upto = done + 2 > FT_SAMPLES_STABLE_MIN ? done + 2 : FT_SAMPLES_STABLE_MIN;
+	else
+		upto = planned;
+	if (upto > done + ahead)
+		upto = done + ahead;
+	if (upto < done + 1)
+		upto = done + 1;
+	return upto < planned ? upto : planned;
+}

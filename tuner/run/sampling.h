@@ -47,4 +47,14 @@ int ft_median_ci_rank(int n, double coverage);
  * (the loop ends at its planned count anyway). */
 enum ft_samples_stop ft_samples_stop(const struct ft_job *job, const double *us, int n);
 
+/* How many samples a loop that queues samples back to back (evaluate.c)
+ * should have queued once `done` of its `planned` samples are back: up to
+ * the next count at which ft_samples_stop may end the job, so that no sample
+ * is queued past a possible end (the quick samples all at once, then up to
+ * FT_SAMPLES_STABLE_MIN), and from there one sample ahead of the one waited
+ * for, so the GPU never waits for the loop's decision (a job that asks for
+ * no early end queues everything); at most `ahead` more than done, at least
+ * done + 1, never more than planned. */
+int ft_samples_queue(const struct ft_job *job, int done, int planned, int ahead);
+
 #endif
