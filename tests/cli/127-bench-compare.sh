@@ -41,6 +41,7 @@ PY
 run bench $S --runner fake:TILE_N=64 --config "$A" --config "$B"; expect_rc 1
 expect_out "2 configs, timed interleaved in 10 rounds"
 expect_out "wrong_result"
+expect_err "widest cut to fit 120 characters: --wide shows every column in full \(--json for scripts\)"
 grep -E "^1 +[0-9.]+ +1 " "$T/out" >/dev/null || fail "the ok config is not first at 1.0x: $(cat "$T/out")"
 # --best (--db's) with --config; the table within 120 characters unless --wide
 run bench $S --runner fake --db "$T/a.db" --best --config "$A"; expect_rc 0

@@ -291,8 +291,10 @@ static int print_table(const struct bench *b, double fastest, int rounds, int wi
 
 	if (!p)
 		return -1;
-	if (!wide)
+	if (!wide) {
+		ft_printer_scripts(p, "--json");
 		ft_printer_narrow(p, NULL, FT_TABLE_WIDTH, stderr);
+	}
 	printf("%s %s %s%s on %s: %d configs, timed interleaved in %d rounds\n", b->arch->name,
 	       ft_shape_format(&b->shape, shape_txt, sizeof(shape_txt)), ft_dtype_name(b->shape.dtype),
 	       b->shape.causal ? " causal" : "", b->device, b->n, rounds);

@@ -60,6 +60,7 @@ struct ft_printer {
 	const char *const *keep;	/* ft_printer_narrow: the columns shown (NULL: all) */
 	int max_width;			/* 0: no limit */
 	FILE *note;			/* where "hidden or cut" is said */
+	const char *scripts;		/* the option that prints for scripts, named in that note */
 	size_t *w;		/* column widths once the header is printed, else NULL */
 	int *show;		/* the columns shown, beside w */
 	int nw;			/* columns w and show cover */
@@ -421,8 +422,9 @@ static void narrow(struct ft_printer *p, size_t *w, int *show)
 	if (p->note && (hidden || cut))
 		fprintf(p->note,
 			"fatune: %d column%s hidden%s to fit %d characters: --wide shows every column in "
-			"full (--format csv or json for scripts)\n",
-			hidden, hidden == 1 ? "" : "s", cut ? " and the widest cut" : "", p->max_width);
+			"full (%s for scripts)\n",
+			hidden, hidden == 1 ? "" : "s", cut ? " and the widest cut" : "", p->max_width,
+			p->scripts ? p->scripts : "--format csv or json");
 }
 
 static void free_rows(struct ft_printer *p)
@@ -687,4 +689,9 @@ long long ft_printer_finish(struct ft_printer *p)
 	free(p->buf);
 	free(p);
 	return n;
+}
+
+void ft_printer_scripts(struct ft_printer *p, const char *option)
+{
+	p->scripts = option;
 }

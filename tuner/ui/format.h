@@ -32,6 +32,11 @@ struct ft_printer *ft_printer_new(FILE *out, enum ft_format fmt);
  * streamed rows follow them. */
 void ft_printer_narrow(struct ft_printer *p, const char *const *cols, int max_width, FILE *note);
 
+/* The option the note of ft_printer_narrow names for scripts (default
+ * "--format csv or json"), for a command whose machine-readable output is
+ * another option ("--json"). option must outlive the printer. */
+void ft_printer_scripts(struct ft_printer *p, const char *option);
+
 /* The width of a default table: what a terminal of 120 columns shows
  * without wrapping (`--wide` lifts it). */
 #define FT_TABLE_WIDTH 120
