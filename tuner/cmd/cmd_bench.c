@@ -197,7 +197,8 @@ static int interleave(struct bench *b, struct ft_runner *w, int timeout_ms, int 
 	struct ft_job jobs[FT_INTERLEAVE_MAX];
 	struct ft_job_result out[FT_INTERLEAVE_MAX];
 	int at[FT_INTERLEAVE_MAX], nr[FT_INTERLEAVE_MAX], n = 0;
-	struct ft_interleave_opts o = { rounds, 0, 0, -1, 0 };
+	/* the job's samples, cap and warm-up; nobody leaves */
+	struct ft_interleave_opts o = { .rounds = rounds, .warmup = -1 };
 	struct run_ctx x = { w, timeout_ms };
 
 	for (int i = 0; i < b->n; i++) {

@@ -245,8 +245,10 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 {
 	/* the final follows the search on a GPU at its clocks: one launch
 	 * uploads a finalist's graph */
-	struct ft_interleave_opts o = { FT_RACE_ROUNDS, 0, FT_RACE_FINAL_SAMPLE_US, FT_RACE_WARMUP,
-					FT_RACE_FINAL_CUT };
+	struct ft_interleave_opts o = { .rounds = FT_RACE_ROUNDS,
+					.sample_us = FT_RACE_FINAL_SAMPLE_US,
+					.warmup = FT_RACE_WARMUP,
+					.leave_over = FT_RACE_FINAL_CUT };
 	long long ran = 0;
 	int r;
 
