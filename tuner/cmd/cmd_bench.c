@@ -216,18 +216,9 @@ static int interleave(struct bench *b, struct ft_runner *w, int timeout_ms, int 
 		return -1;
 	for (int k = 0; k < n; k++) {
 		struct cand *c = &b->c[at[k]];
-		const struct ft_job_result *r = &out[k];
 
 		c->rounds = nr[k];
-		c->t.status = r->status;
-		snprintf(c->t.reason, sizeof(c->t.reason), "%s", r->reason);
-		c->t.rel_err = r->rel_err;
-		c->t.t_median_us = r->t_median_us;
-		c->t.t_min_us = r->t_min_us;
-		c->t.t_p90_us = r->t_p90_us;
-		c->t.t_spread = r->t_spread;
-		c->t.samples = r->samples;
-		c->t.launches_per_sample = r->launches_per_sample;
+		ft_trial_take(&c->t, &out[k]);
 	}
 	return 0;
 }

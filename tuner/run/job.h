@@ -109,4 +109,9 @@ void ft_phases_add(struct ft_job_result *into, const struct ft_job_result *from,
 /* "Not measured": every NaN field NAN, status ok, reason "". */
 void ft_job_result_init(struct ft_job_result *r);
 
+/* A runner's verdict into trial t: status, reason, errors, times, samples,
+ * K, and the stage (timed when an ok or cut verdict has a time, else
+ * verified). The device is the caller's to set. */
+void ft_trial_take(struct ft_trial *t, const struct ft_job_result *res);
+
 #endif

@@ -546,27 +546,14 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 	return ft_runner_evaluate(x->x, job, x->r->cfg->timeout_ms, res, err);
 }
 
-/* A runner's verdict into the trial. */
+/* A runner's verdict into the trial, with the runner's device. */
 static void take_result(struct ft_trial *t, const struct ft_job_result *res, struct ft_runner *x)
 {
 	if (x) {
 		t->device_index = ft_runner_info(x)->device_index;
 		snprintf(t->device, sizeof(t->device), "%s", ft_runner_info(x)->device);
 	}
-	t->status = res->status;
-	/* timed exactly when the worker measured it (a verify-only job is not;
-	 * a cut one was, by the race's quick pass) */
-	t->stage = (res->status == FT_ST_OK || res->status == FT_ST_CUT) && !isnan(res->t_median_us)
-			   ? FT_STAGE_TIMED
-			   : FT_STAGE_VERIFIED;
-	snprintf(t->reason, sizeof(t->reason), "%s", res->reason);
-	t->rel_err = res->rel_err;
-	t->t_median_us = res->t_median_us;
-	t->t_min_us = res->t_min_us;
-	t->t_p90_us = res->t_p90_us;
-	t->t_spread = res->t_spread;
-	t->samples = res->samples;
-	t->launches_per_sample = res->launches_per_sample;
+	ft_trial_take(t, res);
 }
 
 static void add_phases(struct run *r, double busy_ms, const struct ft_job_result *res)
