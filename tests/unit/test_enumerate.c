@@ -1,4 +1,5 @@
-/* test_enumerate.c - candidates: order, counts, constraints, formulas, fixed configs, derived parameters, speed.
+/* test_enumerate.c - candidates: order, counts, constraints, formulas, fixed configs, derived parameters,
+ * the passing enumeration, speed.
  *
  * Expected values are computed here in C from the same definitions (mixed-
  * radix order with the first parameter slowest, the formulas written out), so
@@ -623,6 +624,109 @@ static void test_derive_choice(void **state)
 	assert_int_equal(c.failed_constraint, sp.nconstraints + 0);
 }
 
+/* ---- the passing enumeration ------------------------------------------------------ */
+
+/* ft_enum_open_passing gives exactly the candidates of ft_enum_open whose
+ * constraints hold, field for field and with the same indices; reached counts
+ * the skipped ones too. */
+static void same_as_filtered(const struct ft_space *sp, const struct ft_shape *sh, const char *an)
+{
+	struct ft_err err = { 0 };
+	struct ft_enum *all = NULL, *pass = NULL;
+	struct ft_candidate a, p;
+	long long n = 0, npass = 0;
+	int rc;
+
+	assert_int_equal(ft_enum_open(&all, sp, sh, arch(an), NULL, &err), 0);
+	assert_int_equal(ft_enum_open_passing(&pass, sp, sh, arch(an), &err), 0);
+	assert_int_equal(ft_enum_reached(pass), 0);
+	while ((rc = ft_enum_next(all, &a, &err)) == 1) {
+		n++;
+		if (a.failed_constraint >= 0)
+			continue;
+		assert_int_equal(ft_enum_next(pass, &p, &err), 1);
+		if (memcmp(&a, &p, sizeof(a)))
+			fail_msg("%s at %s: candidate %lld differs (passing gave index %lld)", sp->path, an,
+				 a.index, p.index);
+		assert_int_equal(ft_enum_reached(pass), a.index + 1);
+		npass++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(ft_enum_next(pass, &p, &err), 0);
+	assert_int_equal(ft_enum_reached(pass), n);
+	assert_int_equal(n, ft_enum_total(pass));
+	ft_enum_close(all);
+	ft_enum_close(pass);
+	print_message("%s at %s: %lld of %lld pass\n", sp->path, an, npass, n);
+}
+
+static void test_passing(void **state)
+{
+	static struct ft_space sp;
+	static const char *const shipped[] = { "search_spaces/attention.yaml", "search_spaces/attention_sm90.yaml",
+					       "search_spaces/attention_decode.yaml" };
+	static const struct ft_shape shapes[] = {
+		{ 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD },
+		{ 4, 16, 2048, 128, 1, FT_BF16, 2048, 16, FT_LAYOUT_BHSD },
+		{ 2, 40, 1, 128, 0, FT_FP16, 8192, 8, FT_LAYOUT_BSHD },
+	};
+	struct ft_err err = { 0 };
+	struct ft_enum *e = NULL;
+	struct ft_candidate c;
+	char path[FT_PATH_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", srcdir, shipped[i]);
+		if (ft_space_load(&sp, path, &err))
+			fail_msg("%s", err.msg);
+		for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			same_as_filtered(&sp, &shapes[k], "sm_90");
+			same_as_filtered(&sp, &shapes[k], "sm_89");
+		}
+	}
+	/* choices (a repeat fails its guard) and the constraints fixture */
+	load_text(&sp, "choice_p.yaml",
+		  "fatune_space: 1\n"
+		  "name: choice\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: dynamic}\n"
+		  "parameters:\n"
+		  "  W: [1, 2, 4]\n"
+		  "  T: [16, 32, 64, 128]\n"
+		  "derive:\n"
+		  "  T: [16 * W, 32 * W, min(16 * W, 64) * iif(W == 4, 2, 1)]\n"
+		  "constraints:\n"
+		  "  not_32: T != 32\n"
+		  "smem_bytes: 64 * T\n"
+		  "launch: {threads: 32 * W, grid: [S, H, B]}\n");
+	same_as_filtered(&sp, &shape, "sm_90");
+
+	/* a failure in a candidate the passing enumeration does not produce is
+	 * named as the full enumeration names it: candidate 2 (X=0), after
+	 * candidate 0 passed and candidate 1 (512 % 3) was skipped */
+	load_text(&sp, "nullc_p.yaml",
+		  "fatune_space: 1\n"
+		  "name: nullc\n"
+		  "template: {file: k.cu, kernel: k, shared_memory: static}\n"
+		  "parameters:\n"
+		  "  X: [1, 3, 0]\n"
+		  "constraints:\n"
+		  "  big: S % X == 0\n"
+		  "smem_bytes: 0\n"
+		  "launch:\n"
+		  "  threads: 32\n"
+		  "  grid: [1, 1, 1]\n");
+	assert_int_equal(ft_enum_open_passing(&e, &sp, &shape, arch("sm_89"), &err), 0);
+	assert_int_equal(ft_enum_next(e, &c, &err), 1);
+	assert_int_equal(c.index, 0);
+	assert_int_equal(ft_enum_next(e, &c, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	if (!strstr(err.msg, ":7: key 'constraints.big': ") || !strstr(err.msg, "candidate 2 (X=0)"))
+		fail_msg("message: %s", err.msg);
+	assert_int_equal(ft_enum_next(e, &c, &err), -1);
+	ft_enum_close(e);
+}
+
 /* ---- laziness and speed ---------------------------------------------------------- */
 
 static double now(void)
@@ -751,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_derive_fixed_config),
 		cmocka_unit_test(test_derive_errors),
 		cmocka_unit_test(test_derive_choice),
+		cmocka_unit_test(test_passing),
 		cmocka_unit_test(test_lazy),
 		cmocka_unit_test(test_speed_100k),
 	};

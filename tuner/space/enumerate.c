@@ -52,6 +52,7 @@ struct ft_enum {
 	long long fixed_values[FT_MAX_PARAMS];
 	long long fixed_index;		/* its position in the full enumeration */
 	int state;			/* 0 running, 1 done, -1 failed */
+	int passing;			/* only candidates whose constraints hold (ft_enum_open_passing) */
 	int nformulas;
 	int f_combine, f_pdl, f_workspace, f_defines;	/* where those formulas start, -1: absent */
 	const struct ft_expr_src *formulas[MAX_FORMULAS];
@@ -243,8 +244,8 @@ static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
 	return ft_expr_lock(e->x, err);
 }
 
-int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
-		 const struct ft_arch *arch, const long long *fixed, struct ft_err *err)
+static int open_enum(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+		     const struct ft_arch *arch, const long long *fixed, int passing, struct ft_err *err)
 {
 	struct ft_enum *e;
 	struct ft_err why;
@@ -263,6 +264,7 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 	}
 	memcpy(&e->sp, sp, sizeof(*sp));
 	sp = &e->sp;
+	e->passing = passing;
 
 	e->total = 1;
 	for (int k = 0; k < sp->nderived; k++)
@@ -390,7 +392,7 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 		}
 	}
 	if (ft_expr_query_all(e->x, e->derived_text, e->fixed ? 0 : sp->nderived, e->guard_text, e->nguards,
-			      e->formula_text, e->nformulas, &why)) {
+			      e->formula_text, e->nformulas, passing ? FT_EXPR_PASSING : 0, &why)) {
 		ft_error(err, why.status, "%s: %s", sp->path, why.msg);
 		goto fail;
 	}
@@ -399,6 +401,54 @@ int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct f
 fail:
 	ft_enum_close(e);
 	return -1;
+}
+
+int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+		 const struct ft_arch *arch, const long long *fixed, struct ft_err *err)
+{
+	return open_enum(out, sp, shape, arch, fixed, 0, err);
+}
+
+int ft_enum_open_passing(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+			 const struct ft_arch *arch, struct ft_err *err)
+{
+	return open_enum(out, sp, shape, arch, NULL, 1, err);
+}
+
+/* A passing row's place in the whole enumeration, from its table columns
+ * (mixed radix, as positions()): a parameter's value is listed once, a
+ * choice's column is its index. */
+static long long row_index(const struct ft_enum *e, const long long *cols)
+{
+	long long index = 0;
+
+	for (int k = 0; k < e->nenum; k++) {
+		const struct ft_param *p = &e->sp.params[e->enum_idx[k]];
+		long long v = cols[COL_PARAMS + k];
+		index = index * table_rows(p) + (p->derived ? v : value_pos(p, v));
+	}
+	return index;
+}
+
+/* A passing enumeration's step failed in a row it skips, which it cannot
+ * name: the whole enumeration again, up to the row that fails, gives its
+ * index. -1 with err when the failure does not come back (it always should:
+ * the same expressions on the same tables). */
+static long long failing_index(struct ft_enum *e, struct ft_err *err)
+{
+	long long cols[COL_PARAMS + 2 * FT_MAX_PARAMS + 1 + MAX_FORMULAS];
+	int ncols = COL_PARAMS + e->nenum + e->sp.nderived + 1 + e->nformulas, rc;
+	struct ft_err step;
+
+	if (ft_expr_query_all(e->x, e->derived_text, e->sp.nderived, e->guard_text, e->nguards,
+			      e->formula_text, e->nformulas, 0, err))
+		return -1;
+	for (long long index = 0;; index++) {
+		if ((rc = ft_expr_step(e->x, cols, ncols, &step)) < 0)
+			return index;
+		if (rc == 0)
+			return ft_error(err, FT_EFAIL, "%s: a failed step did not fail again", e->sp.path);
+	}
 }
 
 /* After a failed step: evaluates the candidate's expressions one by one, in
@@ -476,11 +526,15 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 		e->state = -1;
 		if (step.status == FT_EFAIL)
 			return ft_error(err, FT_EFAIL, "%s: %s", e->sp.path, step.msg);
+		if (e->passing && (index = failing_index(e, err)) < 0)
+			return -1;
 		return diagnose(e, index, &step, err);
 	}
 	memset(c, 0, sizeof(*c));
+	if (e->passing)
+		index = row_index(e, cols);
 	c->index = index;
-	e->next++;
+	e->next = e->fixed ? e->next + 1 : index + 1;
 	if (e->fixed) {
 		for (int i = 0; i < e->sp.nparams; i++)
 			c->values[i] = cols[COL_PARAMS + i];
@@ -516,6 +570,11 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err)
 long long ft_enum_total(const struct ft_enum *e)
 {
 	return e->total;
+}
+
+long long ft_enum_reached(const struct ft_enum *e)
+{
+	return e->state > 0 ? e->total : e->next;
 }
 
 void ft_enum_close(struct ft_enum *e)

@@ -565,12 +565,12 @@ int ft_expr_check_as(struct ft_expr *x, const char *text, const char *shown, str
 int ft_expr_query(struct ft_expr *x, const char *const *guards, int nguards,
 		  const char *const *values, int nvalues, struct ft_err *err)
 {
-	return ft_expr_query_all(x, NULL, 0, guards, nguards, values, nvalues, err);
+	return ft_expr_query_all(x, NULL, 0, guards, nguards, values, nvalues, 0, err);
 }
 
 int ft_expr_query_all(struct ft_expr *x, const char *const *always, int nalways,
 		      const char *const *guards, int nguards, const char *const *values, int nvalues,
-		      struct ft_err *err)
+		      int flags, struct ft_err *err)
 {
 	size_t n;
 
@@ -624,7 +624,8 @@ int ft_expr_query_all(struct ft_expr *x, const char *const *always, int nalways,
 	n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, " ORDER BY t0.rowid");
 	for (int t = 1; t < x->ntables; t++)
 		n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, ", t%d.rowid", t);
-	n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, " LIMIT -1 OFFSET 0)");
+	n += (size_t)snprintf(x->sql + n, sizeof(x->sql) - n, " LIMIT -1 OFFSET 0)%s",
+			      flags & FT_EXPR_PASSING ? " WHERE fatune_failed < 0" : "");
 	if (n >= sizeof(x->sql))
 		return ft_error(err, FT_EINPUT,
 				"the expressions of this space make an SQL statement over %d bytes: "

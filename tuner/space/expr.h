@@ -101,14 +101,20 @@ int ft_expr_each_name(const char *text, int (*fn)(const char *name, size_t len, 
 int ft_expr_query(struct ft_expr *x, const char *const *guards, int nguards,
 		  const char *const *values, int nvalues, struct ft_err *err);
 
+/* ft_expr_query_all's flags: FT_EXPR_PASSING steps only the rows whose guards
+ * all hold (their failed-guard index is -1); the others are skipped inside
+ * SQLite, which is several times faster than handing each one back when most
+ * fail. An error in a skipped row's guard still ends the query. */
+#define FT_EXPR_PASSING 1
+
 /* ft_expr_query with nalways "always" expressions first: their columns come
  * right after the table columns, before the failed-guard index, and are
  * computed for every row, whether its guards hold or not (a derived
  * parameter's value is part of every candidate's config). Guards and values
- * may be up to FT_EXPR_EXPANDED_MAX characters. */
+ * may be up to FT_EXPR_EXPANDED_MAX characters. flags: 0 or FT_EXPR_PASSING. */
 int ft_expr_query_all(struct ft_expr *x, const char *const *always, int nalways,
 		      const char *const *guards, int nguards, const char *const *values, int nvalues,
-		      struct ft_err *err);
+		      int flags, struct ft_err *err);
 
 /* Steps the query: 1 and the row in cols[] (ncols as laid out above), 0 at
  * the end, -1 on error. A guard or value that is NULL or not an integer

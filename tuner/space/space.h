@@ -238,6 +238,21 @@ struct ft_enum;
 int ft_enum_open(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
 		 const struct ft_arch *arch, const long long *fixed, struct ft_err *err);
 
+/* ft_enum_open for the candidates whose constraints (and derived parameters'
+ * guards) all hold, in the same order with the same indices: the others are
+ * skipped by the expression engine, several times faster than producing each
+ * (most of a space fails a constraint at a given shape). The model's checks
+ * past the constraints (ft_feasible_model: threads, grid, shared memory) are
+ * the caller's, as with ft_enum_open. A step that fails on a skipped
+ * candidate names it as ft_enum_next would. Not for a fixed config. */
+int ft_enum_open_passing(struct ft_enum **out, const struct ft_space *sp, const struct ft_shape *shape,
+			 const struct ft_arch *arch, struct ft_err *err);
+
+/* The candidates an enumeration has gone past: the index of the last one it
+ * produced plus one (with ft_enum_open, the candidates produced; at the end,
+ * ft_enum_total). */
+long long ft_enum_reached(const struct ft_enum *e);
+
 /* Next candidate into *c: 1 when one was produced, 0 at the end, -1 on error
  * (e.g. a division by zero in a formula: FT_EINPUT naming the key and the
  * candidate). Candidates whose constraints fail are produced too, with
