@@ -1,23 +1,35 @@
 /* paths.c - where fatune's data and the CUDA headers are (see paths.h). */
 #include "base/paths.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "config.h"
 
+static const char *built_data_dir;
+static pthread_once_t built_once = PTHREAD_ONCE_INIT;
+
+/* the build tree's sources while they exist, else the installed copy: looked
+ * at once per process (a search asks for each rejected candidate) */
+static void find_built_data_dir(void)
+{
+	struct stat st;
+
+	built_data_dir = !stat(FATUNE_SOURCE_DIR "/search_spaces", &st) && S_ISDIR(st.st_mode)
+				 ? FATUNE_SOURCE_DIR
+				 : FATUNE_INSTALL_DATADIR;
+}
+
 const char *ft_data_dir(void)
 {
 	const char *d = getenv("FATUNE_SOURCE_DIR");
-	struct stat st;
 
 	if (d && *d)
 		return d;
-	/* the build tree's sources while they exist, else the installed copy */
-	if (!stat(FATUNE_SOURCE_DIR "/search_spaces", &st) && S_ISDIR(st.st_mode))
-		return FATUNE_SOURCE_DIR;
-	return FATUNE_INSTALL_DATADIR;
+	pthread_once(&built_once, find_built_data_dir);
+	return built_data_dir;
 }
 
 const char *ft_cuda_include(char *buf, size_t size)

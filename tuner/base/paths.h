@@ -9,8 +9,9 @@
 #include <stddef.h>
 
 /* The directory holding search_spaces/ and kernel_templates/:
- * $FATUNE_SOURCE_DIR, else the source tree fatune was built from (while it
- * exists), else where `cmake --install` put them (<prefix>/share/fatune). */
+ * $FATUNE_SOURCE_DIR, else the source tree fatune was built from (if it
+ * existed at the first call), else where `cmake --install` put them
+ * (<prefix>/share/fatune). Thread-safe. */
 const char *ft_data_dir(void);
 
 /* The CUDA toolkit's include directory: $CUDA_HOME/include if it exists,

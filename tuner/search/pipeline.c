@@ -97,8 +97,9 @@ struct run {
 	long long sent, received;	/* items queued to compile, items back from done_q */
 	struct item **held;		/* ordered strategies: feasible items until all are known */
 	long long nheld, capheld;
-	struct ft_enum *rejects;	/* ordered strategies: the pass that emits the model's
-					 * rejections (rejects_step); NULL: none, or done */
+	int rejects_due;		/* ordered strategies: the pass that emits the model's
+					 * rejections is owed (rejects_step) */
+	struct ft_enum *rejects;	/* ... and its enumeration, once begun */
 	struct item *deferred;		/* claimed by a concurrent search (send, defer_settle) */
 	long long ndeferred, elsewhere;	/* ... how many; finished by one */
 	int evaluates;			/* the runners evaluate jobs (runner.h) */
@@ -650,11 +651,16 @@ static void finish(struct run *r, struct item *it)
  * skipped by resume) or on an error (fatal). */
 static void rejects_step(struct run *r, int n)
 {
+	const struct ft_pipeline_cfg *cfg = r->cfg;
 	struct ft_candidate c;
 	struct ft_err err = { 0 };
 	int rc = 1;
 
-	for (int i = 0; i < n && rc == 1; i++) {
+	/* opened at its first step, once the first candidates are on their way */
+	if (!r->rejects && !should_drop(r) &&
+	    ft_enum_open(&r->rejects, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, &err))
+		rc = -1;
+	for (int i = 0; r->rejects && i < n && rc == 1; i++) {
 		struct item *it;
 
 		if (should_drop(r) || (rc = ft_enum_next(r->rejects, &c, &err)) != 1)
@@ -675,6 +681,7 @@ static void rejects_step(struct run *r, int n)
 		set_fatal(r, &err);
 	ft_enum_close(r->rejects);
 	r->rejects = NULL;
+	r->rejects_due = 0;
 }
 
 /* Finishes what came back: everything there (wait 0), or one item, waiting
@@ -686,7 +693,7 @@ static void drain(struct run *r, int wait)
 
 	for (;;) {
 		it = q_pop(&r->done_q, 0);
-		if (!it && wait && r->rejects) {
+		if (!it && wait && r->rejects_due) {
 			rejects_step(r, REJECT_STEP);
 			continue;
 		}
@@ -945,7 +952,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		struct item *it = calloc(1, sizeof(*it));
 		if (!it)
 			return ft_error(err, FT_EFAIL, "out of memory");
-		st->enumerated++;
+		st->enumerated = ft_enum_reached(e);
 		ft_trial_init(&it->t);
 		if (!ft_feasible_model(cfg->sp, cfg->arch, &c, &it->t)) {
 			if (!stream && cfg->compile)
@@ -977,6 +984,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 		}
 		drain(r, 0);
 	}
+	st->enumerated = ft_enum_reached(e);
 	return should_drop(r) ? 0 : rc;
 }
 
@@ -1041,6 +1049,15 @@ done:
 	return rc;
 }
 
+/* FATUNE_ENUM=full: the first pass of an ordered strategy goes through every
+ * candidate, as before 2026-11-29 (kept to time one against the other) */
+static int full_first_pass(void)
+{
+	const char *v = getenv("FATUNE_ENUM");
+
+	return v && !strcmp(v, "full");
+}
+
 int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats *st,
 		    struct ft_err *err)
 {
@@ -1073,7 +1090,12 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		stream = 0; /* ordered by the model (feed_ordered) */
 	}
 
-	if (ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err))
+	/* an ordered strategy that compiles holds the feasible candidates first
+	 * (the constraints skip the rest in the engine) and has the rejections
+	 * emitted by a second pass while it waits for results */
+	if ((!stream && cfg->compile && !cfg->fixed && !full_first_pass()
+		     ? ft_enum_open_passing(&e, cfg->sp, cfg->shape, cfg->arch, err)
+		     : ft_enum_open(&e, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err)))
 		goto out_nothreads;
 	/* a cache that cannot take a CUBIN fails the run before any candidate */
 	if (cfg->compile && r.compiles && ft_cache_check(err))
@@ -1083,8 +1105,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 		goto out_nothreads;
 	}
 	rc = enumerate(&r, e, stream, st, err);
-	if (rc == 0 && !stream && cfg->compile && !ft_interrupted())
-		rc = ft_enum_open(&r.rejects, cfg->sp, cfg->shape, cfg->arch, cfg->fixed, err);
+	r.rejects_due = rc == 0 && !stream && cfg->compile && !ft_interrupted();
 	if (rc == 0 && !stream && !ft_interrupted()) {
 		rc = feed_ordered(&r, err);
 	} else if (!stream) {
@@ -1097,7 +1118,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	q_close(&r.compile_q);
 	while (r.received < r.sent)
 		drain(&r, 1);
-	while (r.rejects)
+	while (r.rejects_due)
 		rejects_step(&r, 1 << 20);
 	join_threads(&r);
 	drain(&r, 0);
