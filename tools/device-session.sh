@@ -173,6 +173,9 @@ for path in sys.argv[1:]:
               f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
     if per:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")
+        sends = [r["phases"].get("first_send_ms", 0) for r in units]
+        print(f"before the first candidate is sent, per unit: median {statistics.median(sends):.1f} ms, "
+              f"{sum(sends) / 1e3:.2f} s in all")
     # the workers' split per evaluated candidate (phases.worker, docs/timing.md); "other" is
     # the job's host bookkeeping, "ipc" the evaluation thread's time outside the worker's jobs
     keys = ["start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]
@@ -317,8 +320,9 @@ if [[ " $steps " == *" race-form "* ]]; then
 	# samples); ms1 - the default with the quick and full samples' cap at 1 ms
 	# (FATUNE_RACE_SAMPLE_US=1000, the cap before 2026-11-29); sync - each warm sample waited for
 	# before the next is launched (FATUNE_EVAL_SAMPLES=one-by-one, the worker's method until
-	# 2026-11-29, second session). Then the mission shape with every
-	# CUBIN cached, once per form. Tables in $OUT/race-form.txt, the JSON lines in
+	# 2026-11-29, second session); full - every candidate enumerated before the first is sent
+	# (FATUNE_ENUM=full, the first pass until 2026-11-29, fourth session). Then the mission shape
+	# with every CUBIN cached, MISSION_REPEAT times per form (default 1), the forms alternating. Tables in $OUT/race-form.txt, the JSON lines in
 	# $OUT/race-form.tar.gz, the last default pass's DB in $OUT/race-form-one.db.gz.
 	dev=${THROUGHPUT_DEVICES:-0}
 	read -r -a runs <<<"${RACE_RUNS:-one two two one}"
@@ -331,6 +335,7 @@ if [[ " $steps " == *" race-form "* ]]; then
 		two) echo FATUNE_RACE_JOBS=2 ;;
 		ms1) echo FATUNE_RACE_SAMPLE_US=1000 ;;
 		sync) echo FATUNE_EVAL_SAMPLES=one-by-one ;;
+		full) echo FATUNE_ENUM=full ;;
 		esac
 	}
 	form_opt() { [ "$1" = two ] && echo "--race-stable 0"; }
@@ -348,13 +353,15 @@ if [[ " $steps " == *" race-form "* ]]; then
 	done
 	# the mission shape, every CUBIN cached (a first search compiles what the campaign did not)
 	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/rf/mwarm.db --quiet >/dev/null 2>&1
-	for rn in "${!seen[@]}"; do
-		[ "$rn" = cold ] && continue
-		# shellcheck disable=SC2046
-		env $(form_env "$rn") /usr/bin/time -f "mission warm, $rn: %e s wall" $F search --shape 1x8x512x64 \
-			--devices "$dev" $(form_opt "$rn") --db "/tmp/rf/m-$rn.db" --json --quiet \
-			>"/tmp/rf/mission-$rn.json" 2>"/tmp/rf/mission-$rn.err"
-		tail -1 "/tmp/rf/mission-$rn.err" | tee -a "$OUT/race-form.txt"
+	for ((rep = 1; rep <= ${MISSION_REPEAT:-1}; rep++)); do
+		for rn in "${!seen[@]}"; do
+			[ "$rn" = cold ] && continue
+			# shellcheck disable=SC2046
+			env $(form_env "$rn") /usr/bin/time -f "mission warm, $rn ($rep): %e s wall" $F search \
+				--shape 1x8x512x64 --devices "$dev" $(form_opt "$rn") --db "/tmp/rf/m-$rn-$rep.db" --json \
+				--quiet >"/tmp/rf/mission-$rn-$rep.json" 2>"/tmp/rf/mission-$rn-$rep.err"
+			tail -1 "/tmp/rf/mission-$rn-$rep.err" | tee -a "$OUT/race-form.txt"
+		done
 	done
 	throughput_table /tmp/rf/*.json >>"$OUT/race-form.txt"
 	tar -czf "$OUT/race-form.tar.gz" -C /tmp/rf $(cd /tmp/rf && ls ./*.json ./*.err)
