@@ -107,6 +107,16 @@
 #ifndef MASK_PEEL
 #define MASK_PEEL 0
 #endif
+/* the prologue (issue 17): 1 has the thread that initialises the mbarriers
+ * issue the copies of Q and of the first K tile at once, before the block's
+ * barrier and setmaxnreg, so that their latency runs under both; 0 issues
+ * them after (the order before). Not persistent grids (their producer loop
+ * waits for the previous tile's Q to be released first). Measured on an H200
+ * (docs/kernel_sm90.md): 0.976-0.997x on every non-causal shape tried, but
+ * 1.01-1.03x on causal 1x8x512x64, so the default is on for non-causal only. */
+#ifndef EARLY_LOADS
+#define EARLY_LOADS (IS_CAUSAL ? 0 : 1)
+#endif
 
 namespace {
 
@@ -127,6 +137,8 @@ constexpr bool QREG = Q_IN_REGS != 0;
 /* intra-warpgroup overlap of the softmax with P V (consume), and V loaded one
  * tile behind K (produce) */
 constexpr bool V_LAG = INTRA_WG_OVERLAP == 2;
+/* Q and K_0 issued in the prologue (non-persistent grids only) */
+constexpr bool EARLY = EARLY_LOADS != 0 && !PERSIST;
 constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
 /* One consumer warpgroup leaves registers for two blocks per SM (the two
  * blocks' softmax and GEMMs then overlap, and short sequences fill more SMs). */
@@ -288,14 +300,12 @@ static __device__ __forceinline__ void produce_kv(const fatune_attn_params &p, c
 			       w.batch);
 }
 
-/* Issues one work tile's copies. kv is the block's running count of KV tiles
- * (ring stage and phase continue across tiles), nq its count of Q loads. */
-static __device__ __forceinline__ void produce(const fatune_attn_params &p, const smem_map &sm,
-					       const block_work &w, int kv, int nq)
+/* Issues a work tile's Q: 64 rows per consumer warpgroup, D / 64 boxes each
+ * (rows past S_q read as zeros: the descriptor's bounds are the tensor's),
+ * once the consumers are done with the last tile's Q. */
+static __device__ __forceinline__ void produce_q(const fatune_attn_params &p, const smem_map &sm,
+						 const block_work &w, int nq)
 {
-	/* Q: 64 rows per consumer warpgroup, D / 64 boxes each (rows past S_q
-	 * read as zeros: the descriptor's bounds are the tensor's), once the
-	 * consumers are done with the last tile's Q */
 	if (PERSIST)
 		ft_mbar_wait(sm.q_empty(), ((unsigned)nq & 1u) ^ 1u);
 	ft_mbar_arrive_tx(sm.q_full(), Q_BYTES);
@@ -305,11 +315,22 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 		for (int b = 0; b < DBOX; b++)
 			ft_tma_load_4d(sm.q + c * Q_WG_BYTES + b * Q_BOX_BYTES, &p.tma_q, sm.q_full(), 64 * b,
 				       w.m0 + 64 * c, w.head, w.batch);
+}
+
+/* Issues one work tile's copies. kv is the block's running count of KV tiles
+ * (ring stage and phase continue across tiles), nq its count of Q loads.
+ * With EARLY the prologue issued Q and K_0 already (produce_q and produce_kv
+ * of tile 0). */
+static __device__ __forceinline__ void produce(const fatune_attn_params &p, const smem_map &sm,
+					       const block_work &w, int kv, int nq)
+{
+	if (!EARLY)
+		produce_q(p, sm, w, nq);
 	if (V_LAG) {
 		/* K one tile ahead of V, in the order the overlapped consumer
 		 * reads them: K_0, then (K_j, V_{j-1}), then V_{n-1} */
 		for (int j = 0; j <= w.n; j++) {
-			if (j < w.n)
+			if (j < w.n && !(EARLY && j == 0))
 				produce_kv(p, sm, w, kv, j, false);
 			if (j > 0)
 				produce_kv(p, sm, w, kv, j - 1, true);
@@ -323,12 +344,14 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 			const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
 			const int n0 = (w.t_begin + j) * BN;
 
-			ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
-			ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
+			if (!(EARLY && j == 0)) {
+				ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
+				ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
 #pragma unroll
-			for (int b = 0; b < DBOX; b++)
-				ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s), 64 * b,
-					       n0, w.head_kv, w.batch);
+				for (int b = 0; b < DBOX; b++)
+					ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s),
+						       64 * b, n0, w.head_kv, w.batch);
+			}
 			ft_mbar_wait(sm.empty_v(s), ph ^ 1u);
 			ft_mbar_arrive_tx(sm.full_v(s), KV_TILE_BYTES);
 #pragma unroll
@@ -744,6 +767,16 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 			ft_mbar_init(sm.empty_v(s), 4 * NCWG);
 		}
 		ft_mbar_init_fence();
+		if (EARLY) {
+			/* the same thread that initialised the barriers: no other
+			 * thread waits on them before the block's barrier below */
+			const block_work w = block_tile(p, tph);
+
+			if (w.n > 0) {
+				produce_q(p, sm, w, 0);
+				produce_kv(p, sm, w, 0, 0, false);
+			}
+		}
 	}
 	__syncthreads();
 

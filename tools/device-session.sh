@@ -453,9 +453,10 @@ if only mechanisms-check; then
 	# others), D 64/128/256, fp16 and bf16, built with NVRTC (fails on spills, ptxas warnings, local
 	# memory), then bench/sm90_check.py check: 9 odd cases (S 1/17/500/4097, GQA, S_q != S_kv both
 	# ways, bshd, decode) x splits 1/2/4, outputs and partials NaN-poisoned. --resume: a second call
-	# continues where a timed-out one stopped (the log is kept under build/).
+	# continues where a timed-out one stopped (the log is kept under build/). MECH_CAUSAL=0 checks
+	# non-causal configs instead (e.g. MECH_WHERE="PERSISTENT == 0": the prologue's early loads).
 	B=build/sm90-mech
-	python3 bench/sm90_check.py build --out $B --dims 64 128 256 --causal 1 \
+	python3 bench/sm90_check.py build --out $B --dims 64 128 256 --causal "${MECH_CAUSAL:-1}" \
 		--where "${MECH_WHERE:-TILE_ORDER == 1 AND MASK_PEEL == 1}" 2>&1 | tail -5 | tee "$OUT/mechanisms-build.txt"
 	timeout "${MECH_TIMEOUT:-480}" python3 bench/sm90_check.py check --build $B --log build/mechanisms-check.jsonl \
 		--resume --watchdog 8 2>&1 | tail -15 | tee "$OUT/mechanisms-check.txt"
