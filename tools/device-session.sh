@@ -321,8 +321,10 @@ if [[ " $steps " == *" race-form "* ]]; then
 	# (FATUNE_RACE_SAMPLE_US=1000, the cap before 2026-11-29); sync - each warm sample waited for
 	# before the next is launched (FATUNE_EVAL_SAMPLES=one-by-one, the worker's method until
 	# 2026-11-29, second session); full - every candidate enumerated before the first is sent
-	# (FATUNE_ENUM=full, the first pass until 2026-11-29, fourth session). Then the mission shape
-	# with every CUBIN cached, MISSION_REPEAT times per form (default 1), the forms alternating. Tables in $OUT/race-form.txt, the JSON lines in
+	# (FATUNE_ENUM=full, the first pass until 2026-11-29, fourth session); wN - a guide keeps N
+	# candidates in flight (FATUNE_GUIDE_WINDOW=N; the default is the compile threads + 2 per GPU).
+	# RACE_COLD=1: every pass from a cold cache (no cold pass first). Then the mission shape
+	# with every CUBIN cached, MISSION_REPEAT times per form (default 1; 0 none), the forms alternating. Tables in $OUT/race-form.txt, the JSON lines in
 	# $OUT/race-form.tar.gz, the last default pass's DB in $OUT/race-form-one.db.gz.
 	dev=${THROUGHPUT_DEVICES:-0}
 	read -r -a runs <<<"${RACE_RUNS:-one two two one}"
@@ -336,11 +338,15 @@ if [[ " $steps " == *" race-form "* ]]; then
 		ms1) echo FATUNE_RACE_SAMPLE_US=1000 ;;
 		sync) echo FATUNE_EVAL_SAMPLES=one-by-one ;;
 		full) echo FATUNE_ENUM=full ;;
+		w[0-9]*) echo "FATUNE_GUIDE_WINDOW=${1#w}" ;;
 		esac
 	}
 	form_opt() { [ "$1" = two ] && echo "--race-stable 0"; }
 	declare -A seen=()
-	for rn in cold "${runs[@]}"; do
+	first=(cold)
+	[ -n "${RACE_COLD:-}" ] && first=()
+	for rn in "${first[@]}" "${runs[@]}"; do
+		[ -n "${RACE_COLD:-}" ] && rm -rf "$FATUNE_CACHE_DIR"
 		seen[$rn]=$((${seen[$rn]:-0} + 1))
 		name=$rn
 		[ "${seen[$rn]}" -gt 1 ] && name=$rn.${seen[$rn]}
@@ -352,7 +358,8 @@ if [[ " $steps " == *" race-form "* ]]; then
 		[ "$rn" = one ] && last_one=$name
 	done
 	# the mission shape, every CUBIN cached (a first search compiles what the campaign did not)
-	$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/rf/mwarm.db --quiet >/dev/null 2>&1
+	[ "${MISSION_REPEAT:-1}" -gt 0 ] &&
+		$F search --shape 1x8x512x64 --devices "$dev" --db /tmp/rf/mwarm.db --quiet >/dev/null 2>&1
 	for ((rep = 1; rep <= ${MISSION_REPEAT:-1}; rep++)); do
 		for rn in "${!seen[@]}"; do
 			[ "$rn" = cold ] && continue

@@ -825,6 +825,16 @@ static const struct ft_strategy *cfg_strategy(const struct ft_pipeline_cfg *cfg)
 	return cfg->strategy ? cfg->strategy : &ft_strategy_exhaustive;
 }
 
+/* Candidates a guide keeps in flight: enough to keep every compile thread and
+ * GPU busy. FATUNE_GUIDE_WINDOW=N (1..1024) sets it, to time one against another. */
+static long long guide_window(const struct run *r)
+{
+	const char *v = getenv("FATUNE_GUIDE_WINDOW");
+	long long n = v ? atoll(v) : 0;
+
+	return n >= 1 && n <= 1024 ? n : r->ncompilers + 2 * r->nevaluators;
+}
+
 static int feed_ordered(struct run *r, struct ft_err *err)
 {
 	const struct ft_strategy *strat = cfg_strategy(r->cfg);
@@ -866,7 +876,7 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 			ft_guide_lean(r->guide);
 	}
 	if (r->guide) {
-		if (feed_guided(r, ts, take, r->ncompilers + 2 * r->nevaluators))
+		if (feed_guided(r, ts, take, guide_window(r)))
 			rc = ft_error(err, FT_EFAIL, "out of memory");
 	} else {
 		/* ts[i] points into held items; map back by container */
