@@ -16,7 +16,7 @@ dups=$(sql "$FATUNE_DB" "SELECT count(*) - count(DISTINCT search_key || ' ' || c
 # Each search re-measures its finalists in its own race final, while the other search times on the
 # same GPU: two configs within ~1 % of each other may come out in either order (seen on an H100,
 # 2026-11-27: 3.96 us against 3.9888 us). Same config, or both bests within 2 % of each other.
-python3 - "$T/a.out" "$T/b.out" <<'PY' || fail "the two searches disagree"
+if ! python3 - "$T/a.out" "$T/b.out" <<'PY'; then
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
 ta, tb = a["best"]["t_median_us"], b["best"]["t_median_us"]
@@ -24,6 +24,15 @@ assert a["best"]["config"] == b["best"]["config"] or max(ta, tb) <= 1.02 * min(t
 # each timed only part of the candidates, together all of them
 print("compiles", a["compiles"], "+", b["compiles"])
 PY
+	# what each search saw, and every row of both bests' configs, to tell a near-tie from a miss
+	for x in a b; do
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], {k: d.get(k) for k in ("best", "runner_up", "status", "skipped", "evaluated", "race")})' "$T/$x.out" "$x"
+	done
+	for cfg in $(python3 -c 'import json,sys; print(" ".join(json.load(open(p))["best"]["config"] for p in sys.argv[1:]))' "$T/a.out" "$T/b.out"); do
+		sql "$FATUNE_DB" "SELECT run_id, status, t_median_us, reason FROM trials WHERE config = '$cfg' ORDER BY id"
+	done
+	fail "the two searches disagree"
+fi
 n=$(sql "$FATUNE_DB" "SELECT count(DISTINCT search_key || ' ' || config) FROM trials")
 c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidates"])' "$T/a.out")
 [ "$n" -eq "$c" ] || fail "$n distinct trials for $c candidates"
