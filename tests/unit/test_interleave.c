@@ -1,6 +1,7 @@
 /* test_interleave.c - candidates timed in round-robin rounds (run/interleave.c):
  * the order, the split of the samples, the pooled statistics, a drift that
- * falls on every candidate alike, the leaving rule, a verdict that is not ok,
+ * falls on every candidate alike, the leaving rule (with priors: a burst of load does not make a
+ * candidate leave), a verdict that is not ok,
  * and a runner's failure. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,8 @@ struct fake {
 	double drift;
 	int wrong[4];
 	int fail_at;		/* job number at which run fails (-1: never) */
+	int burst_job;		/* this job's samples (numbered from 1; 0: none) ... */
+	double burst;		/* ... take this times longer (a process sharing the GPU) */
 	long long taken;	/* samples so far, in all */
 	int log[256], samples[256], warmup[256], quick[256];
 	double cap[256];
@@ -52,7 +55,8 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	res->samples = job->samples;
 	res->nraw = job->samples;
 	for (int k = 0; k < job->samples; k++)
-		res->raw_us[k] = (float)(f->us[i] * (1 + f->drift * (double)f->taken++));
+		res->raw_us[k] = (float)(f->us[i] * (1 + f->drift * (double)f->taken++) *
+					 (f->nlog == f->burst_job ? f->burst : 1));
 	res->t_median_us = res->raw_us[job->samples / 2];
 	res->launches_per_sample = 20;
 	res->verify_ms = 1;
@@ -77,7 +81,7 @@ static void jobs_of(struct ft_job *jobs, int n)
 static void test_round_robin(void **state)
 {
 	struct fake f = { .us = { 10, 20, 30 }, .fail_at = -1 };
-	struct ft_interleave_opts o = { 5, 0, 800, 1, 0 };
+	struct ft_interleave_opts o = { .rounds = 5, .samples = 0, .sample_us = 800, .warmup = 1, .leave_over = 0 };
 	struct ft_job jobs[3];
 	struct ft_job_result out[3];
 	int rounds[3];
@@ -124,7 +128,7 @@ static void test_round_robin(void **state)
 static void test_drift_falls_on_both(void **state)
 {
 	struct fake f = { .us = { 10, 10 }, .drift = 1e-3, .fail_at = -1 };
-	struct ft_interleave_opts o = { 1, 30, 0, -1, 0 };
+	struct ft_interleave_opts o = { .rounds = 1, .samples = 30, .sample_us = 0, .warmup = -1, .leave_over = 0 };
 	struct ft_job jobs[2];
 	struct ft_job_result out[2];
 	struct ft_err err = { 0 };
@@ -145,7 +149,7 @@ static void test_drift_falls_on_both(void **state)
 static void test_leave(void **state)
 {
 	struct fake f = { .us = { 10, 10.6, 10.2 }, .fail_at = -1 };
-	struct ft_interleave_opts o = { 3, 0, 0, -1, 1.05 };
+	struct ft_interleave_opts o = { .rounds = 3, .samples = 0, .sample_us = 0, .warmup = -1, .leave_over = 1.05 };
 	struct ft_job jobs[3];
 	struct ft_job_result out[3];
 	int rounds[3];
@@ -166,13 +170,45 @@ static void test_leave(void **state)
 	assert_int_equal(rounds[1], 3);
 }
 
+/* With priors (each candidate's earlier median), a burst of load during a
+ * fast candidate's one job of the first round does not make it leave: the
+ * faster of two (3.86 against 4.28 us) whose first-round job ran 1.2x slow
+ * stays, and its pooled median over the rounds wins; without priors it
+ * leaves with the slow round and loses (two concurrent searches on one GPU,
+ * tests/gpu/015). A candidate that is behind in both still leaves. */
+static void test_leave_prior(void **state)
+{
+	struct fake f = { .us = { 4.28, 3.86, 4.5 }, .fail_at = -1, .burst_job = 2, .burst = 1.2 };
+	const double prior[3] = { 4.28, 3.86, 4.6 };
+	struct ft_interleave_opts o = { .rounds = 3, .samples = 0, .sample_us = 0, .warmup = -1, .leave_over = 1.03 };
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	int rounds[3];
+	struct ft_err err = { 0 };
+
+	(void)state;
+	jobs_of(jobs, 3);
+	assert_int_equal(ft_interleave(&o, jobs, 3, fake_run, &f, out, rounds, NULL, &err), 0);
+	assert_int_equal(rounds[1], 1);	/* left with its slow round */
+	assert_true(out[1].t_median_us > out[0].t_median_us);
+	f.nlog = 0;
+	f.taken = 0;
+	o.prior = prior;
+	assert_int_equal(ft_interleave(&o, jobs, 3, fake_run, &f, out, rounds, NULL, &err), 0);
+	assert_int_equal(rounds[1], 3);
+	assert_float_equal(out[1].t_median_us, 3.86, 1e-3);
+	assert_true(out[1].t_median_us < out[0].t_median_us);
+	assert_int_equal(rounds[2], 1);	/* 4.5 and 4.6 against 3.86 and 4.28: behind in both */
+	assert_int_equal(rounds[0], 3);
+}
+
 /* A verdict that is not ok stands and ends that candidate's rounds; a
  * runner's failure ends the interleaving with its error; bad counts are
  * refused. */
 static void test_not_ok_and_failure(void **state)
 {
 	struct fake f = { .us = { 10, 11 }, .wrong = { 0, 1 }, .fail_at = -1 };
-	struct ft_interleave_opts o = { 4, 0, 0, -1, 0 };
+	struct ft_interleave_opts o = { .rounds = 4, .samples = 0, .sample_us = 0, .warmup = -1, .leave_over = 0 };
 	struct ft_job jobs[FT_INTERLEAVE_MAX + 1];
 	struct ft_job_result out[FT_INTERLEAVE_MAX + 1];
 	int rounds[2];
@@ -202,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_drift_falls_on_both),
 		cmocka_unit_test(test_leave),
+		cmocka_unit_test(test_leave_prior),
 		cmocka_unit_test(test_not_ok_and_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,10 +47,11 @@ static int pool_stats(const struct pool *p, int i, struct ft_stats *st)
 
 /* After the first round: those whose fastest sample is over leave_over times
  * the round's fastest median leave (they ran back to back, so they compare
- * within it). */
-static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over)
+ * within it) - with priors, only those whose prior is behind by as much. */
+static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over,
+		       const double *prior)
 {
-	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead = NAN;
+	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead = NAN, lead_prior = NAN;
 
 	for (int i = 0; i < n; i++) {
 		struct ft_stats st;
@@ -62,9 +63,12 @@ static void leave_slow(const struct pool *p, const int *done, int *left, int n, 
 		min[i] = st.min;
 		if (isnan(lead) || st.median < lead)
 			lead = st.median;
+		if (prior && prior[i] > 0 && !(prior[i] >= lead_prior))
+			lead_prior = prior[i];
 	}
 	for (int i = 0; i < n; i++)
-		if (!isnan(med[i]) && min[i] > over * lead)
+		if (!isnan(med[i]) && min[i] > over * lead &&
+		    !(prior && prior[i] > 0 && prior[i] <= over * lead_prior))
 			left[i] = 1;
 }
 
@@ -143,7 +147,7 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 			ft_phases_add(&out[i], &res, 0);
 		}
 		if (round == 0 && !rc && o->leave_over > 1)
-			leave_slow(&p, done, left, n, o->leave_over);
+			leave_slow(&p, done, left, n, o->leave_over, o->prior);
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		struct ft_stats st;

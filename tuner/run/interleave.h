@@ -33,6 +33,11 @@ struct ft_interleave_opts {
 	double leave_over;	/* > 1: after the first round, a candidate whose fastest
 				 * sample is over this times the round's fastest median
 				 * leaves with that round's samples; 0: none leaves */
+	const double *prior;	/* NULL, or each candidate's median measured before
+				 * (NaN: none): then a candidate leaves only when its prior
+				 * is over leave_over times the fastest prior too, so a
+				 * burst of load during its one job of the first round (a
+				 * process sharing the GPU) does not make it leave */
 };
 
 /* Times jobs[0..n) (n <= FT_INTERLEAVE_MAX) interleaved through run. out[i]

@@ -249,11 +249,19 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 					.sample_us = FT_RACE_FINAL_SAMPLE_US,
 					.warmup = FT_RACE_WARMUP,
 					.leave_over = FT_RACE_FINAL_CUT };
+	double prior[FT_RACE_MAX_FINALISTS];
 	long long ran = 0;
 	int r;
 
 	if (n > FT_RACE_MAX_FINALISTS)
 		n = FT_RACE_MAX_FINALISTS;
+	/* jobs[i] is finalist i's: its full measurement is the prior that a
+	 * finalist leaving after the first round must agree with */
+	if (rc && n <= rc->nfin) {
+		for (int i = 0; i < n; i++)
+			prior[i] = rc->fin[i].t_median_us;
+		o.prior = prior;
+	}
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
 	if (rc) {
 		pthread_mutex_lock(&rc->m);

@@ -155,7 +155,9 @@ int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
  * each gets up to FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples,
  * run round-robin by ft_interleave (run/interleave.h; after the first
- * round, those over FT_RACE_FINAL_CUT of its fastest leave); out[i] gets the pooled verdict: ok with statistics
+ * round, those over FT_RACE_FINAL_CUT of its fastest leave, when their full
+ * measurement was as far behind too: jobs[i] must be finalist i's, in
+ * ft_race_finalists' order); out[i] gets the pooled verdict: ok with statistics
  * over every sample it took (rel_err the largest seen), or the first
  * verdict that was not ok; rounds[i] (rounds may be NULL) the rounds it
  * ran. Returns -1 with err when run does. */
