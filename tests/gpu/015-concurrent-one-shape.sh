@@ -1,7 +1,8 @@
 # 015-concurrent-one-shape: two timed searches of ONE shape into one database, started together with
 # a cold cache, split the candidates (each is claimed before it is compiled, db/README.md): no
 # candidate is timed twice, every candidate has one trial, and both searches report the same best,
-# or two within 2 % (a search counts the trials the other stored for it). Before the claims, both timed everything.
+# or two within 2 % (a search counts the trials the other stored for it), or two that are within 2 %
+# when timed again interleaved on the idle GPU. Before the claims, both timed everything.
 . "$FT_TEST_LIB"
 gpu_or_skip
 S="--shape 1x8x256x64 --quiet --json"
@@ -31,7 +32,19 @@ PY
 	for cfg in $(python3 -c 'import json,sys; print(" ".join(json.load(open(p))["best"]["config"] for p in sys.argv[1:]))' "$T/a.out" "$T/b.out"); do
 		sql "$FATUNE_DB" "SELECT run_id, status, t_median_us, reason FROM trials WHERE config = '$cfg' ORDER BY id"
 	done
-	fail "the two searches disagree"
+	# Each search timed while the other used the same GPU (two contexts taking turns), so a best's
+	# time can be off by more than the tie: the two bests timed again, interleaved in one worker on
+	# the idle GPU, must be within 2 % (a search that missed the other's best is not)
+	read -r sa sb ca cb < <(python3 -c 'import json,sys; a, b = (json.load(open(p))["best"] for p in sys.argv[1:]); print(a["space"], b["space"], a["config"], b["config"])' "$T/a.out" "$T/b.out")
+	[ "$sa" = "$sb" ] || fail "the two searches disagree (bests in two spaces, $sa and $sb)"
+	"$FATUNE" bench --shape 1x8x256x64 --space "$FATUNE_SOURCE_DIR/search_spaces/$sa.yaml" --config "$ca" --config "$cb" \
+		--json >"$T/again.out" 2>"$T/again.err" || { cat "$T/again.err"; fail "timing the two bests again failed"; }
+	python3 - "$T/again.out" <<'PY' || fail "the two searches disagree, also timed again interleaved"
+import json, sys
+t = [json.loads(l)["t_median_us"] for l in open(sys.argv[1]) if l.startswith("{")]
+print("the two bests timed again, interleaved:", t)
+assert len(t) == 2 and max(t) <= 1.02 * min(t), t
+PY
 fi
 n=$(sql "$FATUNE_DB" "SELECT count(DISTINCT search_key || ' ' || config) FROM trials")
 c=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidates"])' "$T/a.out")
