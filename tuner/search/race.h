@@ -76,7 +76,8 @@
  * that run's phases (24 final jobs per unit). */
 #define FT_RACE_FINAL_SAMPLE_US 1000.0
 /* After the final's first round, a finalist whose fastest sample of it is
- * over 1.03x the round's fastest median leaves the final with that round's
+ * over 1.03x the round's fastest median, and whose full measurement was over
+ * 1.03x the fastest finalist's, leaves the final with that round's
  * samples: in the hopper campaign on an H200 (2026-11-29) 33 of 96
  * finalists ended the final over 3 % behind its winner, and the final's
  * own spread (p90 - min over the median, three rounds pooled) averaged
