@@ -3,7 +3,8 @@
 # cuts the true best, and a wrong-but-fast candidate is stored wrong_result and is never the best nor exported.
 . "$FT_TEST_LIB"
 A="--arch sm_90 --shape 1x8x512x64 --quiet --json"
-best_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["config"])' "$T/out"; }
+best_of_file() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["config"])' "$1"; }
+best_of() { best_of_file "$T/out"; }
 count() { sql "$1" "SELECT count(*) FROM trials WHERE $2"; }
 
 # race off: every candidate gets one full measurement; its best is the fake's true optimum
@@ -107,6 +108,25 @@ for i, (st, m) in enumerate(rows, 1):
 print(f"transfer with no seed: {len(rows)} evaluated, last gain at {last}")
 assert 64 <= len(rows) - last <= 66, (len(rows), last)
 PY
+
+# exact ties (`@tie`: the race's final times every finalist at 5 us, as a GPU's timer steps make on the
+# shortest kernels, after the race ranked them apart): the search's best and the stored best row agree on
+# which tied config won (the one whose final trial was stored first; gpu.002 failed on an H200 when the
+# search kept the one it had measured first instead)
+run search $A --runner fake:@tie --db "$T/tie.db"; expect_rc 0 "a search of tied configs"
+cp "$T/out" "$T/tie.json"
+python3 - "$T/tie.json" <<'PY' || fail "the tied search's best: $(cat "$T/tie.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["best"]["t_median_us"] == s["runner_up"]["t_median_us"], "no tie: the test proves nothing"
+assert s["best"]["config"] != s["runner_up"]["config"], s
+PY
+want=$(sql "$T/tie.db" "SELECT t.config FROM trials t WHERE t.status = 'ok' AND t.id = (SELECT max(u.id)
+	FROM trials u WHERE u.config = t.config) ORDER BY t.t_median_us, t.id LIMIT 1")
+[ "$(best_of_file "$T/tie.json")" = "$want" ] || fail "the search's best $(best_of_file "$T/tie.json") is not the first stored of the tied ($want)"
+run query --best --db "$T/tie.db" --format json; expect_rc 0
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))[0]["config"] != sys.argv[2])' "$T/out" "$want" ||
+	fail "query --best names another tied config than the search: $(cat "$T/out")"
 
 # the runner's front door: one line, exit 2
 run search --shape 1x8x512x64 --runner fake --db "$T/x.db"

@@ -16,7 +16,12 @@
  * GPU: `@cubin` makes it a runner that loads CUBINs (info.needs_cubin 1: every
  * candidate is compiled by NVRTC, which runs without a GPU, and each job's
  * CUBIN must be in the cache), `@ms=N` (0..1000) makes each evaluation take N
- * ms, a stand-in for the GPU's time. E.g. fake:@cubin,@ms=30,BLOCK_M=64.
+ * ms, a stand-in for the GPU's time, and `@tie` times every job that neither
+ * races nor ends when stable (the race's final; every job with --race off)
+ * at 5 us for every ok config, under any other time: finalists that the race
+ * ranked apart tie exactly in the final and win, as a GPU's timer steps make
+ * them tie on 5 us kernels.
+ * E.g. fake:@cubin,@ms=30,BLOCK_M=64.
  */
 #include "run/runner.h"
 
@@ -30,11 +35,13 @@
 #include "run/sampling.h"
 
 #define FAKE_WRONG_US 1.0
+#define FAKE_TIE_US 5.0
 
 struct fake {
 	char wrong[FT_CONFIG_MAX + 2];	/* ",NAME=V,...," or "" */
 	int cubin;			/* @cubin: jobs load a compiled CUBIN */
 	int ms;				/* @ms=N: each evaluation takes this long */
+	int tie;			/* @tie: jobs with no quick pass take FAKE_TIE_US */
 };
 
 /* 1 when the config holds every NAME=V item of f->wrong. */
@@ -84,6 +91,8 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 
 		if (n == 6 && !strncmp(p, "@cubin", 6)) {
 			f->cubin = 1;
+		} else if (n == 4 && !strncmp(p, "@tie", 4)) {
+			f->tie = 1;
 		} else if (n > 4 && !strncmp(p, "@ms=", 4)) {
 			long v = strtol(p + 4, &end, 10);
 			if (end != p + n || v < 0 || v > 1000) {
@@ -96,7 +105,7 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 		} else if (*p == '@') {
 			free(f);
 			return ft_error(err, FT_EINPUT,
-					"unknown fake runner item '%.*s': use @cubin or @ms=N", (int)n, p);
+					"unknown fake runner item '%.*s': use @cubin, @tie or @ms=N", (int)n, p);
 		} else {
 			size_t l = strlen(f->wrong);
 			snprintf(f->wrong + l, sizeof(f->wrong) - l, "%s%.*s,", l ? "" : ",", (int)n, p);
@@ -126,7 +135,9 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 {
 	const struct fake *f = ctx;
 	int wrong = is_wrong(f, job->config);
-	double base = wrong ? FAKE_WRONG_US : 10.0 + (double)(config_hash(job->config, job->seed) % 9001) / 100.0;
+	double base = wrong ? FAKE_WRONG_US
+			    : f->tie && job->timing && job->quick_samples <= 0 && job->stable_rel <= 0 ? FAKE_TIE_US
+				      : 10.0 + (double)(config_hash(job->config, job->seed) % 9001) / 100.0;
 	int n = job->samples > 0 ? job->samples : 1;
 
 	(void)timeout_ms;

@@ -35,19 +35,23 @@ struct ctx {
 	long long noks, capoks;
 };
 
-/* Keeps t as its config's latest ok trial (drops the config when t is not ok). */
+/* Keeps t as its config's latest ok trial (drops the config when t is not ok).
+ * The array stays in the order its trials were stored (a config's newer trial
+ * moves it to the end), so that a tie in time goes, as in the best row
+ * (db_query.c: ORDER BY t_median_us, id), to the trial stored first. */
 static void latest_ok(struct ctx *s, const struct ft_trial *t)
 {
 	long long i;
 
 	for (i = 0; i < s->noks && strcmp(s->oks[i].config, t->config); i++)
 		;
-	if (t->status != FT_ST_OK || isnan(t->t_median_us)) {
-		if (i < s->noks)
-			s->oks[i] = s->oks[--s->noks];
-		return;
+	if (i < s->noks) {
+		memmove(&s->oks[i], &s->oks[i + 1], (size_t)(s->noks - i - 1) * sizeof(*s->oks));
+		s->noks--;
 	}
-	if (i == s->capoks) {
+	if (t->status != FT_ST_OK || isnan(t->t_median_us))
+		return;
+	if (s->noks == s->capoks) {
 		long long cap = s->capoks ? 2 * s->capoks : 64;
 		struct ft_trial *n = realloc(s->oks, (size_t)cap * sizeof(*n));
 		if (!n)
@@ -55,9 +59,8 @@ static void latest_ok(struct ctx *s, const struct ft_trial *t)
 		s->oks = n;
 		s->capoks = cap;
 	}
-	s->oks[i] = *t;
-	s->oks[i].log = NULL;
-	s->noks += i == s->noks;
+	s->oks[s->noks] = *t;
+	s->oks[s->noks++].log = NULL;
 }
 
 /* Keeps t in the best and runner-up when it is an ok trial fast enough. */
