@@ -59,8 +59,8 @@ for c in "${hop[@]}"; do
 done
 
 # the causal mechanisms: TILE_ORDER (0 head-major, 1 heaviest row blocks of every head first,
-# L2-grouped) x MASK_PEEL (0 a mask test per tile, 1 the loop peeled at each consumer's diagonal), on
-# non-persistent configs (the persistent ones run with both 0),
+# L2-grouped; persistent grids too) x MASK_PEEL (0 a mask test per tile, 1 the loop peeled at each
+# consumer's diagonal; not persistent),
 # each shape | config without them: persistent and not, ping-pong, one to three consumers, D 64/128/256,
 # GQA bshd, S_q > S_kv (rows that see no key), S_q < S_kv, ragged tails, splits (every shape has more
 # work tiles than 132 SMs, so TILE_ORDER=1 is in the space)
@@ -80,8 +80,8 @@ for c in "${cau[@]}"; do
 		# MASK_PEEL=1 is out of the space (ptxas serializes its wgmma: C7520);
 		# device-session's mechanisms-check verifies it outside the space
 		for mp in 0; do
-			# neither is in the persistent part of the space (both spilled there)
-			[ "$mp$to" != 00 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
+			# the peeled loop is not in the persistent part of the space (it spilled there)
+			[ "$mp" != 0 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
 			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp"
 		done
 	done
