@@ -791,8 +791,9 @@ static void test_hopper_registers(void **state)
 
 /* The causal mechanisms of issue 17: TILE_ORDER 1 (heaviest row blocks of
  * every head first, L2-grouped) only for causal shapes with more work tiles
- * than one wave of 132 SMs, persistent or not; a persistent causal grid only
- * with it (TILE_ORDER 0 gave wrong results there on an H200, 2026-11-29). */
+ * than one wave of 132 SMs, persistent (without PDL: it spilled) or not; a
+ * persistent causal grid only with it (TILE_ORDER 0 gave wrong results there
+ * on an H200, 2026-11-29). */
 static void test_hopper_causal_mechanisms(void **state)
 {
 	struct ft_space *sp = hopper_space();
@@ -809,6 +810,13 @@ static void test_hopper_causal_mechanisms(void **state)
 	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=1,TILE_ORDER=0,MASK_PEEL=0", c2);
 	expect_hopper(sp, "2x32x2048x64 causal", cfg, "persistent_causal_heaviest_first", 0);
 	expect_hopper(sp, "2x32x2048x64", cfg, NULL, 0);
+	/* persistent heaviest first, split-KV: without PDL only (with it, it spilled) */
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=1,TILE_ORDER=1,MASK_PEEL=0,NUM_SPLITS=4,PDL=0",
+		 "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,Q_IN_REGS=0");
+	expect_hopper(sp, "1x8x1024x64 causal", cfg, NULL, 0);
+	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=1,TILE_ORDER=1,MASK_PEEL=0,NUM_SPLITS=4,PDL=1",
+		 "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,Q_IN_REGS=0");
+	expect_hopper(sp, "1x8x1024x64 causal", cfg, "heaviest_first_without_pdl", 0);
 	/* MASK_PEEL 1 is out of the shipped space (ptxas serializes its wgmma) */
 	/* 1x8x1024: 8 x 8 = 64 work tiles, one wave: the order cannot matter */
 	snprintf(cfg, sizeof(cfg), "%s,PERSISTENT=0,TILE_ORDER=1", c2);
