@@ -55,7 +55,7 @@ static void latest_ok(struct ctx *s, const struct ft_trial *t)
 		long long cap = s->capoks ? 2 * s->capoks : 64;
 		struct ft_trial *n = realloc(s->oks, (size_t)cap * sizeof(*n));
 		if (!n)
-			return; /* the summary keeps its first measurements */
+			return; /* out of memory: the summary goes without this config */
 		s->oks = n;
 		s->capoks = cap;
 	}
