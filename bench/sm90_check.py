@@ -14,12 +14,16 @@
             1/2/4, vs an fp64 reference, outputs and partials poisoned with NaN
   time      time the space's candidates per shape (fatune's method) next to torch
             SDPA flash and cuDNN in the same process; TFLOP/s and ratios
+  stress    one large shape, many checked launches per config (fresh inputs per
+            round, some right after a burst of launches): the fraction of bad runs
+            per config and per parameter value, and the wrong 64-row tiles
 
 The space's formulas are evaluated as fatune evaluates them (bench/kernel_check.py,
 SQLite). The TMA box rule (the template header's table) is BOX below.
 """
 
 import argparse
+import collections
 import ctypes
 import json
 import math
@@ -264,6 +268,9 @@ def cmd_build(args):
         if why:
             bad += 1
             print(f"FAIL {e['key']}: " + "; ".join(why))
+    if not entries:
+        print("built 0 configs: none of the space's configs matches")
+        return 1
     ms = sorted(e["ms"] for e in entries)
     notes = sorted({n for e in entries if e["ok"] for n in e["notes"]})
     print(f"built {len(entries)} configs for sm_90a in {wall:.1f} s wall ({args.jobs} threads); NVRTC per "
@@ -590,16 +597,22 @@ def check_cases(d, small=False):
             (1, 4, 4, 1000, 128, "bhsd"), (2, 4, 4, 333, 333, "bshd"), (1, 8, 1, 1, 777, "bshd")]
 
 
-def cmd_check(args):
-    import torch
-    import ftkernel as fk
-
-    space = kc.Space(args.space)
+def selected_entries(args):
+    """The built configs of --build that compiled, narrowed by --only and --match."""
     entries = [e for e in kc.load_manifest(args.build) if e["ok"]]
     if args.only:
         entries = [e for e in entries if all(e["values"].get(k) == v for k, v in args.only.items())]
     if args.match:
         entries = [e for e in entries if re.search(args.match, e["key"])]
+    return entries
+
+
+def cmd_check(args):
+    import torch
+    import ftkernel as fk
+
+    space = kc.Space(args.space)
+    entries = selected_entries(args)
     done = set()
     if args.resume and os.path.exists(args.log):
         with open(args.log) as f:
@@ -695,6 +708,111 @@ def cmd_check(args):
             if v != "ok":
                 print(f"  {v:8s} {k}")
     return 1 if fails else 0
+
+
+# ---- stress (GPU) ------------------------------------------------------------------
+
+def walk_position(values, g, b, h, tph, batch, head, x):
+    """(block, step) of work tile (batch, head, x) in a persistent TILE_ORDER 0
+    walk (block i % G at step i // G); None for other walks."""
+    if not values.get("PERSISTENT") or values.get("TILE_ORDER", 0) != 0:
+        return None
+    i = (batch * h + head) * tph + x
+    return i % g["grid"][0], i // g["grid"][0]
+
+
+def cmd_stress(args):
+    """One large shape, many launches per config, fresh inputs per round: a
+    hazard that only some timings expose shows as a fraction of bad runs.
+    A run is: outputs poisoned, one launch, checked against fp64; `burst`
+    launches before some of them keep the GPU hot (the post-timing check of
+    fatune's worker). A bad run names its wrong 64-row tiles."""
+    import torch
+    import ftkernel as fk
+
+    space = kc.Space(args.space)
+    entries = selected_entries(args)
+    b, h, s, d = kc.parse_shape(args.shape)[:4]
+    entries = [e for e in entries if e["d"] == d and e["dtype"] == args.dtype and e["causal"] in args.causal]
+    torch.manual_seed(args.seed)
+    wd = Watchdog(args.watchdog)
+    dt = dtype_of(torch, args.dtype)
+    tol = TOLERANCE[args.dtype]
+    stats = {e["key"]: dict(runs=0, bad=0, worst=0.0, tiles=[]) for e in entries}
+    t0 = time.perf_counter()
+    for rnd in range(args.rounds):
+        q, k, v, o = make_inputs(torch, b, h, h, s, s, d, dt, "bhsd")
+        refs = {}
+        for e in entries:
+            causal = e["causal"]
+            if causal not in refs:
+                wd.kick(f"reference causal={causal}")
+                refs[causal] = fk.reference_v2(q, k, v, causal)
+            ref = refs[causal]
+            g = geometry(space, e["values"], b, h, s, d, causal, 1)
+            mod = fk.Module(e["cubin"], kernel="fatune_sm90_fwd", combine="fatune_sm90_combine")
+            att = fk.AttentionV2(mod, g, box_rows(e["values"]), q, k, v, o)
+            st = stats[e["key"]]
+            for rep in range(args.reps):
+                wd.kick(f"{e['key']} round {rnd} rep {rep}")
+                if args.burst and rep % 2 == 1:
+                    for _ in range(args.burst):
+                        att()
+                o.fill_(float("nan"))
+                att()
+                torch.cuda.synchronize()
+                err, nonfinite = fk.rel_l2(o, ref)
+                st["runs"] += 1
+                st["worst"] = max(st["worst"], err if nonfinite == 0 else float("inf"))
+                if nonfinite == 0 and err <= tol:
+                    continue
+                st["bad"] += 1
+                # the wrong tiles: 64-row blocks whose own relative error is past the tolerance
+                bm = 64
+                mb = (s + bm - 1) // bm
+                diff = torch.nan_to_num(o.double() - ref, nan=1e30).reshape(b, h, -1, d)
+                pad = mb * bm - s
+                if pad:
+                    diff = torch.nn.functional.pad(diff, (0, 0, 0, pad))
+                rr = torch.nn.functional.pad(ref, (0, 0, 0, pad)) if pad else ref
+                te = (torch.linalg.vector_norm(diff.reshape(b, h, mb, -1), dim=-1) /
+                      torch.linalg.vector_norm(rr.reshape(b, h, mb, -1), dim=-1).clamp_min(1e-30))
+                bad = (te > tol).nonzero().tolist()
+                tph = (s + e["values"]["BLOCK_M"] - 1) // e["values"]["BLOCK_M"]
+                desc = []
+                for bb, hh, r in bad[:8]:
+                    # the work tile: row block of BLOCK_M rows, x reversed when causal
+                    mbx = r * 64 // e["values"]["BLOCK_M"]
+                    x = tph - 1 - mbx if causal else mbx
+                    pos = walk_position(e["values"], g, b, h, tph, bb, hh, x)
+                    desc.append(f"b{bb}h{hh}r{r}" + (f"@blk{pos[0]}s{pos[1]}" if pos else "")
+                                + f"({te[bb, hh, r].item():.2f})")
+                st["tiles"].append(f"round {rnd} rep {rep}{' after burst' if args.burst and rep % 2 else ''}: "
+                                   f"rel_l2 {err:.2e} nonfinite {nonfinite}, {len(bad)} bad tiles: " + " ".join(desc))
+            mod.unload()
+            del att
+    print(f"stress {args.shape} {args.dtype}: {args.rounds} rounds x {args.reps} runs per config, "
+          f"{len(entries)} configs ({time.perf_counter() - t0:.0f} s)")
+    for e in entries:
+        st = stats[e["key"]]
+        if st["bad"] or args.verbose:
+            print(f"{'BAD ' if st['bad'] else 'ok  '} {st['bad']}/{st['runs']} worst {st['worst']:.2e}  {e['key']}")
+            for line in st["tiles"][:4]:
+                print("      " + line)
+    # which parameter values the bad runs share
+    params = sorted({k for e in entries for k in e["values"]})
+    for k in params:
+        per = collections.defaultdict(lambda: [0, 0, 0])
+        for e in entries:
+            st = stats[e["key"]]
+            c = per[(e["causal"], e["values"].get(k))]
+            c[0] += 1
+            c[1] += st["runs"]
+            c[2] += st["bad"]
+        if len({v for (_, v) in per}) > 1:
+            print(f"  {k:18s} " + "  ".join(f"c{c}={v}: {bd}/{r} bad ({n} configs)"
+                                            for (c, v), (n, r, bd) in sorted(per.items())))
+    return 1 if any(st["bad"] for st in stats.values()) else 0
 
 
 # ---- time (GPU) --------------------------------------------------------------------
@@ -856,7 +974,7 @@ def cmd_prof(args):
 
     space = kc.Space(args.space)
     e = {x["key"]: x for x in kc.load_manifest(args.build) if x["ok"]}[args.key]
-    b, h, s_, d = kc.parse_shape(args.shape)
+    b, h, s_, d = kc.parse_shape(args.shape)[:4]
     dt = dtype_of(torch, e["dtype"])
     q, k, v, o = make_inputs(torch, b, h, h, s_, s_, d, dt, "bhsd")
     mod = fk.Module(e["cubin"], kernel="fatune_sm90_fwd", combine="fatune_sm90_combine")
@@ -888,7 +1006,7 @@ def main():
     p.add_argument("--where", help="only configs where this space expression holds")
     p.add_argument("--define", action="append", help="extra -D NAME=VALUE (e.g. FT_MBAR_SPIN_LIMIT=16777216)")
     p.add_argument("--no-sass", action="store_true")
-    for name in ("unit", "check", "time", "prof"):
+    for name in ("unit", "check", "time", "prof", "stress"):
         p = sub.add_parser(name)
         p.add_argument("--space", default=SPACE)
         p.add_argument("--build", nargs="+", default=[os.path.join(ROOT, ".ftbuild", "sm90")])
@@ -908,6 +1026,15 @@ def main():
             p.add_argument("--resume", action="store_true")
             p.add_argument("--small", action="store_true", help="a few short cases (compute-sanitizer runs)")
             p.add_argument("--match", help="only configs whose key matches this regular expression")
+        if name == "stress":
+            p.add_argument("--shape", default="2x32x2048x64")
+            p.add_argument("--dtype", default="bf16", choices=("fp16", "bf16"))
+            p.add_argument("--causal", nargs="+", type=int, default=[0, 1])
+            p.add_argument("--rounds", type=int, default=3, help="fresh inputs per round")
+            p.add_argument("--reps", type=int, default=6, help="checked runs per config and round")
+            p.add_argument("--burst", type=int, default=300, help="launches before every second run (0: none)")
+            p.add_argument("--match", help="only configs whose key matches this regular expression")
+            p.add_argument("--verbose", action="store_true")
         if name == "time":
             p.add_argument("--shape", nargs="+", default=SUITE)
             p.add_argument("--causal", nargs="+", type=int, default=[0, 1])
@@ -918,7 +1045,7 @@ def main():
             p.add_argument("--passed", help="time only configs that passed this check log")
     args = ap.parse_args()
     return {"genptx": cmd_genptx, "build": cmd_build, "unit": cmd_unit, "check": cmd_check,
-            "time": cmd_time, "prof": cmd_prof}[args.cmd](args)
+            "time": cmd_time, "prof": cmd_prof, "stress": cmd_stress}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
-#                                          prefetch-order race-form machine-warmup
+#                                          prefetch-order race-form machine-warmup stress
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -28,6 +28,11 @@
 # when given and without; tables in $OUT/prefetch-order.txt.
 # race-form (issue 16; not part of all): suite24 warm with forms of the race against each other
 # (RACE_RUNS: one, the default; two, the two-job form; ms1, 1 ms samples); see the step.
+# stress (issue 17; not part of all): every persistent config (PDL 0) of STRESS_DIMS (64 128), bf16,
+# causal and not, from a copy of the Hopper space without persistent_causal_heaviest_first (so the
+# causal TILE_ORDER 0 walk that gave a wrong result is back), checked many times at one large shape
+# each (bench/sm90_check.py stress: bad runs per config and parameter, the wrong tiles); with
+# STRESS_SANITIZER=1 also compute-sanitizer racecheck and synccheck on STRESS_CONFIG at 2x32x2048x64.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -453,6 +458,31 @@ if only ablation-sanitizer; then
 		done
 	done
 	rm -f "$OUT/sanitizer.log.tmp"
+fi
+if only stress; then
+	B=build/stress
+	mkdir -p $B
+	sed -e '/persistent_causal_heaviest_first:/d' -e 's#file: ../kernel_templates/#file: ../../kernel_templates/#' \
+		search_spaces/attention_sm90.yaml >$B/space.yaml
+	for d in ${STRESS_DIMS:-64 128}; do
+		python3 bench/sm90_check.py build --space $B/space.yaml --out $B/d$d --dims "$d" --causal 0 1 --dtype bf16 \
+			--where "${STRESS_WHERE:-PERSISTENT == 1 AND PDL == 0}" --no-sass 2>&1 | tail -2
+		case $d in 64) shape=2x32x2048x64 ;; 128) shape=2x16x2048x128 ;; *) shape=1x16x2048x$d ;; esac
+		timeout "${STRESS_TIMEOUT:-240}" python3 bench/sm90_check.py stress --space $B/space.yaml --build $B/d$d \
+			--shape "$shape" --rounds "${STRESS_ROUNDS:-3}" --watchdog 10 2>&1 | tee "$OUT/stress-d$d.txt"
+	done
+	if [[ ${STRESS_SANITIZER:-0} == 1 ]]; then
+		cfg=${STRESS_CONFIG:-NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0}
+		for tool in racecheck synccheck; do
+			timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $F bench --space $B/space.yaml \
+				--shape 2x32x2048x64 --dtype bf16 --causal --config "$cfg" --samples 5 --launches 1 --timeout 190 \
+				--db build/stress.db --json >"$OUT/stress-san.tmp" 2>&1
+			echo "$tool rc $?: $cfg" | tee -a "$OUT/stress-sanitizer.txt"
+			grep -E "ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK|\"status\"" "$OUT/stress-san.tmp" | head -20 |
+				tee -a "$OUT/stress-sanitizer.txt"
+		done
+		rm -f "$OUT/stress-san.tmp"
+	fi
 fi
 if only mechanisms-check; then
 	# issue 17's causal mechanisms against the fp64 reference: every Hopper config with TILE_ORDER=1
