@@ -546,14 +546,8 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 		if (PP && cw == 1)
 			ft_bar_arrive(PP_BAR0, 256);	/* consumer 0 issues first */
 		ft_mbar_wait(sm.q_full(), (unsigned)nq & 1u);
-		if (QREG) {
+		if (QREG)	/* released after the first Q K^T has read them (tile 0 below) */
 			load_q_frags(qa, q_wg, warp, lane);
-			if (PERSIST) {	/* Q is in registers: the next tile's may come */
-				__syncwarp();
-				if (lane == 0)
-					ft_mbar_arrive(sm.q_empty());
-			}
-		}
 
 		{	/* the overlapped loop (INTRA_WG_OVERLAP 1 or 2) */
 			/* tile 0: S_0 alone */
@@ -575,10 +569,20 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 					ft_bar_arrive(other_turn, 256);
 				ft_wgmma_wait<0>();
 				fence_regs(s);
+				/* Q in registers: the ldmatrix reads of the Q area (generic
+				 * proxy) are complete (S_0 used their registers) and ordered
+				 * before the producer's next TMA write there (async proxy).
+				 * Releasing Q right after the ldmatrix, without the fence,
+				 * let that write land first now and then: a wrong 64-row
+				 * tile, seen only on tiles of one KV tile, whose producer
+				 * issues the next Q at once (docs/kernel_sm90.md). */
+				if (PERSIST && QREG)
+					ft_fence_proxy_async();
 				__syncwarp();
 				if (lane == 0) {
 					ft_mbar_arrive(sm.empty_k(st));
-					if (PERSIST && !QREG && w.n == 1)	/* the tile's last Q K^T is done */
+					/* Q's last reader is done: the next tile's may come */
+					if (PERSIST && (QREG || w.n == 1))
 						ft_mbar_arrive(sm.q_empty());
 				}
 				online_softmax(s, m, l, alpha, need_mask, lim, sl2);

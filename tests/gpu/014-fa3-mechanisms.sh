@@ -84,7 +84,7 @@ for c in "${cau[@]}"; do
 		# device-session's mechanisms-check verifies it outside the space
 		for mp in 0; do
 			# persistent: only TILE_ORDER 1 and no peeled loop are in the space (the
-			# peeled loop spilled there; TILE_ORDER 0 gave wrong results, the space says)
+			# peeled loop spilled there; TILE_ORDER 0 was slower, the space says)
 			[ "$mp$to" != 01 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
 			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp"
 		done
