@@ -12,7 +12,7 @@
 # an exhaustive search of the shipped space (fresh database), then the best with PERSISTENT=1 and
 # TILE_ORDER=1, the best persistent with TILE_ORDER=0 and the best non-persistent, timed again
 # interleaved in one worker (60 samples over 10 rounds, verified first). Since 2026-11-29 the
-# shipped space has no persistent causal TILE_ORDER=0 config (one gave wrong results): set
+# shipped space has no persistent causal TILE_ORDER=0 config (slower; one once gave wrong results, the Q release fixed since): set
 # SPACE=FILE to a copy without the constraint persistent_causal_heaviest_first to time all three.
 set -uo pipefail
 cd "$(dirname "$0")/.."
