@@ -12,7 +12,8 @@
  *   fatune_ref_check      a candidate's fp16/bf16 output against the fp32
  *                         reference, reduced on the GPU to a few sums (squared
  *                         error, squared reference, max abs error, non-finite
- *                         count) that the worker reads back instead of O
+ *                         count, the worst window of 64 rows) that the worker
+ *                         reads back instead of O
  *
  * The tensors travel in an ABI v2 params struct (kernel_templates/fatune_abi.h).
  * The reference is simple rather than fast: it runs once per (shape, seed).
@@ -43,9 +44,8 @@ __device__ __forceinline__ ft_u64 ref_mix64(ft_u64 x)
 	return x;
 }
 
-__device__ __forceinline__ float ref_load(const ft_u16 *p, long long i, int bf16)
+__device__ __forceinline__ float ref_decode(ft_u16 h, int bf16)
 {
-	ft_u16 h = p[i];
 	float f;
 
 	if (bf16) {
@@ -55,6 +55,11 @@ __device__ __forceinline__ float ref_load(const ft_u16 *p, long long i, int bf16
 		asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
 	}
 	return f;
+}
+
+__device__ __forceinline__ float ref_load(const ft_u16 *p, long long i, int bf16)
+{
+	return ref_decode(p[i], bf16);
 }
 
 /* Round to nearest even; inputs are finite. */
@@ -171,7 +176,7 @@ fatune_ref_attention(const fatune_attn_params_v2 p, int causal, int bf16)
 /* ---- the check: a candidate's output against the reference ----------------- */
 
 /* What fatune_ref_check accumulates; the worker zeroes it before the launch
- * and reads these 40 bytes back (evaluate.c's struct check_sums mirrors it). */
+ * and reads these 48 bytes back (evaluate.c's struct check_sums mirrors it). */
 struct fatune_check_sums {
 	double num;		/* sum over finite outputs of (o - ref)^2 */
 	double den;		/* sum over the same outputs of ref^2 */
@@ -180,6 +185,10 @@ struct fatune_check_sums {
 	ft_u32 max_abs_bits;	/* the largest |o - ref| as fp32 bits (>= 0, so the bits
 				 * order as the values do and atomicMax works) */
 	ft_u32 pad;
+	ft_u64 worst_window;	/* the worst window of `window` outputs: the fp32 bits of
+				 * its sum (o - ref)^2 / sum ref^2 (of sum (o - ref)^2
+				 * when its ref is all 0) in the high half, its index in
+				 * the low half, so that atomicMax keeps the worst */
 };
 
 #define CHECK_THREADS 256
@@ -191,42 +200,80 @@ __device__ __forceinline__ int ref_nonfinite16(ft_u16 h, int bf16)
 	return bf16 ? (h & 0x7f80u) == 0x7f80u : (h & 0x7c00u) == 0x7c00u;
 }
 
-/* Grid-stride over the n outputs o[i] (16-bit, laid out as ref, which is
- * fp32): each thread sums in fp64 (the host's ft_rel_l2 does the same over
- * the same outputs, so the verdict is unchanged), warps reduce with shuffles,
- * one atomic per block and quantity. */
+/* One output h against its reference r: the sums of fatune_ref_check. */
+__device__ __forceinline__ void check_one(ft_u16 h, float r, int bf16, double &num, double &den, double &on,
+					  float &mx, ft_u64 &bad)
+{
+	double x, d;
+
+	if (ref_nonfinite16(h, bf16)) {
+		bad++;
+		return;
+	}
+	x = (double)ref_decode(h, bf16);
+	d = x - (double)r;
+	num += d * d;
+	den += (double)r * (double)r;
+	on += x * x;
+	mx = fmaxf(mx, fabsf((float)d));
+}
+
+/* Over the n outputs o[i] (16-bit, laid out as ref, which is fp32), in
+ * windows of `window` consecutive outputs (the worker's: 64 rows of D), one
+ * warp per window at a time: each thread sums in fp64 (the host's
+ * ft_rel_l2 and ft_window_l2 do the same over the same outputs, so the
+ * verdict is unchanged), warps reduce with shuffles, one atomic per block and
+ * quantity. The windows catch what the whole output's relative error
+ * dilutes: one wrong tile of a large output. */
 extern "C" __global__ void __launch_bounds__(CHECK_THREADS)
-fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16,
+fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16, long long window,
 		 fatune_check_sums *out)
 {
 	__shared__ double s_num[CHECK_WARPS], s_den[CHECK_WARPS], s_on[CHECK_WARPS];
-	__shared__ ft_u64 s_bad[CHECK_WARPS];
+	__shared__ ft_u64 s_bad[CHECK_WARPS], s_win[CHECK_WARPS];
 	__shared__ float s_max[CHECK_WARPS];
 	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-	const long long stride = (long long)gridDim.x * blockDim.x;
+	const long long warps = (long long)gridDim.x * CHECK_WARPS;
+	const long long windows = (n + window - 1) / window;
 	double num = 0.0, den = 0.0, on = 0.0;
-	ft_u64 bad = 0;
+	ft_u64 bad = 0, worst = 0;
 	float mx = 0.0f;
 
-	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-		const ft_u16 h = o[i];
-		double x, r, d;
+	for (long long w = (long long)blockIdx.x * CHECK_WARPS + warp; w < windows; w += warps) {
+		const long long end = (w + 1) * window < n ? (w + 1) * window : n;
+		double wn = 0.0, wd = 0.0;
+		long long i = w * window + lane;
 
-		if (ref_nonfinite16(h, bf16)) {
-			bad++;
-			continue;
+		/* four outputs per lane per step, loaded before any is used, so that a
+		 * warp has eight loads in flight (a window is 64 D outputs: few
+		 * windows, few warps) */
+		for (; i + 96 < end; i += 128) {
+			ft_u16 h[4];
+			float r[4];
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				h[u] = o[i + 32 * u];
+				r[u] = ref[i + 32 * u];
+			}
+#pragma unroll
+			for (int u = 0; u < 4; u++)
+				check_one(h[u], r[u], bf16, wn, wd, on, mx, bad);
 		}
-		x = (double)ref_load(o, i, bf16);
-		r = (double)ref[i];
-		d = x - r;
-		num += d * d;
-		den += r * r;
-		on += x * x;
-		mx = fmaxf(mx, fabsf((float)d));
+		for (; i < end; i += 32)
+			check_one(o[i], ref[i], bf16, wn, wd, on, mx, bad);
+		for (int off = 16; off > 0; off >>= 1) {
+			wn += __shfl_xor_sync(0xffffffffu, wn, off);
+			wd += __shfl_xor_sync(0xffffffffu, wd, off);
+		}
+		num += wn;
+		den += wd;
+		/* every lane holds the window's sums: lane 0 keeps the worst */
+		const ft_u64 key = (ft_u64)__float_as_uint((float)(wd > 0.0 ? wn / wd : wn)) << 32 | (ft_u64)(ft_u32)w;
+		if (key > worst)
+			worst = key;
 	}
+	/* num and den are already the same in every lane (sums of whole windows) */
 	for (int off = 16; off > 0; off >>= 1) {
-		num += __shfl_xor_sync(0xffffffffu, num, off);
-		den += __shfl_xor_sync(0xffffffffu, den, off);
 		on += __shfl_xor_sync(0xffffffffu, on, off);
 		bad += __shfl_xor_sync(0xffffffffu, bad, off);
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
@@ -237,6 +284,7 @@ fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16,
 		s_on[warp] = on;
 		s_bad[warp] = bad;
 		s_max[warp] = mx;
+		s_win[warp] = worst;
 	}
 	__syncthreads();
 	if (threadIdx.x == 0) {
@@ -246,6 +294,7 @@ fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16,
 			on += s_on[w];
 			bad += s_bad[w];
 			mx = fmaxf(mx, s_max[w]);
+			worst = s_win[w] > worst ? s_win[w] : worst;
 		}
 		atomicAdd(&out->num, num);
 		atomicAdd(&out->den, den);
@@ -253,5 +302,7 @@ fatune_ref_check(const ft_u16 *o, const float *ref, long long n, int bf16,
 		if (bad)
 			atomicAdd(&out->nonfinite, bad);
 		atomicMax(&out->max_abs_bits, __float_as_uint(mx));
+		if (worst)
+			atomicMax(&out->worst_window, worst);
 	}
 }

@@ -1,5 +1,7 @@
 # 003-fault-injection: a faulting, a hanging and a NaN-writing candidate among good ones:
 # the search finishes and stores each under the right status (a good one may be raced out: cut).
+# Then one wrong row in 16,384 that the whole output's error dilutes under the tolerance: the
+# window check (docs/timing.md, "Verification") names its 64 rows.
 . "$FT_TEST_LIB"
 gpu_or_skip
 run search --space "$TESTSPACES/fault.yaml" --shape 1x2x64x64 --timeout 3 --samples 3 --launches 2
@@ -21,5 +23,26 @@ for fault, status in want.items():
         print(f"FAULT={fault} ROWS_PER_BLOCK={rows_per_block}: {got}")
         # racing: a good candidate slower than the margin is cut after its quick pass
         assert got and (got[0] == status or (status == "ok" and got[0] == "cut")), f"expected {status}"
+PY
+
+# FAULT=4 doubles row 2048 of head 0 at 1x4x4096x64 bf16: the whole output is off by ~0.008
+# (under bf16's 0.01), its window of rows 2048-2111 by ~0.125 (over 5 x 0.01)
+W="--space $TESTSPACES/fault_window.yaml --shape 1x4x4096x64 --dtype bf16 --samples 3 --json"
+# shellcheck disable=SC2086
+run bench $W --config FAULT=0,ROWS_PER_BLOCK=4
+expect_rc 0 "the correct kernel at 1x4x4096x64"
+grep -q '"status":"ok"' "$T/out" || { cat "$T/out"; fail "the correct kernel is not ok at 1x4x4096x64"; }
+# shellcheck disable=SC2086
+run bench $W --config FAULT=4,ROWS_PER_BLOCK=4
+cat "$T/out"
+[ "$rc" = 1 ] || fail "a wrong row: bench exit $rc, expected 1"
+python3 - "$T/out" <<'PY'
+import json, re, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert r["status"] == "wrong_result", r
+assert "output rows 2048-2111" in r["reason"], r["reason"]
+whole = float(re.search(r"the whole output: ([0-9.e+-]+)", r["reason"]).group(1))
+assert whole < 0.01, f"the whole output's error {whole} would have failed alone: the test proves nothing"
+print(f"one wrong row: {r['reason']}")
 PY
 echo "ok"

@@ -7,6 +7,10 @@
  *      (the worker must answer `crashed`)
  *   2  never returns (the watchdog must kill the worker: `timeout`)
  *   3  correct except one output element set to NaN (`wrong_result`)
+ *   4  correct except one output row (row S/2 of the first head) doubled, off
+ *      by its own norm: in a large output the whole output's relative error
+ *      stays under the tolerance and only the window check catches it
+ *      (tests/spaces/fault_window.yaml; `wrong_result`)
  * No shared memory at all, so the space's smem_bytes is 0.
  */
 #include "../../kernel_templates/fatune_abi.h"
@@ -98,11 +102,12 @@ fatune_fault_attention(struct fatune_attn_params p)
 		}
 		m = mn;
 	}
+	const float out_scale = FAULT == 4 && bh == 0 && i == p.s / 2 ? 2.0f : 1.0f;
 #pragma unroll
 	for (int u = 0; u < DIMS_PER_LANE; u++) {
 		const int t = lane + 32 * u;
 		if (t < HEAD_DIM)
-			fault_store(p.o, base + (long long)i * HEAD_DIM + t, acc[u] / l);
+			fault_store(p.o, base + (long long)i * HEAD_DIM + t, out_scale * acc[u] / l);
 	}
 #if FAULT == 3
 	/* 0x7fff is a NaN in fp16 and in bf16 */

@@ -185,6 +185,67 @@ static void test_rel_l2(void **state)
 	assert_true(isnan(ft_rel_l2_sums(NAN, 4.0, 1.0)));
 }
 
+/* fp32 -> bf16 by truncation (exact for the values below) */
+static uint16_t bf16_of(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return (uint16_t)(u >> 16);
+}
+
+/* One wrong window of a large output: the whole output's error passes, the
+ * window's does not (the case of the Q-release bug: one wrong 64-row tile). */
+static void test_window(void **state)
+{
+	enum { W = 64 * 8, WINDOWS = 1024, N = W * WINDOWS };
+	static uint16_t o[N];
+	static float ref[N];
+	struct ft_job_result r;
+	const double tol = ft_tolerance(FT_BF16);
+	long long bad, worst = -1;
+	double whole, win;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) { /* bf16 values that are exact: ref = o */
+		ref[i] = (float)((int)(i % 13) - 6) * 0.125f;
+		o[i] = bf16_of(ref[i]);
+	}
+	assert_true(ft_window_l2(o, 1, ref, N, W, &worst) == 0.0);
+	assert_int_equal(worst, 0);
+	/* window 700 scaled by 1.125 (exact in bf16): an error of 1/8 of the
+	 * window's norm, 1/256 of the whole output's */
+	for (size_t i = 700 * (size_t)W; i < 701 * (size_t)W; i++) {
+		o[i] = bf16_of(1.125f * ref[i]);
+	}
+	whole = ft_rel_l2(o, 1, ref, N, &bad);
+	win = ft_window_l2(o, 1, ref, N, W, &worst);
+	assert_true(fabs(whole - 0.125 / 32) < 1e-4); /* windows of near-equal norms */
+	assert_true(fabs(win - 0.125) < 1e-12);
+	assert_int_equal(worst, 700);
+
+	ft_job_result_init(&r);
+	assert_int_equal(ft_verdict(whole, bad, tol, &r), 1); /* the whole output passes... */
+	assert_int_equal(ft_window_verdict(win, worst * FT_WINDOW_ROWS, tol, &r), 0); /* ...the window does not */
+	assert_int_equal(r.status, FT_ST_WRONG_RESULT);
+	assert_non_null(strstr(r.reason, "output rows 44800-44863"));
+	assert_non_null(strstr(r.reason, "error 0.125, over 5 x the tolerance 0.01 (the whole output: 0.003"));
+
+	/* at the limit passes; NaN never does; a reference window of zeros
+	 * judges the output's absolute norm */
+	ft_job_result_init(&r);
+	assert_int_equal(ft_window_verdict(FT_WINDOW_FACTOR * tol, 0, tol, &r), 1);
+	assert_int_equal(r.status, FT_ST_OK);
+	assert_int_equal(ft_window_verdict(NAN, 0, tol, &r), 0);
+	{
+		const uint16_t z[] = { 0x3f80, 0, 0, 0 }; /* 1, 0 | 0, 0 */
+		const float zr[] = { 0, 0, 0, 0 };
+		assert_true(ft_window_l2(z, 1, zr, 4, 2, &worst) == 1.0);
+		assert_int_equal(worst, 0);
+		assert_true(ft_window_l2(z, 1, zr, 3, 2, &worst) == 1.0); /* a short last window */
+	}
+}
+
 /* A self-attention shape in bhsd. */
 static struct ft_shape mk(int b, int h, int s, int d, int causal)
 {
@@ -370,7 +431,8 @@ int main(void)
 		cmocka_unit_test(test_stats_thirty),	 cmocka_unit_test(test_stats_edges),
 		cmocka_unit_test(test_verdict),		 cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_fp16_exhaustive), cmocka_unit_test(test_tolerance),
-		cmocka_unit_test(test_rel_l2),		 cmocka_unit_test(test_attention_hand),
+		cmocka_unit_test(test_rel_l2),		 cmocka_unit_test(test_window),
+		cmocka_unit_test(test_attention_hand),
 		cmocka_unit_test(test_attention_properties),
 		cmocka_unit_test(test_attention_gqa),	 cmocka_unit_test(test_attention_bottom_right),
 		cmocka_unit_test(test_attention_layout),

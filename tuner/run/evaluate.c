@@ -4,7 +4,7 @@
  * seed) and the reference output from its fp32 attention; both stay on the GPU
  * for as long as consecutive jobs share (shape, seed). Verification runs on
  * the GPU too: reference.cu's check kernel reduces the candidate's output
- * against the reference to a few sums (fp64), and only those 40 bytes come
+ * against the reference to a few sums (fp64), and only those 48 bytes come
  * back, never O. Timing is described in docs/timing.md. Any CUDA error ends
  * the job as `crashed` and makes the worker exit, because a fault (illegal
  * address) loses the context.
@@ -73,6 +73,7 @@ struct check_sums {
 	double num, den, onorm;
 	unsigned long long nonfinite;
 	uint32_t max_abs_bits, pad;
+	unsigned long long worst_window;	/* fp32 bits of its squared error << 32 | its index */
 };
 
 struct ft_eval {
@@ -511,8 +512,9 @@ static int workspace_left_zero(struct run *r, struct ft_job_result *res, struct 
 }
 
 /* Judges O on the GPU: the check kernel reduces it against the reference
- * and only its sums come back. Returns 1 when ok, 0 with a wrong_result
- * verdict, -1 on a CUDA error. */
+ * and only its sums come back: the whole output's relative error, then its
+ * worst window of FT_WINDOW_ROWS rows (run/verify.h). Returns 1 when ok, 0
+ * with a wrong_result verdict, -1 on a CUDA error. */
 static int verify(struct run *r, const char *when, struct ft_job_result *res, struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
@@ -520,11 +522,13 @@ static int verify(struct run *r, const char *when, struct ft_job_result *res, st
 	long long nn = (long long)n;
 	int bf16 = r->job->shape.dtype == FT_BF16;
 	unsigned grid[3] = { 1, 1, 1 }, block[3] = { CHECK_THREADS, 1, 1 };
-	void *args[] = { &ev->in.o, &ev->in.ref, &nn, &bf16, &ev->sums };
+	long long window = (long long)FT_WINDOW_ROWS * r->job->shape.d;
+	void *args[] = { &ev->in.o, &ev->in.ref, &nn, &bf16, &window, &ev->sums };
 	size_t blocks = (n + CHECK_THREADS - 1) / CHECK_THREADS;
 	struct check_sums cs;
 	double t0 = mono_ms(), rel;
-	float max_abs;
+	float max_abs, win_sq;
+	uint32_t win_bits;
 
 	grid[0] = (unsigned)(blocks < CHECK_MAX_BLOCKS ? (blocks ? blocks : 1) : CHECK_MAX_BLOCKS);
 	if (ft_gpu_memset8(ev->gpu, ev->sums, 0, sizeof(cs), "the check's sums", err) ||
@@ -532,9 +536,13 @@ static int verify(struct run *r, const char *when, struct ft_job_result *res, st
 	    ft_gpu_download(ev->gpu, &cs, ev->sums, sizeof(cs), r->job->kernel, err))
 		return -1;
 	memcpy(&max_abs, &cs.max_abs_bits, sizeof(max_abs));
+	win_bits = (uint32_t)(cs.worst_window >> 32);
+	memcpy(&win_sq, &win_bits, sizeof(win_sq));
 	rel = ft_rel_l2_sums(cs.num, cs.den, cs.onorm);
 	res->max_abs_err = max_abs;
-	if (ft_verdict(rel, (long long)cs.nonfinite, r->job->tolerance, res)) {
+	if (ft_verdict(rel, (long long)cs.nonfinite, r->job->tolerance, res) &&
+	    ft_window_verdict(sqrt((double)win_sq), (long long)(cs.worst_window & 0xffffffffu) * FT_WINDOW_ROWS,
+			      r->job->tolerance, res)) {
 		int zero = workspace_left_zero(r, res, err);
 
 		if (zero) {

@@ -64,6 +64,20 @@ int ft_verdict(double rel_err, long long nonfinite, double tolerance, struct ft_
 	return 1;
 }
 
+int ft_window_verdict(double window_err, long long first_row, double tolerance, struct ft_job_result *res)
+{
+	const double lim = FT_WINDOW_FACTOR * tolerance;
+
+	if (window_err <= lim) /* NaN on either side fails */
+		return 1;
+	res->status = FT_ST_WRONG_RESULT;
+	snprintf(res->reason, sizeof(res->reason),
+		 "output rows %lld-%lld (a window of %d rows) have relative L2 error %.3g, over %g x the tolerance %.3g (the whole output: %.3g): a wrong tile",
+		 first_row, first_row + FT_WINDOW_ROWS - 1, FT_WINDOW_ROWS, window_err, FT_WINDOW_FACTOR,
+		 tolerance, res->rel_err);
+	return 0;
+}
+
 double ft_fp16_to_double(uint16_t h)
 {
 	int e = (h >> 10) & 0x1f;
@@ -120,6 +134,24 @@ double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long l
 	}
 	*nonfinite = bad;
 	return ft_rel_l2_sums(num, den, onorm);
+}
+
+double ft_window_l2(const uint16_t *o, int bf16, const float *ref, size_t n, size_t window, long long *worst)
+{
+	double worst_err = 0;
+
+	*worst = 0;
+	for (size_t w0 = 0; window && w0 < n; w0 += window) {
+		size_t len = n - w0 < window ? n - w0 : window;
+		long long bad;
+		double e = ft_rel_l2(o + w0, bf16, ref + w0, len, &bad);
+
+		if (e > worst_err) {
+			worst_err = e;
+			*worst = (long long)(w0 / window);
+		}
+	}
+	return worst_err;
 }
 
 void ft_shape_strides(const struct ft_shape *sh, int kv, long long st[3])

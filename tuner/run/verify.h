@@ -34,6 +34,24 @@ int ft_stats_compute(double *x, int n, struct ft_stats *out);
  * res->nonfinite. Returns 1 when ok. */
 int ft_verdict(double rel_err, long long nonfinite, double tolerance, struct ft_job_result *res);
 
+/* The whole output's relative error dilutes a local one: one wrong tile of 64
+ * rows in 16,384 moves it by 1/16 of that tile's error. So the output is also
+ * judged in windows of FT_WINDOW_ROWS consecutive rows (of D outputs each, in
+ * the output's layout): every window's relative L2 error must be <=
+ * FT_WINDOW_FACTOR x the tolerance. Legitimate rounding is about as large in
+ * a window as in the whole (0.2 of the tolerance on the H200's searches), so
+ * the factor leaves it some 25x room and still catches a wrong tile, which
+ * lands at 10-25x the tolerance (docs/timing.md, "Verification"). */
+#define FT_WINDOW_ROWS 64
+#define FT_WINDOW_FACTOR 5.0
+
+/* The window verdict, after ft_verdict passed: FT_ST_WRONG_RESULT when
+ * window_err (the worst window's relative L2 error; its absolute one when that
+ * window's reference is all 0) is not <= FT_WINDOW_FACTOR * tolerance, with a
+ * reason that names the window's rows (first_row .. first_row + 63, counted in
+ * the output's layout) and both errors. Returns 1 when ok (res untouched). */
+int ft_window_verdict(double window_err, long long first_row, double tolerance, struct ft_job_result *res);
+
 /* Decoding of the 16-bit formats (exact). */
 double ft_fp16_to_double(uint16_t h);
 double ft_bf16_to_double(uint16_t h);
@@ -50,6 +68,12 @@ int ft_u16_nonfinite(uint16_t h, int bf16);
 double ft_rel_l2_sums(double num, double den, double onorm);
 
 double ft_rel_l2(const uint16_t *o, int bf16, const float *ref, size_t n, long long *nonfinite);
+
+/* The worst window of `window` consecutive outputs (the last may be shorter):
+ * its relative L2 error over its finite outputs (its absolute error when its
+ * reference is all 0), and its index in *worst (the first of equals). The CPU
+ * model of fatune_ref_check's worst_window. */
+double ft_window_l2(const uint16_t *o, int bf16, const float *ref, size_t n, size_t window, long long *worst);
 
 /* Element strides (batch, head, row) of Q and O (kv == 0) or K and V (kv ==
  * 1) laid out densely as sh->layout says; D is contiguous. */
