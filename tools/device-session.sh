@@ -31,8 +31,10 @@
 # stress (issue 17; not part of all): every persistent config (PDL 0) of STRESS_DIMS (64 128), bf16,
 # causal and not, from a copy of the Hopper space without persistent_causal_heaviest_first (so the
 # causal TILE_ORDER 0 walk that gave a wrong result is back), checked many times at one large shape
-# each (bench/sm90_check.py stress: bad runs per config and parameter, the wrong tiles); with
-# STRESS_SANITIZER=1 also compute-sanitizer racecheck and synccheck on STRESS_CONFIG at 2x32x2048x64.
+# each (bench/sm90_check.py stress: bad runs per config and parameter, the wrong tiles; STRESS_WHERE
+# narrows the configs, STRESS_ROUNDS sets the rounds of fresh inputs, STRESS_TIMEOUT each dim's limit);
+# with STRESS_SANITIZER=1 also compute-sanitizer racecheck and synccheck on STRESS_CONFIG at
+# 2x32x2048x64. Found the Q release of 2026-11-29 (docs/kernel_sm90.md).
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
