@@ -712,7 +712,7 @@ def cmd_check(args):
 
 # ---- stress (GPU) ------------------------------------------------------------------
 
-def walk_position(values, g, b, h, tph, batch, head, x):
+def walk_position(values, g, h, tph, batch, head, x):
     """(block, step) of work tile (batch, head, x) in a persistent TILE_ORDER 0
     walk (block i % G at step i // G); None for other walks."""
     if not values.get("PERSISTENT") or values.get("TILE_ORDER", 0) != 0:
@@ -782,9 +782,9 @@ def cmd_stress(args):
                 desc = []
                 for bb, hh, r in bad[:8]:
                     # the work tile: row block of BLOCK_M rows, x reversed when causal
-                    mbx = r * 64 // e["values"]["BLOCK_M"]
+                    mbx = r * bm // e["values"]["BLOCK_M"]
                     x = tph - 1 - mbx if causal else mbx
-                    pos = walk_position(e["values"], g, b, h, tph, bb, hh, x)
+                    pos = walk_position(e["values"], g, h, tph, bb, hh, x)
                     desc.append(f"b{bb}h{hh}r{r}" + (f"@blk{pos[0]}s{pos[1]}" if pos else "")
                                 + f"({te[bb, hh, r].item():.2f})")
                 st["tiles"].append(f"round {rnd} rep {rep}{' after burst' if args.burst and rep % 2 else ''}: "

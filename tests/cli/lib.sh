@@ -111,4 +111,21 @@ gpu_or_skip() {
 		exit 77
 	fi
 }
+# sm90_or_skip: exit 77 (ctest: skipped) unless the GPU is an sm_90 (the Hopper template's tests)
+sm90_or_skip() {
+	local arch
+	gpu_or_skip
+	arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
+	[ "$arch" = sm_90 ] || { echo "SKIP: needs an sm_90 GPU (this one is $arch)"; exit 77; }
+}
+# bench_ok SPACE ARGS CONFIG: fatune bench of CONFIG in SPACE (ARGS word-split: the shape and any
+# bench options) exits 0 with a verified, timed result; prints its median time beside the config
+bench_ok() {
+	local space=$1 args=$2 cfg=$3
+	# shellcheck disable=SC2086
+	run bench --space "$space" $args --config "$cfg" --json
+	expect_rc 0 "$args $cfg"
+	grep -q '"status":"ok"' "$T/out" || { cat "$T/out"; fail "$args $cfg is not ok"; }
+	echo "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["t_median_us"])' "$T/out") us  $args  $cfg"
+}
 set -e

@@ -4,9 +4,7 @@
 # winner across templates (--space picks the loser's own). 4x16x2048x128 is compute-bound: wgmma wins
 # there by about 2x on an H100 (220 us against ~400 us, 2026-11), so the winner must be attention_sm90.
 . "$FT_TEST_LIB"
-gpu_or_skip
-arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
-[ "$arch" = sm_90 ] || { echo "SKIP: needs an sm_90 GPU (this one is $arch)"; exit 77; }
+sm90_or_skip
 SH=4x16x2048x128
 run search --shape $SH --quiet --json
 cat "$T/err"

@@ -8,21 +8,7 @@
 # registers, three consumers, D 64/128/256; TILE_ORDER 0/1 x MASK_PEEL 0/1 of the Hopper template on
 # causal shapes (odd ones included). Prints each config's time beside its twins'.
 . "$FT_TEST_LIB"
-gpu_or_skip
-arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
-[ "$arch" = sm_90 ] || { echo "SKIP: needs an sm_90 GPU (this one is $arch)"; exit 77; }
-
-ok_time() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["t_median_us"])' "$T/out"
-}
-bench_ok() { # SPACE ARGS CONFIG
-	local space=$1 args=$2 cfg=$3
-	# shellcheck disable=SC2086
-	run bench --space "$space" $args --config "$cfg" --json
-	expect_rc 0 "$args $cfg"
-	grep -q '"status":"ok"' "$T/out" || { cat "$T/out"; fail "$args $cfg is not ok"; }
-	echo "$(ok_time) us  $args  $cfg"
-}
+sm90_or_skip
 
 # the mma template: decode (GQA packed, bshd, bf16, empty splits), the combine with and without PDL
 W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16"

@@ -7,9 +7,7 @@
 # TILE_ORDER 0 walk at 2x32x2048x64 bf16 causal. Each bench runs 10 rounds, each verified before
 # and after its timing (CUDA graphs of back-to-back calls); every bench must be ok.
 . "$FT_TEST_LIB"
-gpu_or_skip
-arch=$("$FATUNE" devices --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["arch"])')
-[ "$arch" = sm_90 ] || { echo "SKIP: needs an sm_90 GPU (this one is $arch)"; exit 77; }
+sm90_or_skip
 
 C1="NUM_CONSUMER_WG=1,BLOCK_M=64,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,PDL=0,MASK_PEEL=0"
 C2="NUM_CONSUMER_WG=2,BLOCK_M=128,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,PDL=0,MASK_PEEL=0"
@@ -23,11 +21,7 @@ cases=(
 for c in "${cases[@]}"; do
 	IFS='|' read -r args cfg <<<"$c"
 	for rep in 1 2; do
-		# shellcheck disable=SC2086
-		run bench --space "$SPACES/attention_sm90.yaml" $args --config "$cfg" --samples 40 --rounds 10 --json
-		expect_rc 0 "$args $cfg"
-		grep -q '"status":"ok"' "$T/out" || { cat "$T/out"; fail "$args $cfg (bench $rep) is not ok"; }
+		bench_ok "$SPACES/attention_sm90.yaml" "$args --samples 40 --rounds 10" "$cfg"
 	done
-	echo "ok x2: $args  $cfg"
 done
 echo "persistent Q-in-registers configs verified"
