@@ -778,6 +778,51 @@ static void test_best_refresh_and_get(void **state)
 	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM best"), 1);
 }
 
+/* In a run with the race's final, its final rows alone decide: a config timed
+ * early at higher clocks (9.0, not a finalist) does not beat the final's
+ * winner (10.2); a later run without a final competes as before. */
+static void test_best_final_decides(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_db *db = open_ok(fx->path);
+	struct ft_run r = sample_run("NVIDIA H200", "key-f", 512, 0);
+	struct ft_best_key key = { "sm_90", "NVIDIA H200", "attention", r.shape };
+	struct ft_best best;
+	struct ft_trial t;
+	struct ft_err err = { 0 };
+	long long run = begin_run(db, &r), run2;
+	const char *finals[] = { "T=B", "T=C" };
+	const double final_us[] = { 10.5, 10.2 };
+
+	put(db, run, "key-f", "T=A", FT_ST_OK, 9.0);
+	put(db, run, "key-f", "T=B", FT_ST_OK, 9.4);
+	put(db, run, "key-f", "T=C", FT_ST_OK, 9.6);
+	assert_int_equal(ft_db_best_refresh(db, &key, "key-f", &err), 1);
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_string_equal(best.config, "T=A");	/* no final yet */
+	for (int i = 0; i < 2; i++) {
+		ft_trial_init(&t);
+		snprintf(t.config, sizeof(t.config), "%s", finals[i]);
+		snprintf(t.reason, sizeof(t.reason), "%s 15 samples over 3 interleaved rounds of 2 finalists",
+			 FT_FINAL_REASON);
+		t.status = FT_ST_OK;
+		t.t_median_us = final_us[i];
+		t.t_min_us = final_us[i];
+		assert_int_equal(ft_db_trials_put(db, run, "key-f", &t, 1, &err), 0);
+	}
+	assert_int_equal(ft_db_best_refresh(db, &key, "key-f", &err), 1);
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_string_equal(best.config, "T=C");
+	assert_true(best.t_median_us == 10.2);
+	/* a later run without a final (resumed, --race off): its rows count */
+	run2 = begin_run(db, &r);
+	put(db, run2, "key-f", "T=D", FT_ST_OK, 10.0);
+	assert_int_equal(ft_db_best_refresh(db, &key, "key-f", &err), 1);
+	assert_int_equal(ft_db_best_get(db, &key, &best, &err), 1);
+	assert_string_equal(best.config, "T=D");
+	ft_db_close(db);
+}
+
 /* A best row belongs to a space (its name) and a template hash, never to the
  * template's file name: two spaces over one .cu, and two different files both
  * called attention.cu, keep their own rows (migration 002). */
@@ -1336,6 +1381,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trial_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_latest_and_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_best_final_decides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_ambiguous_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_across_spaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_identity_is_the_space, setup, teardown),

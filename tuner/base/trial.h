@@ -64,6 +64,12 @@
 
 #include "base/limits.h"
 
+/* How the reason of a race final's ok row starts (search/race.h): such a row
+ * times the finalists of its run together, interleaved, and in a run that
+ * has them they alone decide its best (db_query.c, search.c); every other ok
+ * row's reason is "". Stored: a database keeps this text. */
+#define FT_FINAL_REASON "race final:"
+
 struct ft_trial;
 
 enum ft_status {

@@ -30,7 +30,8 @@
  *     clearly behind after the first round leaves it); each finalist's
  *     samples are pooled into one new trial row (its reason starts with
  *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
- *     one the best row is chosen from.
+ *     one the best row is chosen from; in a run with final rows only they
+ *     count for its best (db_query.c).
  *
  * The defaults are justified in docs/timing.md. The race is shared by the
  * evaluation threads of every GPU of a search (its state is under a mutex)
@@ -100,8 +101,9 @@
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
-/* How the reason of a final's ok row starts ("" is every other ok row's). */
-#define FT_RACE_FINAL_REASON "race final:"
+/* How the reason of a final's ok row starts ("" is every other ok row's;
+ * base/trial.h). */
+#define FT_RACE_FINAL_REASON FT_FINAL_REASON
 
 struct ft_race_opts {
 	int on;			/* 0: every candidate gets one full measurement */

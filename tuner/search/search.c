@@ -30,20 +30,25 @@ struct ctx {
 	struct ft_err err;
 	/* the latest ok trial of each config (resumed ones too): after the race's
 	 * final the best and runner-up are chosen again from these, by the rule
-	 * of the best row (db_query.c: the latest trial of each config) */
-	struct ft_trial *oks;
+	 * of the best row (db_query.c: the latest trial of each config; of this
+	 * run's, once it has final rows, only those) */
+	struct ok_row {
+		struct ft_trial t;
+		int here;	/* stored by this run (not an earlier run's, skipped) */
+	} *oks;
 	long long noks, capoks;
+	int final_rows;		/* ok rows of this run's race final so far */
 };
 
 /* Keeps t as its config's latest ok trial (drops the config when t is not ok).
  * The array stays in the order its trials were stored (a config's newer trial
  * moves it to the end), so that a tie in time goes, as in the best row
  * (db_query.c: ORDER BY t_median_us, id), to the trial stored first. */
-static void latest_ok(struct ctx *s, const struct ft_trial *t)
+static void latest_ok(struct ctx *s, const struct ft_trial *t, int here)
 {
 	long long i;
 
-	for (i = 0; i < s->noks && strcmp(s->oks[i].config, t->config); i++)
+	for (i = 0; i < s->noks && strcmp(s->oks[i].t.config, t->config); i++)
 		;
 	if (i < s->noks) {
 		memmove(&s->oks[i], &s->oks[i + 1], (size_t)(s->noks - i - 1) * sizeof(*s->oks));
@@ -53,14 +58,15 @@ static void latest_ok(struct ctx *s, const struct ft_trial *t)
 		return;
 	if (s->noks == s->capoks) {
 		long long cap = s->capoks ? 2 * s->capoks : 64;
-		struct ft_trial *n = realloc(s->oks, (size_t)cap * sizeof(*n));
+		struct ok_row *n = realloc(s->oks, (size_t)cap * sizeof(*n));
 		if (!n)
 			return; /* out of memory: the summary goes without this config */
 		s->oks = n;
 		s->capoks = cap;
 	}
-	s->oks[s->noks] = *t;
-	s->oks[s->noks++].log = NULL;
+	s->oks[s->noks].t = *t;
+	s->oks[s->noks].t.log = NULL;
+	s->oks[s->noks++].here = here;
 }
 
 /* Keeps t in the best and runner-up when it is an ok trial fast enough. */
@@ -87,7 +93,7 @@ static void count(struct ctx *s, const struct ft_trial *t, int skipped)
 		ft_progress_add(s->prog, t, skipped);
 	top_insert(r, t);
 	if (t->status == FT_ST_OK)
-		latest_ok(s, t);
+		latest_ok(s, t, !skipped);
 }
 
 static int flush(struct ctx *s)
@@ -131,11 +137,16 @@ static int on_final(void *arg, struct ft_trial *t)
 	struct ctx *s = arg;
 	struct ft_search_result *r = s->res;
 
-	latest_ok(s, t);
+	latest_ok(s, t, 1);
+	s->final_rows += t->status == FT_ST_OK;
 	ft_trial_init(&r->top[0]);
 	ft_trial_init(&r->top[1]);
+	/* this run's final decides among its rows: the others were timed one by
+	 * one, at the clocks of their moment (db_query.c's best row) */
 	for (long long i = 0; i < s->noks; i++)
-		top_insert(r, &s->oks[i]);
+		if (!s->final_rows || !s->oks[i].here ||
+		    !strncmp(s->oks[i].t.reason, FT_FINAL_REASON, strlen(FT_FINAL_REASON)))
+			top_insert(r, &s->oks[i].t);
 	r->finals++;
 	if (flush(s))
 		return -1;
