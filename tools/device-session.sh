@@ -229,55 +229,15 @@ if [[ " $steps " == *" throughput "* || " $steps " == *" throughput-quality "* ]
 	race_json=${THROUGHPUT_RACE_JSON:-$OUT/throughput-warm2-$tag.json}
 	# quality: every unit's transfer best against the best of an exhaustive search (every feasible
 	# candidate evaluated, racing on: cut only when its quick min is over 1.15x the best), same cache;
-	# where the two bests differ, both are timed again interleaved in one worker (fatune bench
-	# --best-from RACE_DB --best-from EXHAUSTIVE_DB: 40 samples each over 10 rounds), which takes
-	# the two passes' own noise (+-1.5-4 %) out of the ratio
+	# where the two bests differ, both are timed again interleaved in one worker (bench/quality.py)
 	race_db=${THROUGHPUT_RACE_DB:-/tmp/fatune-tp-warm2.db}
 	timeout "${EXHAUSTIVE_TIMEOUT:-400}" /usr/bin/time -f "suite24 exhaustive: %e s wall" \
 		$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy exhaustive \
 		--db /tmp/fatune-tp-exhaustive.db --json --quiet \
 		>"$OUT/throughput-exhaustive-$tag.json" 2>"$OUT/throughput-exhaustive-$tag.err"
 	tail -1 "$OUT/throughput-exhaustive-$tag.err"
-	python3 - "$race_json" "$OUT/throughput-exhaustive-$tag.json" "$F" \
-		"${dev%%,*}" "$race_db" /tmp/fatune-tp-exhaustive.db <<'PY' | tee "$OUT/throughput-quality-$tag.txt"
-import json, os, subprocess, sys
-def bests(path):
-    out = {}
-    for l in open(path):
-        r = json.loads(l) if l.strip().startswith("{") else {}
-        if "best" in r:
-            out[(r["shape"], r["causal"], r["dtype"])] = (r["best"], r["evaluated"])
-    return out
-def compare(shape, causal, dtype):
-    """race best / exhaustive best, timed interleaved in one worker"""
-    cmd = [sys.argv[3], "bench", "--shape", shape, "--dtype", dtype, "--best-from", sys.argv[5],
-           "--best-from", sys.argv[6], "--samples", "40", "--rounds", "10", "--json"]
-    cmd += ["--causal"] if causal else []
-    p = subprocess.run(cmd, capture_output=True, text=True,
-                       env={**os.environ, "CUDA_VISIBLE_DEVICES": sys.argv[4]})
-    try:
-        a, b = (json.loads(l) for l in p.stdout.splitlines())
-        return a["t_median_us"] / b["t_median_us"]
-    except (ValueError, KeyError, TypeError):
-        print(f"bench failed: {(p.stderr or p.stdout).strip()[:300]}", file=sys.stderr)
-        return float("nan")
-race, ex = bests(sys.argv[1]), bests(sys.argv[2])
-worst, within, n = 0, 0, 0
-print(f"{'shape':<22}{'c':>2}{'race us':>10}{'exh us':>10}{'pass ratio':>11}{'interleaved':>12}{'eval race':>10}{'eval exh':>9}")
-for k in sorted(ex):
-    if k not in race:
-        continue
-    (rb, re_), (eb, ee) = race[k], ex[k]
-    same = rb["config"] == eb["config"] and rb["space"] == eb["space"]
-    ratio = 1.0 if same else compare(*k)
-    n += 1
-    within += ratio <= 1.01
-    worst = max(worst, ratio)
-    print(f"{k[0]:<22}{k[1]:>2}{rb['t_median_us']:>10.4f}{eb['t_median_us']:>10.4f}"
-          f"{rb['t_median_us'] / eb['t_median_us']:>11.3f}{ratio:>12.3f}{re_:>10}{ee:>9}")
-print(f"units compared {n} of {len(ex)}; {within} within 1 %; worst transfer/exhaustive {worst:.3f} "
-      "(interleaved in one worker; the same config counts 1.000; target <= 1.01)")
-PY
+	python3 bench/quality.py "$race_json" "$OUT/throughput-exhaustive-$tag.json" "$race_db" \
+		/tmp/fatune-tp-exhaustive.db --gpu "${dev%%,*}" --fatune "$F" | tee "$OUT/throughput-quality-$tag.txt"
 fi
 if [[ " $steps " == *" throughput "* || " $steps " == *" throughput-quality "* ]]; then
 	# the passes' JSON lines and stderr in one archive: a device call brings back only a few files

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""quality.py - issue 16: a campaign's bests against an exhaustive pass's, unit by unit.
+
+    python3 bench/quality.py RACE.json EXHAUSTIVE.json RACE.db EXHAUSTIVE.db [--gpu N] [--fatune PATH]
+
+RACE.json and EXHAUSTIVE.json are `fatune search --campaign ... --json` outputs (one line per unit),
+RACE.db and EXHAUSTIVE.db their databases. Where the two bests differ, both are timed again
+interleaved in one worker (`fatune bench --best-from RACE.db --best-from EXHAUSTIVE.db`, 40 samples
+over 10 rounds, on GPU N), which takes the two passes' own noise (+-1.5-4 %) out of the ratio; the
+same config counts 1.000. Prints one row per unit, then `units compared N of M; W within 1 %; worst
+R`. Used by tools/device-session.sh throughput-quality and bench/anchor_ab.sh.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def bests(path):
+    out = {}
+    for line in open(path):
+        r = json.loads(line) if line.strip().startswith("{") else {}
+        if "best" in r:
+            out[(r["shape"], r["causal"], r["dtype"])] = (r["best"], r["evaluated"])
+    return out
+
+
+def interleaved(args, shape, causal, dtype):
+    """the race's best over the exhaustive best, timed interleaved in one worker"""
+    cmd = [args.fatune, "bench", "--shape", shape, "--dtype", dtype, "--best-from", args.race_db,
+           "--best-from", args.exhaustive_db, "--samples", "40", "--rounds", "10", "--json"]
+    cmd += ["--causal"] if causal else []
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": args.gpu})
+    try:
+        a, b = (json.loads(line) for line in p.stdout.splitlines())
+        return a["t_median_us"] / b["t_median_us"]
+    except (ValueError, KeyError, TypeError):
+        print(f"bench failed: {(p.stderr or p.stdout).strip()[:300]}", file=sys.stderr)
+        return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("race_json")
+    ap.add_argument("exhaustive_json")
+    ap.add_argument("race_db")
+    ap.add_argument("exhaustive_db")
+    ap.add_argument("--gpu", default="0", help="the GPU that times the pairs (default 0)")
+    ap.add_argument("--fatune", default="build/fatune")
+    args = ap.parse_args()
+    race, ex = bests(args.race_json), bests(args.exhaustive_json)
+    worst, within, n, untimed = 0.0, 0, 0, 0
+    print(f"{'shape':<22}{'c':>2}{'race us':>10}{'exh us':>10}{'pass ratio':>11}{'interleaved':>12}"
+          f"{'eval race':>10}{'eval exh':>9}")
+    for k in sorted(ex):
+        if k not in race:
+            continue
+        (rb, re_), (eb, ee) = race[k], ex[k]
+        same = rb["config"] == eb["config"] and rb["space"] == eb["space"]
+        ratio = 1.0 if same else interleaved(args, *k)
+        n += 1
+        within += ratio <= 1.01
+        untimed += ratio != ratio
+        worst = max(worst, ratio) if ratio == ratio else worst
+        print(f"{k[0]:<22}{k[1]:>2}{rb['t_median_us']:>10.4f}{eb['t_median_us']:>10.4f}"
+              f"{rb['t_median_us'] / eb['t_median_us']:>11.3f}{ratio:>12.3f}{re_:>10}{ee:>9}")
+    print(f"units compared {n} of {len(ex)}; {within} within 1 %; worst transfer/exhaustive {worst:.3f} "
+          "(interleaved in one worker; the same config counts 1.000; target <= 1.01)"
+          + (f"; {untimed} pairs could not be timed (bench failed)" if untimed else ""))
+
+
+if __name__ == "__main__":
+    main()
