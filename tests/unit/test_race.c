@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "run/sampling.h"
@@ -35,6 +36,7 @@ struct fake {
 	int warmup[64];		/* the job's warm-up launches */
 	double line[64];	/* the job's cut_above_us */
 	int fail_at;		/* the call that fails as fatune's own error, -1: none */
+	double slow;		/* > 0: every time this much longer (a GPU whose clocks fell) */
 };
 
 static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res,
@@ -43,6 +45,7 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	struct fake *f = ctx;
 	const struct cand *c = &f->c[job->grid[0]];
 	double us[FT_RAW_SAMPLES_MAX], step = c->step > 0 ? c->step : 0.001;
+	double base = c->us * (f->slow > 0 ? f->slow : 1);
 	int n = 0;
 
 	if (f->nlog == f->fail_at)
@@ -63,7 +66,7 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 		return 0;
 	}
 	while (n < job->samples && n < FT_RAW_SAMPLES_MAX) {
-		us[n] = c->us * (1 + step * n);
+		us[n] = base * (1 + step * n);
 		res->phase_ms[n < job->quick_samples ? FT_PH_QUICK : FT_PH_SAMPLES] += 1;
 		if ((res->stop = (int)ft_samples_stop(job, us, ++n)) != FT_SAMPLES_ALL)
 			break;
@@ -75,9 +78,9 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	res->nraw = n;
 	for (int i = 0; i < n; i++)
 		res->raw_us[i] = (float)us[i];
-	res->t_min_us = c->us;
-	res->t_median_us = c->us * (1 + step * (n / 2));
-	res->t_p90_us = c->us * (1 + step * (n - 1));
+	res->t_min_us = base;
+	res->t_median_us = base * (1 + step * (n / 2));
+	res->t_p90_us = base * (1 + step * (n - 1));
 	res->t_spread = step * (n - 1);
 	return 0;
 }
@@ -101,6 +104,7 @@ static struct ft_race *race_as(double margin, int finalists, double stable, int 
 	o.finalists = finalists;
 	o.stable = stable;
 	o.two_jobs = two_jobs;
+	o.anchor_ms = 0;	/* no clock in these tests: test_anchor_drift times the anchor */
 	rc = ft_race_new(&o);
 	assert_non_null(rc);
 	return rc;
@@ -134,6 +138,18 @@ static void test_defaults(void **state)
 	assert_true(o.margin > 1.0 && o.margin < 1.5);
 	assert_true(o.quick_samples >= 1 && o.quick_samples < 15);
 	assert_true(o.finalists >= 2 && o.finalists <= FT_RACE_MAX_FINALISTS);
+	if (!getenv("FATUNE_RACE_ANCHOR_MS"))
+		assert_true(o.anchor_ms == 0);	/* off until measured on a GPU (race.h) */
+	setenv("FATUNE_RACE_ANCHOR_MS", "", 1);	/* empty: off, not a period of 0 parsed */
+	ft_race_defaults(&o);
+	assert_true(o.anchor_ms == 0);
+	setenv("FATUNE_RACE_ANCHOR_MS", "250", 1);
+	ft_race_defaults(&o);
+	assert_true(o.anchor_ms == 250);
+	setenv("FATUNE_RACE_ANCHOR_MS", "25O", 1);
+	ft_race_defaults(&o);
+	assert_true(o.anchor_ms == 0);
+	unsetenv("FATUNE_RACE_ANCHOR_MS");
 	assert_int_equal(ft_race_parse("off", &on, &err), 0);
 	assert_int_equal(on, 0);
 	assert_int_equal(ft_race_parse("on", &on, &err), 0);
@@ -457,6 +473,72 @@ static void test_final_leaves_the_slow(void **state)
 	ft_race_free(rc);
 }
 
+/* A GPU whose clocks fall as the search goes on: candidate 0 (100 us) is the
+ * first best; then every time is 1.2x. With anchors (every evaluation here)
+ * the best is timed again before the next candidate, the drift is 1.2, and
+ * candidate 1 (98 us, measured 117.6) is under the line and the new best,
+ * first among the finalists although its stored time is the slower; its
+ * anchor is then itself. Without anchors the same candidate is cut as
+ * 1.17x the best. */
+static void test_anchor_drift(void **state)
+{
+	struct fake f = { .c = { { 100.0, 0 }, { 98.0, 0 }, { 130.0, 0 } }, .fail_at = -1 };
+	struct ft_race *rc = race(1.15, 4), *plain = race(1.15, 4);
+	struct ft_race_opts o;
+	struct ft_job_result res;
+	struct ft_race_stats st;
+	const struct ft_trial *fin;
+	struct ft_trial t0, t1;
+
+	(void)state;
+	/* without anchors: the faster candidate timed on the slowed GPU is cut */
+	assert_int_equal(eval(plain, &f, 0, &res), FT_ST_OK);
+	f.slow = 1.2;
+	assert_int_equal(eval(plain, &f, 1, &res), FT_ST_CUT);
+	ft_race_free(plain);
+	/* with anchors */
+	ft_race_free(rc);
+	ft_race_defaults(&o);
+	o.finalists = 4;
+	o.anchor_ms = 1e-9;
+	rc = ft_race_new(&o);
+	assert_non_null(rc);
+	f.slow = 0;
+	f.nlog = 0;
+	assert_int_equal(eval(rc, &f, 0, &res), FT_ST_OK);	/* nothing to anchor yet */
+	assert_int_equal(f.nlog, 1);
+	assert_true(ft_race_drift(rc) == 1);
+	t0 = trial("A=0", FT_ST_OK, res.t_median_us);
+	t0.race_drift = ft_race_drift(rc);
+	ft_race_offer(rc, &t0);
+	f.slow = 1.2;
+	assert_int_equal(eval(rc, &f, 1, &res), FT_ST_OK);
+	assert_int_equal(f.nlog, 3);
+	assert_int_equal(f.log[1], 0);				/* the anchor: candidate 0 again */
+	assert_int_equal(f.quick[1], 1);			/* with the quick pass's samples */
+	assert_true(f.line[1] == 0);				/* never cut */
+	assert_int_equal(f.log[2], 1);
+	assert_true(fabs(ft_race_drift(rc) - 1.2) < 0.01);
+	assert_true(fabs(f.line[2] - 1.15 * 1.2 * t0.t_median_us) < 0.02 * f.line[2]);
+	assert_true(res.t_median_us > t0.t_median_us);		/* stored as measured */
+	assert_true(res.phase_ms[FT_PH_LOAD] == 2);		/* the anchor's job counted too */
+	t1 = trial("A=1", FT_ST_OK, res.t_median_us);
+	t1.race_drift = ft_race_drift(rc);
+	ft_race_offer(rc, &t1);
+	assert_int_equal(ft_race_finalists(rc, &fin), 2);
+	assert_string_equal(fin[0].config, "A=1");
+	assert_true(fabs(ft_race_time(&fin[0]) - 98.0 * (1 + 0.001 * 7)) < 0.5);
+	/* candidate 1 is the anchor now: candidate 2 is raced against it */
+	f.slow = 1.1;
+	assert_int_equal(eval(rc, &f, 2, &res), FT_ST_CUT);
+	assert_int_equal(f.log[3], 1);
+	assert_true(fabs(ft_race_drift(rc) - 1.1) < 0.01);
+	assert_non_null(strstr(res.reason, "at this GPU's drift 1.0"));
+	ft_race_stats(rc, &st);
+	assert_int_equal(st.anchors, 2);
+	ft_race_free(rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_finalists),
 		cmocka_unit_test(test_final_round_robin),
 		cmocka_unit_test(test_final_leaves_the_slow),
+		cmocka_unit_test(test_anchor_drift),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

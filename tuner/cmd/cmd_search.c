@@ -75,7 +75,7 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, stable = 0, finals = 0, evaluated = 0, prefetched = 0;
+	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, evaluated = 0, prefetched = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
@@ -103,6 +103,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		full += st->race.full;
 		stable += st->race.stable;
 		finals += st->race.final_jobs;
+		anchors += st->race.anchors;
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
 	}
@@ -120,8 +121,8 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	for (int k = 0; k < FT_PH_COUNT; k++)
 		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
 	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
-	       "\"final_jobs\":%lld}",
-	       evaluated, quick, full, stable, finals);
+	       "\"final_jobs\":%lld,\"anchors\":%lld}",
+	       evaluated, quick, full, stable, finals, anchors);
 }
 
 /* "spaces": one object per search. */

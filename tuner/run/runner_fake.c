@@ -20,7 +20,10 @@
  * races nor ends when stable (the race's final; every job with --race off)
  * at 5 us for every ok config, under any other time: finalists that the race
  * ranked apart tie exactly in the final and win, as a GPU's timer steps make
- * them tie on 5 us kernels.
+ * them tie on 5 us kernels. `@drift=P` (0..100) makes the fake a GPU whose
+ * clocks fall as it runs: each timed job's times are P % of the base longer
+ * than the one before on that runner (one runner, one GPU), for testing the
+ * race's anchor (search/race.h) end to end.
  * E.g. fake:@cubin,@ms=30,BLOCK_M=64.
  */
 #include "run/runner.h"
@@ -42,6 +45,8 @@ struct fake {
 	int cubin;			/* @cubin: jobs load a compiled CUBIN */
 	int ms;				/* @ms=N: each evaluation takes this long */
 	int tie;			/* @tie: jobs with no quick pass take FAKE_TIE_US */
+	int drift;			/* @drift=P: each timed job P % slower than the last */
+	long long timed;		/* timed jobs so far (one runner: one thread) */
 };
 
 /* 1 when the config holds every NAME=V item of f->wrong. */
@@ -63,6 +68,21 @@ static int is_wrong(const struct fake *f, const char *config)
 		p += n + (p[n] == ',');
 	}
 	return 1;
+}
+
+/* The integer of a spec item `@NAME=V` (p, n long; its value from p + skip)
+ * into *out; an FT_EINPUT error quoting the item and `usage` when it is not
+ * 0..max. */
+static int int_item(const char *p, size_t n, size_t skip, long max, const char *usage, int *out,
+		    struct ft_err *err)
+{
+	char *end;
+	long v = strtol(p + skip, &end, 10);
+
+	if (end != p + n || v < 0 || v > max)
+		return ft_error(err, FT_EINPUT, "bad fake runner item '%.*s': %s", (int)n, p, usage);
+	*out = (int)v;
+	return 0;
 }
 
 static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runner_info *info,
@@ -87,25 +107,21 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 	/* the '@' items configure the fake; the rest name the wrong config */
 	for (const char *p = spec; *p;) {
 		size_t n = strcspn(p, ",");
-		char *end;
 
 		if (n == 6 && !strncmp(p, "@cubin", 6)) {
 			f->cubin = 1;
 		} else if (n == 4 && !strncmp(p, "@tie", 4)) {
 			f->tie = 1;
 		} else if (n > 4 && !strncmp(p, "@ms=", 4)) {
-			long v = strtol(p + 4, &end, 10);
-			if (end != p + n || v < 0 || v > 1000) {
-				free(f);
-				return ft_error(err, FT_EINPUT,
-						"bad fake runner item '%.*s': @ms=N takes 0..1000 ms per evaluation",
-						(int)n, p);
-			}
-			f->ms = (int)v;
+			if (int_item(p, n, 4, 1000, "@ms=N takes 0..1000 ms per evaluation", &f->ms, err))
+				goto bad;
+		} else if (n > 7 && !strncmp(p, "@drift=", 7)) {
+			if (int_item(p, n, 7, 100, "@drift=P takes 0..100 % per timed job", &f->drift, err))
+				goto bad;
 		} else if (*p == '@') {
-			free(f);
-			return ft_error(err, FT_EINPUT,
-					"unknown fake runner item '%.*s': use @cubin, @tie or @ms=N", (int)n, p);
+			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @ms=N or @drift=P",
+				 (int)n, p);
+			goto bad;
 		} else {
 			size_t l = strlen(f->wrong);
 			snprintf(f->wrong + l, sizeof(f->wrong) - l, "%s%.*s,", l ? "" : ",", (int)n, p);
@@ -118,6 +134,9 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 	info->search_tag = "fake";
 	*ctx = f;
 	return 0;
+bad:
+	free(f);
+	return -1;
 }
 
 /* FNV-1a of the config text, mixed with the seed. */
@@ -133,7 +152,7 @@ static unsigned long long config_hash(const char *config, unsigned long long see
 static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, struct ft_job_result *res,
 			 struct ft_err *err)
 {
-	const struct fake *f = ctx;
+	struct fake *f = ctx;
 	int wrong = is_wrong(f, job->config);
 	double base = wrong ? FAKE_WRONG_US
 			    : f->tie && job->timing && job->quick_samples <= 0 && job->stable_rel <= 0 ? FAKE_TIE_US
@@ -164,6 +183,8 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 			 "fake: wrong by design (it holds the spec), rel err 5.00e-01 over tolerance");
 	if (!job->timing)
 		return 0;
+	/* a GPU slowing as it runs: this job's times drift x the timed jobs before it */
+	base *= 1.0 + f->drift / 100.0 * (double)f->timed++;
 	/* samples base * (1 + i/1000), ended early as the GPU worker would
 	 * (run/sampling.h): min base, median and p90 from the sorted list */
 	res->launches_per_sample = job->launches_per_sample > 0 ? job->launches_per_sample : 1;

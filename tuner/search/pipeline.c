@@ -590,6 +590,8 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 		goto fatal;
 	atomic_fetch_add(&r->evaluated, 1);
 	take_result(&it->t, &res, w);
+	/* this GPU's drift by the race's latest anchor on it (race.h) */
+	it->t.race_drift = r->race ? ft_race_drift(r->race) : 1;
 	add_phases(r, now_ms() - t0, &res);
 	return;
 fatal:
@@ -625,7 +627,18 @@ static void *eval_thread(void *arg)
 static void finish_item(struct run *r, struct item *it, int observe)
 {
 	if (!it->dropped && observe) {
-		ft_guide_observe(r->guide, &it->t);
+		/* the guide compares times in the race's units (race.h: a GPU's
+		 * drift), as the race does; the row stored keeps the time measured */
+		if (it->t.race_drift > 0 && it->t.race_drift != 1) {
+			struct ft_trial seen = it->t;
+
+			seen.t_median_us = ft_race_time(&it->t);
+			seen.t_min_us /= it->t.race_drift;
+			seen.t_p90_us /= it->t.race_drift;
+			ft_guide_observe(r->guide, &seen);
+		} else {
+			ft_guide_observe(r->guide, &it->t);
+		}
 		ft_race_offer(r->race, &it->t);
 	}
 	if (!it->dropped && !atomic_load(&r->stop) && r->cfg->emit(r->cfg->ctx, &it->t)) {

@@ -3,16 +3,23 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "run/sampling.h"
 
 struct ft_race {
 	struct ft_race_opts o;
+	long long id;		/* tells this race from an earlier one in a thread's lane */
 	pthread_mutex_t m;
-	double best_us;		/* best full median so far, NAN: none (under m) */
+	double best_us;		/* best full median so far in the race's units
+				 * (FT_RACE_ANCHOR_MS), NAN: none (under m) */
+	struct ft_job anchor;	/* the best's full job, when has_anchor (under m) */
+	int has_anchor;
+	double anchor_us;	/* the anchor's median in the race's units */
 	struct ft_race_stats st;	/* under m */
 	struct ft_trial fin[FT_RACE_MAX_FINALISTS];	/* fastest first (main thread) */
 	int nfin;
@@ -33,6 +40,48 @@ void ft_race_defaults(struct ft_race_opts *o)
 		if (v >= 10 && v <= 20000)
 			o->sample_us = v;
 	}
+	o->anchor_ms = 0;
+	if (getenv("FATUNE_RACE_ANCHOR_MS") && *getenv("FATUNE_RACE_ANCHOR_MS")) {
+		char *end;
+		double v = strtod(getenv("FATUNE_RACE_ANCHOR_MS"), &end);
+
+		if (!*end && v >= 0 && v <= 60000)
+			o->anchor_ms = v;
+	}
+}
+
+/* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
+struct lane {
+	long long race;		/* the race it belongs to (ft_race.id) */
+	double at_ms;		/* when its latest anchor ran (or the lane began) */
+	double drift;		/* the latest anchor's median over the anchor's own */
+};
+static _Thread_local struct lane lane;
+static atomic_llong races;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static struct lane *my_lane(const struct ft_race *rc)
+{
+	if (lane.race != rc->id)
+		lane = (struct lane){ .race = rc->id, .at_ms = now_ms(), .drift = 1 };
+	return &lane;
+}
+
+double ft_race_drift(const struct ft_race *rc)
+{
+	return rc ? my_lane(rc)->drift : 1;
+}
+
+double ft_race_time(const struct ft_trial *t)
+{
+	return t->race_drift > 0 ? t->t_median_us / t->race_drift : t->t_median_us;
 }
 
 struct ft_race *ft_race_new(const struct ft_race_opts *o)
@@ -52,7 +101,10 @@ struct ft_race *ft_race_new(const struct ft_race_opts *o)
 		rc->o.stable = 0;
 	if (!(rc->o.sample_us > 0))
 		rc->o.sample_us = FT_RACE_SAMPLE_US;
+	if (!(rc->o.anchor_ms >= 0))
+		rc->o.anchor_ms = 0;
 	rc->best_us = NAN;
+	rc->id = atomic_fetch_add(&races, 1) + 1;
 	pthread_mutex_init(&rc->m, NULL);
 	return rc;
 }
@@ -76,16 +128,71 @@ static double best_now(struct ft_race *rc)
 	return b;
 }
 
-static void note(struct ft_race *rc, long long *counter, const struct ft_job_result *full)
+/* Counts a job; a full measurement (full, of job: NULL for a recorded one)
+ * that beats the best at the GPU's drift becomes the best and the anchor. */
+static void note(struct ft_race *rc, long long *counter, const struct ft_job_result *full,
+		 const struct ft_job *job, double drift)
 {
+	double us = full ? full->t_median_us / drift : NAN;
+
 	pthread_mutex_lock(&rc->m);
 	(*counter)++;
 	if (full && full->status == FT_ST_OK && full->stop == FT_SAMPLES_STABLE)
 		rc->st.stable++;
-	if (full && full->status == FT_ST_OK && isfinite(full->t_median_us) &&
-	    (isnan(rc->best_us) || full->t_median_us < rc->best_us))
-		rc->best_us = full->t_median_us;
+	if (full && full->status == FT_ST_OK && isfinite(us) && (isnan(rc->best_us) || us < rc->best_us)) {
+		rc->best_us = us;
+		rc->has_anchor = job != NULL;
+		if (job) {
+			rc->anchor = *job;
+			rc->anchor_us = us;
+		}
+	}
 	pthread_mutex_unlock(&rc->m);
+}
+
+/* Every anchor_ms of this thread's time, the best so far timed again on its
+ * GPU, before the next candidate (see FT_RACE_ANCHOR_MS): the lane's drift.
+ * spent gets the anchor job's phase times. Returns what run returns. */
+static int anchor(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
+		  struct ft_job_result *spent, struct ft_err *err)
+{
+	struct lane *l = my_lane(rc);
+	struct ft_job a;
+	struct ft_job_result res;
+	double ref = 0;
+	int have, r;
+
+	if (!(rc->o.anchor_ms > 0) || !job->timing || now_ms() - l->at_ms < rc->o.anchor_ms)
+		return 0;
+	pthread_mutex_lock(&rc->m);
+	have = rc->has_anchor;
+	if (have) {
+		a = rc->anchor;
+		ref = rc->anchor_us;
+	}
+	pthread_mutex_unlock(&rc->m);
+	if (!have)
+		return 0;
+	a.samples = rc->o.quick_samples;
+	a.quick_samples = 0;
+	a.cut_above_us = 0;
+	a.stable_rel = 0;
+	a.warmup = FT_RACE_WARMUP;
+	ft_job_result_init(&res);
+	if ((r = run(ctx, &a, &res, err)))
+		return r;
+	l->at_ms = now_ms();
+	ft_phases_add(spent, &res, 0);
+	spent->verify_ms += res.verify_ms;
+	spent->time_ms += res.time_ms;
+	pthread_mutex_lock(&rc->m);
+	rc->st.anchors++;
+	if (res.status == FT_ST_OK && isfinite(res.t_median_us) && ref > 0)
+		l->drift = res.t_median_us / ref;
+	else if (rc->has_anchor && !strcmp(rc->anchor.config, a.config))
+		rc->has_anchor = 0;	/* not ok now: no anchor until the next best */
+	pthread_mutex_unlock(&rc->m);
+	return 0;
 }
 
 /* Job with its samples at most cap_us long, unless the job names its own cap. */
@@ -98,65 +205,99 @@ static struct ft_job capped(const struct ft_job *job, double cap_us)
 	return full;
 }
 
-static void cut(struct ft_race *rc, struct ft_job_result *res, int quick_samples, double best)
+/* best: in the race's units; drift: the GPU's (the line is best x margin x drift) */
+static void cut(struct ft_race *rc, struct ft_job_result *res, int quick_samples, double best,
+		double drift)
 {
 	res->status = FT_ST_CUT;
-	snprintf(res->reason, sizeof(res->reason),
-		 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
-		 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin, best);
-	note(rc, &rc->st.cut, NULL);
+	if (drift != 1)
+		snprintf(res->reason, sizeof(res->reason),
+			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us "
+			 "at this GPU's drift %.3f",
+			 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin,
+			 best, drift);
+	else
+		snprintf(res->reason, sizeof(res->reason),
+			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
+			 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin, best);
+	note(rc, &rc->st.cut, NULL, NULL, 1);
 }
 
 /* The quick pass and the full measurement as one job: the worker stops after
  * the quick samples when their min is over the line as it is now, else goes
  * on with the same graph until the median is stable or the samples are
  * taken, so a candidate that stays is verified, sized and warmed up once. */
-static int one_job(struct ft_race *rc, const struct ft_job *full, double best, ft_race_run_fn run,
-		   void *ctx, struct ft_job_result *res, struct ft_err *err)
+static int one_job(struct ft_race *rc, const struct ft_job *full, double best, double drift,
+		   ft_race_run_fn run, void *ctx, struct ft_job_result *res, struct ft_err *err)
 {
 	struct ft_job j = *full;
 	int r;
 
 	j.quick_samples = rc->o.quick_samples < j.samples ? rc->o.quick_samples : j.samples;
-	j.cut_above_us = best * rc->o.margin;
+	j.cut_above_us = best * rc->o.margin * drift;
 	j.warmup = 1; /* the quick pass's single warm-up launch */
 	if ((r = run(ctx, &j, res, err)))
 		return r;
-	note(rc, &rc->st.quick, NULL);
+	note(rc, &rc->st.quick, NULL, NULL, 1);
 	if (res->status != FT_ST_OK)
 		return 0; /* wrong, crashed or timed out */
 	if (res->stop == FT_SAMPLES_CUT) {
-		cut(rc, res, j.quick_samples, best);
+		cut(rc, res, j.quick_samples, best, drift);
 		return 0;
 	}
-	note(rc, &rc->st.full, res);
+	note(rc, &rc->st.full, res, full, drift);
 	return 0;
 }
+
+static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn run, void *ctx,
+		    struct ft_job_result *res, struct ft_err *err);
 
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err)
 {
-	struct ft_job quick, full = capped(job, rc->o.sample_us);
+	struct ft_job full = capped(job, rc->o.sample_us);
+	struct ft_job_result spent;
+	int r;
+
+	/* the best timed again first, when its period is up: this GPU's drift */
+	ft_job_result_init(&spent);
+	if ((r = anchor(rc, job, run, ctx, &spent, err)))
+		return r;
+	r = race_job(rc, &full, run, ctx, res, err);
+	if (!r) {
+		/* the anchor's GPU time is this candidate's */
+		ft_phases_add(res, &spent, 0);
+		res->verify_ms += spent.verify_ms;
+		res->time_ms += spent.time_ms;
+	}
+	return r;
+}
+
+/* ft_race_evaluate after the anchor: full is the capped full job */
+static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn run, void *ctx,
+		    struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_job quick, full = *full_in;
 	struct ft_job_result q;
-	double best = best_now(rc), line;
+	double best = best_now(rc), line, drift = ft_race_drift(rc);
 	int r;
 
 	full.stable_rel = rc->o.stable;
-	if (isnan(best) || !job->timing) {
+	if (isnan(best) || !full.timing) {
 		r = run(ctx, &full, res, err);
 		if (!r)
-			note(rc, &rc->st.full, res);
+			note(rc, &rc->st.full, res, full.timing ? &full : NULL, drift);
 		return r;
 	}
 	if (!rc->o.two_jobs)
-		return one_job(rc, &full, best, run, ctx, res, err);
-	quick = *job;
+		return one_job(rc, &full, best, drift, run, ctx, res, err);
+	quick = *full_in;
 	quick.samples = rc->o.quick_samples;
 	quick.warmup = 1;
 	quick.sample_max_us = rc->o.sample_us;
 	if ((r = run(ctx, &quick, res, err)))
 		return r;
-	note(rc, &rc->st.quick, NULL);
+	note(rc, &rc->st.quick, NULL, NULL, 1);
 	/* the quick pass's phase times, its samples as quick ones */
 	ft_job_result_init(&q);
 	ft_phases_add(&q, res, 1);
@@ -167,9 +308,9 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 		return 0; /* wrong, crashed or timed out: the same verdict in full */
 	/* a faster full measurement may have come in from another GPU meanwhile */
 	best = best_now(rc);
-	line = best * rc->o.margin;
+	line = best * rc->o.margin * drift;
 	if (res->t_min_us > line) {
-		cut(rc, res, quick.samples, best);
+		cut(rc, res, quick.samples, best, drift);
 		return 0;
 	}
 	/* the quick pass has just run this kernel on this GPU (and its graph of
@@ -182,7 +323,7 @@ int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_f
 	ft_phases_add(res, &q, 0);
 	res->verify_ms += q.verify_ms;
 	res->time_ms += q.time_ms;
-	note(rc, &rc->st.full, res);
+	note(rc, &rc->st.full, res, &full, drift);
 	return 0;
 }
 
@@ -198,19 +339,19 @@ void ft_race_recorded(struct ft_race *rc, struct ft_trial *t)
 	res.status = FT_ST_OK;
 	res.t_median_us = t->t_median_us;
 	if (isnan(best)) {
-		note(rc, &rc->st.full, &res);
+		note(rc, &rc->st.full, &res, NULL, 1);
 		return;
 	}
-	note(rc, &rc->st.quick, NULL);
+	note(rc, &rc->st.quick, NULL, NULL, 1);
 	if (t->t_min_us > best * rc->o.margin) {
 		t->status = FT_ST_CUT;
 		snprintf(t->reason, sizeof(t->reason),
 			 "raced out: recorded min %.4g us > %.3gx the best %.4g us", t->t_min_us,
 			 rc->o.margin, best);
-		note(rc, &rc->st.cut, NULL);
+		note(rc, &rc->st.cut, NULL, NULL, 1);
 		return;
 	}
-	note(rc, &rc->st.full, &res);
+	note(rc, &rc->st.full, &res, NULL, 1);
 }
 
 void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
@@ -223,7 +364,9 @@ void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
 		if (!strcmp(rc->fin[at].config, t->config))
 			return; /* already a finalist (the final's own rows) */
 	}
-	for (at = rc->nfin; at > 0 && rc->fin[at - 1].t_median_us > t->t_median_us; at--)
+	/* in the race's units: a candidate timed late, on a GPU slowed since, is
+	 * ranked by its time against the anchor's then */
+	for (at = rc->nfin; at > 0 && ft_race_time(&rc->fin[at - 1]) > ft_race_time(t); at--)
 		;
 	if (at >= rc->o.finalists)
 		return;
@@ -259,7 +402,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 	 * finalist leaving after the first round must agree with */
 	if (rc && n <= rc->nfin) {
 		for (int i = 0; i < n; i++)
-			prior[i] = rc->fin[i].t_median_us;
+			prior[i] = ft_race_time(&rc->fin[i]);
 		o.prior = prior;
 	}
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);

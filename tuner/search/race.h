@@ -100,6 +100,25 @@
 #define FT_RACE_FINALISTS 4
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
+/* Drift: a GPU's clocks fall as a search keeps it busy, so a candidate timed
+ * late in a search looks slower than one timed early. On two H200s
+ * (2026-11-29, suite24) one config of 1x32x8192x128 took 1,605 us near the
+ * start of its search and 1,857 us in the final 3.7 s later; the config that
+ * the exhaustive pass and an interleaved check found 3-5 % faster than the
+ * race's pick was timed late (1,790 us) and never reached the final. So,
+ * every FT_RACE_ANCHOR_MS of an evaluation thread's (a GPU's) wall time,
+ * before its next candidate, the race times the best so far again there
+ * (its full job, FT_RACE_QUICK_SAMPLES samples): the anchor. A GPU's drift is
+ * the anchor's median then over the anchor's own time when it became the
+ * best, and a candidate's time over its GPU's drift is what the cut line, the
+ * best, the guide and the choice of finalists compare (ft_race_drift; the
+ * drift is 1 until the first anchor). Stored rows keep the times measured; the
+ * final, interleaved, needs no correction. An anchor whose verdict is not ok
+ * is dropped until the next best. Off by default until it is measured on a
+ * GPU (its first A/B run, 2026-11-29, ran with it off on both sides: the
+ * variable was set empty); FATUNE_RACE_ANCHOR_MS=N turns it on with a period
+ * of N ms (FT_RACE_ANCHOR_MS is the period meant; bench/anchor_ab.sh). */
+#define FT_RACE_ANCHOR_MS 250.0
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
 /* How the reason of a final's ok row starts ("" is every other ok row's;
  * base/trial.h). */
@@ -115,10 +134,14 @@ struct ft_race_opts {
 	int two_jobs;		/* quick pass and full measurement as two jobs
 				 * (FATUNE_RACE_JOBS=2; see above) */
 	double sample_us;	/* > 0: a quick or full sample's cap (FT_RACE_SAMPLE_US) */
+	double anchor_ms;	/* > 0: time the best again every this many ms of a
+				 * thread's wall time (FT_RACE_ANCHOR_MS); 0: never
+				 * (the default for now) */
 };
 
 /* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
- * from FATUNE_RACE_SAMPLE_US (10..20000) when set. */
+ * from FATUNE_RACE_SAMPLE_US (10..20000) and anchor_ms from
+ * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
@@ -140,6 +163,17 @@ void ft_race_free(struct ft_race *rc);
  * it came. Thread-safe. Returns what run returns. */
 int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		     struct ft_job_result *res, struct ft_err *err);
+
+/* The drift of the calling thread's GPU (see FT_RACE_ANCHOR_MS) as its
+ * latest anchor measured it, for the candidate it has just evaluated: its
+ * measured time over this is its time in the race's units. 1 before the
+ * first anchor, without anchors, and for a NULL rc. The evaluation thread
+ * that called ft_race_evaluate. */
+double ft_race_drift(const struct ft_race *rc);
+
+/* A trial's time in the race's units: its median over its race_drift (1
+ * when unset). */
+double ft_race_time(const struct ft_trial *t);
 
 /* A recorded verdict (`search --replay`) raced as a worker's would be: an ok
  * trial whose recorded min is over the cut line becomes FT_ST_CUT (its
@@ -174,6 +208,7 @@ struct ft_race_stats {
 	long long cut;		/* candidates cut after the quick pass */
 	long long final_jobs;	/* jobs of the final */
 	long long stable;	/* full measurements ended stable, before their samples */
+	long long anchors;	/* anchor jobs: the best timed again (FT_RACE_ANCHOR_MS) */
 };
 void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st);
 
