@@ -23,6 +23,11 @@ run search $A --runner fake:@drift=3,@ms=1 --db "$T/off.db"; expect_rc 0
 off=$(best_of)
 off_cut=$(count "$T/off.db" "status = 'cut'")
 
+# run again, every trial stored: the summary's best is the best row, chosen by the same rule over the stored rows
+run query --best --db "$T/off.db" --format json; expect_rc 0; expect_out "$off"
+run search $A --runner fake:@drift=3,@ms=1 --db "$T/off.db"; expect_rc 0
+[ "$(best_of)" = "$off" ] || fail "the run that found every trial stored names $(best_of), the first $off"
+
 # drift, an anchor before every candidate
 export FATUNE_RACE_ANCHOR_MS=0.001
 run search $A --runner fake:@drift=3,@ms=1 --db "$T/on.db"; expect_rc 0

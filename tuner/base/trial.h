@@ -155,6 +155,8 @@ struct ft_trial {
 	double t_spread;		/* (p90 - min) / median */
 	int samples;			/* timing samples taken */
 	int launches_per_sample;	/* calls per sample (not stored: follows from the duration) */
+	long long run_id;		/* the run that stored it, as read back from a
+					 * database (0: not read back) */
 	double race_drift;		/* the GPU's drift when it was timed, by the race's
 					 * anchor (search/race.h; not stored): 0 or 1 none */
 };

@@ -411,7 +411,7 @@ static const char sql_put_trial[] =
 	" combine_threads, combine_grid_x, combine_grid_y, combine_grid_z, regs,"           \
 	" smem_static, stack_bytes, spill_stores, spill_loads, compile_ms, rel_err,"        \
 	" t_median_us, t_min_us, t_p90_us, t_spread, samples, workspace_bytes, device_index,"   \
-	" device, stage"
+	" device, stage, run_id"
 
 static const char sql_latest_trial[] =
 	"SELECT " TRIAL_COLS " FROM trials WHERE search_key = ? AND config = ?"
@@ -741,6 +741,8 @@ static int read_trial(struct ft_db *db, sqlite3_stmt *st, struct ft_trial *t, st
 	if (ft_stage_parse((const char *)sqlite3_column_text(st, c), &t->stage))
 		return ft_error(err, FT_EFAIL, "trial '%s' in '%s' has an unknown stage: the file was edited by hand",
 				t->config, db->path);
+	c++;
+	t->run_id = sqlite3_column_int64(st, c);
 	return 0;
 }
 

@@ -17,22 +17,24 @@
 
 /* The fastest of the latest trial of each config of a search, if it is ok. A
  * config measured again and now failing (wrong_result after a template
- * change) no longer counts, even if an older trial of it was fast. In a run
- * that ran the race's final only the final's rows count (FT_FINAL_REASON): the
- * finalists were timed there together, interleaved, while that run's other
- * rows were timed one by one at the GPU's clocks of their moment - under load
- * a config timed early in a search can look faster than the final's winner
- * (suite24 on two H200s, 2026-11-29: 1,729.8 us early against the final's
- * 1,779.5 us; docs/timing.md). Rows of runs without a final count as before. */
+ * change) no longer counts, even if an older trial of it was fast. Of a run
+ * whose race final rows (FT_FINAL_REASON) are among those latest trials, only
+ * the final's rows count: the finalists were timed there together,
+ * interleaved, while that run's other rows were timed one by one at the GPU's
+ * clocks of their moment - under load a config timed early in a search can
+ * look faster than the final's winner (suite24 on two H200s, 2026-11-29:
+ * 1,729.8 us early against the final's 1,779.5 us; docs/timing.md). Rows of
+ * runs without one count as before. search.c's summary applies the same rule
+ * (ft_best_rule_skips). */
 static const char sql_best_trial[] =
-	"WITH finals AS (SELECT DISTINCT run_id FROM trials WHERE search_key = ?1"
-	" AND status = 'ok' AND reason LIKE '" FT_FINAL_REASON "%')"
-	" SELECT t.id FROM trials t"
-	" WHERE t.search_key = ?1 AND t.status = 'ok' AND t.t_median_us IS NOT NULL"
-	" AND t.id = (SELECT max(u.id) FROM trials u WHERE u.search_key = t.search_key"
-	" AND u.config = t.config)"
-	" AND (t.reason LIKE '" FT_FINAL_REASON "%' OR t.run_id NOT IN (SELECT run_id FROM finals))"
-	" ORDER BY t.t_median_us, t.id LIMIT 1";
+	"WITH latest AS (SELECT t.id, t.run_id, t.status, t.reason, t.t_median_us FROM trials t"
+	" WHERE t.search_key = ?1 AND t.id = (SELECT max(u.id) FROM trials u"
+	" WHERE u.search_key = t.search_key AND u.config = t.config)),"
+	" finals AS (SELECT DISTINCT run_id FROM latest WHERE status = 'ok'"
+	" AND reason LIKE '" FT_FINAL_REASON "%')"
+	" SELECT id FROM latest WHERE status = 'ok' AND t_median_us IS NOT NULL"
+	" AND (reason LIKE '" FT_FINAL_REASON "%' OR run_id NOT IN (SELECT run_id FROM finals))"
+	" ORDER BY t_median_us, id LIMIT 1";
 
 /* The identity (space, template hash, file name, family) comes from the run
  * that measured the trial. */

@@ -30,25 +30,21 @@ struct ctx {
 	struct ft_err err;
 	/* the latest ok trial of each config (resumed ones too): after the race's
 	 * final the best and runner-up are chosen again from these, by the rule
-	 * of the best row (db_query.c: the latest trial of each config; of this
-	 * run's, once it has final rows, only those) */
-	struct ok_row {
-		struct ft_trial t;
-		int here;	/* stored by this run (not an earlier run's, skipped) */
-	} *oks;
+	 * of the best row (db_query.c: the latest trial of each config; of a run
+	 * whose final rows are among them, only those) */
+	struct ft_trial *oks;	/* run_id set: this run's, or as read back */
 	long long noks, capoks;
-	int final_rows;		/* ok rows of this run's race final so far */
 };
 
 /* Keeps t as its config's latest ok trial (drops the config when t is not ok).
  * The array stays in the order its trials were stored (a config's newer trial
  * moves it to the end), so that a tie in time goes, as in the best row
  * (db_query.c: ORDER BY t_median_us, id), to the trial stored first. */
-static void latest_ok(struct ctx *s, const struct ft_trial *t, int here)
+static void latest_ok(struct ctx *s, const struct ft_trial *t)
 {
 	long long i;
 
-	for (i = 0; i < s->noks && strcmp(s->oks[i].t.config, t->config); i++)
+	for (i = 0; i < s->noks && strcmp(s->oks[i].config, t->config); i++)
 		;
 	if (i < s->noks) {
 		memmove(&s->oks[i], &s->oks[i + 1], (size_t)(s->noks - i - 1) * sizeof(*s->oks));
@@ -58,15 +54,34 @@ static void latest_ok(struct ctx *s, const struct ft_trial *t, int here)
 		return;
 	if (s->noks == s->capoks) {
 		long long cap = s->capoks ? 2 * s->capoks : 64;
-		struct ok_row *n = realloc(s->oks, (size_t)cap * sizeof(*n));
+		struct ft_trial *n = realloc(s->oks, (size_t)cap * sizeof(*n));
 		if (!n)
 			return; /* out of memory: the summary goes without this config */
 		s->oks = n;
 		s->capoks = cap;
 	}
-	s->oks[s->noks].t = *t;
-	s->oks[s->noks].t.log = NULL;
-	s->oks[s->noks++].here = here;
+	s->oks[s->noks] = *t;
+	s->oks[s->noks].log = NULL;
+	if (!s->oks[s->noks].run_id)
+		s->oks[s->noks].run_id = s->run_id;	/* stored by this run */
+	s->noks++;
+}
+
+static int is_final(const struct ft_trial *t)
+{
+	return t->status == FT_ST_OK && !strncmp(t->reason, FT_FINAL_REASON, strlen(FT_FINAL_REASON));
+}
+
+/* The best row's rule (db_query.c): oks[i] does not count when it is not a
+ * final row and a final row of its run is among the latest trials. */
+static int best_rule_skips(const struct ctx *s, long long i)
+{
+	if (is_final(&s->oks[i]))
+		return 0;
+	for (long long j = 0; j < s->noks; j++)
+		if (s->oks[j].run_id == s->oks[i].run_id && is_final(&s->oks[j]))
+			return 1;
+	return 0;
 }
 
 /* Keeps t in the best and runner-up when it is an ok trial fast enough. */
@@ -93,7 +108,19 @@ static void count(struct ctx *s, const struct ft_trial *t, int skipped)
 		ft_progress_add(s->prog, t, skipped);
 	top_insert(r, t);
 	if (t->status == FT_ST_OK)
-		latest_ok(s, t, !skipped);
+		latest_ok(s, t);
+}
+
+/* The summary's best and runner-up, chosen again as the best row is. */
+static void choose_top(struct ctx *s)
+{
+	struct ft_search_result *r = s->res;
+
+	ft_trial_init(&r->top[0]);
+	ft_trial_init(&r->top[1]);
+	for (long long i = 0; i < s->noks; i++)
+		if (!best_rule_skips(s, i))
+			top_insert(r, &s->oks[i]);
 }
 
 static int flush(struct ctx *s)
@@ -137,16 +164,10 @@ static int on_final(void *arg, struct ft_trial *t)
 	struct ctx *s = arg;
 	struct ft_search_result *r = s->res;
 
-	latest_ok(s, t, 1);
-	s->final_rows += t->status == FT_ST_OK;
-	ft_trial_init(&r->top[0]);
-	ft_trial_init(&r->top[1]);
+	latest_ok(s, t);
 	/* this run's final decides among its rows: the others were timed one by
 	 * one, at the clocks of their moment (db_query.c's best row) */
-	for (long long i = 0; i < s->noks; i++)
-		if (!s->final_rows || !s->oks[i].here ||
-		    !strncmp(s->oks[i].t.reason, FT_FINAL_REASON, strlen(FT_FINAL_REASON)))
-			top_insert(r, &s->oks[i].t);
+	choose_top(s);
 	r->finals++;
 	if (flush(s))
 		return -1;
@@ -300,6 +321,9 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	if (rc && s->err.status)
 		*err = s->err;
 	res->interrupted = rc && err->status == FT_EINTR;
+	/* the best and runner-up by the best row's rule, also over the rows of
+	 * earlier runs (a run whose final decides) */
+	choose_top(s);
 	bk = (struct ft_best_key){ o->arch->name, o->device ? o->device : "", sp->name, *shape };
 	if (res->timed && ft_db_best_refresh(db, &bk, res->search_key, rc ? NULL : err) < 0 && !rc)
 		rc = -1;
