@@ -65,9 +65,10 @@
 #include "base/limits.h"
 
 /* How the reason of a race final's ok row starts (search/race.h): such a row
- * times the finalists of its run together, interleaved, and in a run that
- * has them they alone decide its best (db_query.c, search.c); every other ok
- * row's reason is "". Stored: a database keeps this text. */
+ * times the finalists of its run together, interleaved, and while they are
+ * among the latest trials they alone decide their run's part of the best
+ * (db_query.c, search.c); every other ok row's reason is "". Stored: a
+ * database keeps this text. */
 #define FT_FINAL_REASON "race final:"
 
 struct ft_trial;

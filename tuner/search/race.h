@@ -30,8 +30,8 @@
  *     clearly behind after the first round leaves it); each finalist's
  *     samples are pooled into one new trial row (its reason starts with
  *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
- *     one the best row is chosen from; in a run with final rows only they
- *     count for its best (db_query.c).
+ *     one the best row is chosen from; of a run whose final rows are among
+ *     the latest trials, only they count for the best (db_query.c).
  *
  * The defaults are justified in docs/timing.md. The race is shared by the
  * evaluation threads of every GPU of a search (its state is under a mutex)
