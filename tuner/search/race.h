@@ -104,7 +104,7 @@
  * late in a search looks slower than one timed early. On two H200s
  * (2026-11-29, suite24) one config of 1x32x8192x128 took 1,605 us near the
  * start of its search and 1,857 us in the final 3.7 s later; the config that
- * the exhaustive pass and an interleaved check found 3-5 % faster than the
+ * the exhaustive pass and an interleaved check found 3-6 % faster than the
  * race's pick was timed late (1,790 us) and never reached the final. So,
  * every FT_RACE_ANCHOR_MS of an evaluation thread's (a GPU's) wall time,
  * before its next candidate, the race times the best so far again there
@@ -117,7 +117,8 @@
  * is dropped until the next best. Off by default until it is measured on a
  * GPU (its first A/B run, 2026-11-29, ran with it off on both sides: the
  * variable was set empty); FATUNE_RACE_ANCHOR_MS=N turns it on with a period
- * of N ms (FT_RACE_ANCHOR_MS is the period meant; bench/anchor_ab.sh). */
+ * of N ms (FT_RACE_ANCHOR_MS, 250, is the period to measure first;
+ * bench/anchor_ab.sh). */
 #define FT_RACE_ANCHOR_MS 250.0
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
 /* How the reason of a final's ok row starts ("" is every other ok row's;
