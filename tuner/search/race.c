@@ -209,17 +209,14 @@ static struct ft_job capped(const struct ft_job *job, double cap_us)
 static void cut(struct ft_race *rc, struct ft_job_result *res, int quick_samples, double best,
 		double drift)
 {
+	char at[48] = "";
+
 	res->status = FT_ST_CUT;
 	if (drift != 1)
-		snprintf(res->reason, sizeof(res->reason),
-			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us "
-			 "at this GPU's drift %.3f",
-			 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin,
-			 best, drift);
-	else
-		snprintf(res->reason, sizeof(res->reason),
-			 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us",
-			 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin, best);
+		snprintf(at, sizeof(at), " at this GPU's drift %.3f", drift);
+	snprintf(res->reason, sizeof(res->reason),
+		 "raced out: quick pass of %d samples, min %.4g us > %.3gx the best %.4g us%s",
+		 res->samples > 0 ? res->samples : quick_samples, res->t_min_us, rc->o.margin, best, at);
 	note(rc, &rc->st.cut, NULL, NULL, 1);
 }
 
@@ -249,35 +246,11 @@ static int one_job(struct ft_race *rc, const struct ft_job *full, double best, d
 	return 0;
 }
 
-static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn run, void *ctx,
-		    struct ft_job_result *res, struct ft_err *err);
-
-int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
-		     struct ft_job_result *res, struct ft_err *err)
-{
-	struct ft_job full = capped(job, rc->o.sample_us);
-	struct ft_job_result spent;
-	int r;
-
-	/* the best timed again first, when its period is up: this GPU's drift */
-	ft_job_result_init(&spent);
-	if ((r = anchor(rc, job, run, ctx, &spent, err)))
-		return r;
-	r = race_job(rc, &full, run, ctx, res, err);
-	if (!r) {
-		/* the anchor's GPU time is this candidate's */
-		ft_phases_add(res, &spent, 0);
-		res->verify_ms += spent.verify_ms;
-		res->time_ms += spent.time_ms;
-	}
-	return r;
-}
-
-/* ft_race_evaluate after the anchor: full is the capped full job */
-static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn run, void *ctx,
+/* ft_race_evaluate after the anchor: job with its samples' cap (capped) */
+static int race_job(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
 		    struct ft_job_result *res, struct ft_err *err)
 {
-	struct ft_job quick, full = *full_in;
+	struct ft_job quick, full = *job;
 	struct ft_job_result q;
 	double best = best_now(rc), line, drift = ft_race_drift(rc);
 	int r;
@@ -291,7 +264,7 @@ static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn r
 	}
 	if (!rc->o.two_jobs)
 		return one_job(rc, &full, best, drift, run, ctx, res, err);
-	quick = *full_in;
+	quick = *job;
 	quick.samples = rc->o.quick_samples;
 	quick.warmup = 1;
 	quick.sample_max_us = rc->o.sample_us;
@@ -325,6 +298,27 @@ static int race_job(struct ft_race *rc, struct ft_job *full_in, ft_race_run_fn r
 	res->time_ms += q.time_ms;
 	note(rc, &rc->st.full, res, &full, drift);
 	return 0;
+}
+
+int ft_race_evaluate(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn run, void *ctx,
+		     struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_job full = capped(job, rc->o.sample_us);
+	struct ft_job_result spent;
+	int r;
+
+	/* the best timed again first, when its period is up: this GPU's drift */
+	ft_job_result_init(&spent);
+	if ((r = anchor(rc, job, run, ctx, &spent, err)))
+		return r;
+	r = race_job(rc, &full, run, ctx, res, err);
+	if (!r) {
+		/* the anchor's GPU time is this candidate's */
+		ft_phases_add(res, &spent, 0);
+		res->verify_ms += spent.verify_ms;
+		res->time_ms += spent.time_ms;
+	}
+	return r;
 }
 
 void ft_race_recorded(struct ft_race *rc, struct ft_trial *t)
