@@ -142,8 +142,8 @@ struct ft_best_key {
  * (key->arch, key->device, the run's space and template hash, key->shape)
  * from the latest `ok` trials of search_key (lowest median time; of a run
  * whose ok race-final rows, FT_FINAL_REASON in base/trial.h, are among those
- * latest trials, only those rows) and upserts it. No ok trial: the existing best row is left alone. Returns 1 if a best
- * row exists afterwards. */
+ * latest trials, only those rows) and upserts it. No ok trial: the existing
+ * best row is left alone. Returns 1 if a best row exists afterwards. */
 int ft_db_best_refresh(struct ft_db *db, const struct ft_best_key *key, const char *search_key,
 		       struct ft_err *err);
 

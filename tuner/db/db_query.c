@@ -25,7 +25,7 @@
  * look faster than the final's winner (suite24 on two H200s, 2026-11-29:
  * 1,729.8 us early against the final's 1,779.5 us; docs/timing.md). Rows of
  * runs without one count as before. search.c's summary applies the same rule
- * (ft_best_rule_skips). */
+ * (best_rule_skips). */
 static const char sql_best_trial[] =
 	"WITH latest AS (SELECT t.id, t.run_id, t.status, t.reason, t.t_median_us FROM trials t"
 	" WHERE t.search_key = ?1 AND t.id = (SELECT max(u.id) FROM trials u"

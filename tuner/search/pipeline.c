@@ -591,7 +591,7 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 	atomic_fetch_add(&r->evaluated, 1);
 	take_result(&it->t, &res, w);
 	/* this GPU's drift by the race's latest anchor on it (race.h) */
-	it->t.race_drift = r->race ? ft_race_drift(r->race) : 1;
+	it->t.race_drift = ft_race_drift(r->race);
 	add_phases(r, now_ms() - t0, &res);
 	return;
 fatal:

@@ -106,12 +106,12 @@ static void count(struct ctx *s, const struct ft_trial *t, int skipped)
 	r->done++;
 	if (s->prog)
 		ft_progress_add(s->prog, t, skipped);
-	top_insert(r, t);
 	if (t->status == FT_ST_OK)
 		latest_ok(s, t);
 }
 
-/* The summary's best and runner-up, chosen again as the best row is. */
+/* The summary's best and runner-up, chosen as the best row is, once the
+ * search's trials (and the final's) are all in. */
 static void choose_top(struct ctx *s)
 {
 	struct ft_search_result *r = s->res;
@@ -157,18 +157,14 @@ static int on_trial(void *arg, struct ft_trial *t)
 }
 
 /* The race's final re-measurement of a finalist: a new trial of its config
- * (the latest, which the best row is chosen from); the summary's best and
- * runner-up are chosen again as the best row is. */
+ * (the latest, which the best row is chosen from; this run's final decides
+ * among its rows, choose_top). */
 static int on_final(void *arg, struct ft_trial *t)
 {
 	struct ctx *s = arg;
-	struct ft_search_result *r = s->res;
 
 	latest_ok(s, t);
-	/* this run's final decides among its rows: the others were timed one by
-	 * one, at the clocks of their moment (db_query.c's best row) */
-	choose_top(s);
-	r->finals++;
+	s->res->finals++;
 	if (flush(s))
 		return -1;
 	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
