@@ -1,5 +1,6 @@
 /* campaign_run.c - the campaign driver: every unit, target and space, one search each (see campaign_run.h). */
 #include "search/campaign_run.h"
+#include "search/campaign_unit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -101,45 +102,53 @@ static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, c
  * over the unit's targets). While each search's last candidates are on the
  * GPU, the next search's first ones compile (prefetch.h; `next` is the next
  * unit, NULL: none). Returns -1 on a failure beyond the unit (err), with
- * r->interrupted on an interrupt. */
-static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
-		      const struct ft_campaign_target *t, struct ft_runner **unit,
-		      const char *label, int *part, int parts, const struct ft_shape *next,
-		      struct ft_campaign_result *r, char *why, size_t why_size, struct ft_err *err)
+ * cu->interrupted on an interrupt. */
+static int run_target(const struct ft_campaign_run_opts *o, int u, const struct ft_campaign_target *t,
+		      struct ft_runner **unit, const char *label, int *part, int parts,
+		      const struct ft_shape *next, struct ft_campaign_unit *cu, struct ft_err *err)
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
 
 	target_opts(o, t, unit, &so);
-	for (int i = 0; i < o->nsp && !r->interrupted; i++) {
-		struct ft_campaign_outcome *oc = &r->out[r->nout];
+	if (cu->runners && !*unit) {
+		so.runners = cu->runners;
+		so.nrunners = cu->nrunners;
+	}
+	so.progress = cu->progress;
+	for (int i = 0; i < o->nsp && !cu->interrupted; i++) {
+		struct ft_campaign_outcome *oc = &cu->out[cu->nout];
 		struct ft_prefetch *pf = NULL;
 		struct ft_prefetch_cfg pc;
 		int rc;
 
 		if (ft_interrupted()) {
 			/* between two searches: none is started */
-			r->interrupted = 1;
+			cu->interrupted = 1;
 			break;
 		}
-		if (ft_space_unfit(o->sps[i], so.arch, shape, why, why_size)) {
+		if (ft_space_unfit(o->sps[i], so.arch, shape, cu->why, sizeof(cu->why))) {
 			if (o->on_skip)
-				o->on_skip(o->ctx, u, o->sps[i], why);
+				o->on_skip(o->ctx, u, o->sps[i], cu->why);
 			continue;
 		}
 		if (so.progress)
-			ft_progress_unit(so.progress, label, u, o->camp->nunits, (*part)++, parts,
+			ft_progress_unit(so.progress, label, cu->position, o->camp->nunits, (*part)++, parts,
 					 ft_space_candidates(o->sps[i], shape, so.arch));
+		memset(oc, 0, sizeof(*oc));
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
+		oc->gpus = so.nrunners;
 		so.compiles_done = NULL;
 		so.compiles_ctx = NULL;
-		if (next_search(db, o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
+		if (next_search(cu->db, o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
 			ft_prefetch_arm(pf, &pc);
 			so.compiles_done = ft_prefetch_fire;
 			so.compiles_ctx = pf;
 		}
-		rc = ft_search_run(db, o->sps[i], shape, &so, &oc->res, err);
+		oc->started_ms = ft_now_ms() - cu->t0_ms;
+		rc = ft_search_run(cu->db, o->sps[i], shape, &so, &oc->res, err);
+		oc->ended_ms = ft_now_ms() - cu->t0_ms;
 		/* the next search starts at once: the prefetch's running compiles
 		 * finish beside it (joined at the campaign's end) */
 		oc->prefetched = ft_prefetch_retire(pf);
@@ -152,29 +161,27 @@ static int run_target(struct ft_db *db, const struct ft_campaign_run_opts *o, in
 						   st->gpu_wait_ms, st->verify_ms, st->timing_ms);
 			ft_progress_end(so.progress);
 		}
-		r->nout++;
-		r->searched++;
+		cu->nout++;
 		if (rc) {
 			if (!oc->res.interrupted)
 				return -1;
-			r->interrupted = 1;
+			cu->interrupted = 1;
 		}
 	}
 	return 0;
 }
 
-/* Unit u: every target, then the unit's report (next: the unit after it,
- * NULL: none). */
-static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int u,
-		    const struct ft_shape *next, struct ft_campaign_result *r, struct ft_err *err)
+int ft_campaign_unit_run(const struct ft_campaign_run_opts *o, int u, struct ft_campaign_unit *cu,
+			 struct ft_err *err)
 {
 	const struct ft_campaign *c = o->camp;
 	struct ft_runner *unit = NULL;
 	struct ft_runner_cfg ucfg = o->unit_cfg;
-	char label[128] = "", why[512] = "";
-	int rc = 0, w, part = 0, parts = count_parts(o, u);
+	char label[128] = "";
+	int rc = 0, part = 0, parts = count_parts(o, u);
 
-	r->first[u] = r->nout;
+	cu->nout = 0;
+	cu->why[0] = '\0';
 	if (c->nunits > 1)
 		ft_campaign_label(c, u, label, sizeof(label));
 	ucfg.arch = o->targets[0].arch->name;
@@ -182,27 +189,60 @@ static int run_unit(struct ft_db *db, const struct ft_campaign_run_opts *o, int 
 	ucfg.template_name = o->sps[0]->name;
 	if (o->unit_runner && ft_runner_open(&unit, o->unit_runner, &ucfg, err))
 		return -1;
-	r->interrupted = r->interrupted || ft_interrupted();
-	for (int g = 0; g < o->ntargets && !r->interrupted && !rc; g++)
-		rc = run_target(db, o, u, &o->targets[g], &unit, label, &part, parts,
-				g + 1 < o->ntargets ? NULL : next, r, why, sizeof(why), err);
+	cu->interrupted = cu->interrupted || ft_interrupted();
+	for (int g = 0; g < o->ntargets && !cu->interrupted && !rc; g++)
+		rc = run_target(o, u, &o->targets[g], &unit, label, &part, parts,
+				g + 1 < o->ntargets ? NULL : cu->next, cu, err);
 	ft_runner_close(unit);
-	r->count[u] = r->nout - r->first[u];
 	/* a retired prefetch's compiles that finished beside the unit's next
 	 * search (which waited for them) are this unit's too */
-	for (int i = r->first[u]; i < r->nout; i++) {
-		if (r->out[i].pf)
-			r->out[i].prefetched = ft_prefetch_done(r->out[i].pf);
-		r->out[i].pf = NULL;
+	for (int i = 0; i < cu->nout; i++) {
+		if (cu->out[i].pf)
+			cu->out[i].prefetched = ft_prefetch_done(cu->out[i].pf);
+		cu->out[i].pf = NULL;
 	}
-	if (rc || r->interrupted)
-		return rc;
+	return rc;
+}
+
+void ft_campaign_unit_file(const struct ft_campaign_run_opts *o, int u, int rc,
+			   const struct ft_campaign_unit *cu, struct ft_campaign_result *r)
+{
+	int w;
+
+	r->first[u] = r->nout;
+	r->count[u] = cu->nout;
+	memcpy(r->out + r->nout, cu->out, (size_t)cu->nout * sizeof(*cu->out));
+	r->nout += cu->nout;
+	r->searched += cu->nout;
+	r->interrupted = r->interrupted || cu->interrupted;
+	if (rc || cu->interrupted)
+		return;
 	w = ft_campaign_winner(r->out + r->first[u], r->count[u]);
 	r->tuned += w >= 0;
 	r->untuned_timed += r->count[u] && w < 0 && r->out[r->first[u]].res.timed;
 	if (o->on_unit)
-		o->on_unit(o->ctx, u, r->out + r->first[u], r->count[u], why);
-	return 0;
+		o->on_unit(o->ctx, u, r->out + r->first[u], r->count[u], cu->why);
+}
+
+/* One unit at a time, in order, each on every GPU of its target. */
+static int one_at_a_time(struct ft_db *db, const struct ft_campaign_run_opts *o, const int *order,
+			 double t0, struct ft_campaign_result *r, struct ft_err *err)
+{
+	struct ft_campaign_unit cu = { .db = db, .progress = o->search.progress, .t0_ms = t0 };
+	int rc = 0;
+
+	cu.out = calloc((size_t)(o->nsp ? o->nsp : 1) * (size_t)o->ntargets, sizeof(*cu.out));
+	if (!cu.out)
+		return ft_error(err, FT_EFAIL, "out of memory starting a campaign");
+	for (int i = 0; i < o->camp->nunits && !r->interrupted && !rc; i++) {
+		cu.next = i + 1 < o->camp->nunits ? &o->camp->units[order[i + 1]] : NULL;
+		cu.position = i;
+		cu.interrupted = 0;
+		rc = ft_campaign_unit_run(o, order[i], &cu, err);
+		ft_campaign_unit_file(o, order[i], rc, &cu, r);
+	}
+	free(cu.out);
+	return rc;
 }
 
 /* Units a and b can seed each other under transfer (transfer.h): same head
@@ -287,9 +327,7 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 		return ft_error(err, FT_EFAIL, "out of memory starting a campaign");
 	}
 	ft_campaign_order(o->camp, o->search.strategy && o->search.strategy->transfer, order);
-	for (int i = 0; i < o->camp->nunits && !r->interrupted && !rc; i++)
-		rc = run_unit(db, o, order[i],
-			      i + 1 < o->camp->nunits ? &o->camp->units[order[i + 1]] : NULL, r, err);
+	rc = one_at_a_time(db, o, order, t0, r, err);
 	free(order);
 	/* the last compiles ahead, before the caller frees their spaces */
 	ft_prefetch_drain();

@@ -44,6 +44,8 @@ struct ft_campaign_outcome {
 					 * the next search (search/prefetch.h), counted at the
 					 * unit's end: those still running then are not */
 	const struct ft_prefetch *pf;	/* that prefetch until the unit's end (not owned) */
+	double started_ms, ended_ms;	/* the search's start and end, since the campaign's */
+	int gpus;			/* GPUs (runners) it ran on, 0: none */
 };
 
 struct ft_campaign_run_opts {
