@@ -487,6 +487,11 @@ fail:
 	return -1;
 }
 
+int ft_db_open_again(const struct ft_db *db, struct ft_db **out, struct ft_err *err)
+{
+	return ft_db_open(out, db->path, 0, err);
+}
+
 void ft_db_close(struct ft_db *db)
 {
 	if (!db)

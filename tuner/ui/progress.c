@@ -2,6 +2,7 @@
 #include "ui/progress.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +10,10 @@
 /* Redraw interval on a terminal: 10 Hz is smooth and costs nothing. */
 #define REDRAW_MS 100.0
 #define BAR 20
+
+/* Units searched side by side (campaign_run.h) each have a display of their
+ * own: their lines go to stderr one at a time. */
+static pthread_mutex_t out_m = PTHREAD_MUTEX_INITIALIZER;
 
 double ft_now_ms(void)
 {
@@ -106,6 +111,7 @@ void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skippe
 		p->best_us = t->t_median_us;
 		snprintf(p->best_config, sizeof(p->best_config), "%s", t->config);
 	}
+	pthread_mutex_lock(&out_m);
 	if (p->mode == FT_PROGRESS_TTY) {
 		draw(p, p->done == p->total);
 	} else if (p->mode == FT_PROGRESS_LINES && !skipped &&
@@ -118,6 +124,7 @@ void ft_progress_add(struct ft_progress *p, const struct ft_trial *t, int skippe
 			fprintf(stderr, "[%s%s%lld/%lld] %s  %s%s%s\n", p->label, sep, p->done, p->total,
 				ft_status_name(t->status), t->config, t->reason[0] ? ": " : "", t->reason);
 	}
+	pthread_mutex_unlock(&out_m);
 }
 
 void ft_progress_phases(struct ft_progress *p, double compile_wall_ms, double gpu_busy_ms,
@@ -127,14 +134,18 @@ void ft_progress_phases(struct ft_progress *p, double compile_wall_ms, double gp
 		 "compile %.1fs  GPU busy %.1fs  waiting %.1fs  verify %.1fs  timing %.1fs",
 		 compile_wall_ms / 1e3, gpu_busy_ms / 1e3, gpu_wait_ms / 1e3, verify_ms / 1e3,
 		 timing_ms / 1e3);
+	pthread_mutex_lock(&out_m);
 	if (p->mode == FT_PROGRESS_LINES)
 		fprintf(stderr, "[%s%sdone] %s\n", p->label, p->label[0] ? " " : "", p->phases);
+	pthread_mutex_unlock(&out_m);
 }
 
 void ft_progress_end(struct ft_progress *p)
 {
+	pthread_mutex_lock(&out_m);
 	if (p->mode == FT_PROGRESS_TTY && p->drawn) {
 		draw(p, 1);
 		fputc('\n', stderr);
 	}
+	pthread_mutex_unlock(&out_m);
 }
