@@ -100,6 +100,121 @@ static void test_two_models_kept_apart(void **state)
 	free(sp);
 }
 
+/* Campaign `shapes` (n units) with transfer over the two fake H200s (fake
+ * GPUs 0 and 1), side by side unless one_at_a_time; r is filled. */
+static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, struct ft_campaign *camp,
+			 struct ft_campaign_result *r)
+{
+	const char *src = getenv("FATUNE_SOURCE_DIR");
+	char path[4096];
+	struct ft_gpus g;
+	struct ft_shape proto = { 0 };
+	struct ft_space *sp = calloc(1, sizeof(*sp));
+	struct ft_campaign_target target;
+	struct ft_campaign_run_opts o = { 0 };
+	struct ft_db *db = NULL;
+	struct ft_err err = { 0 };
+
+	assert_non_null(src);
+	assert_non_null(sp);
+	fake_gpus_use("fast");
+	assert_int_equal(ft_cmd_gpus("search", "0,1", NULL, &g, &err), 0);
+	fake_gpus_use(NULL);
+	assert_int_equal(g.ngroups, 1);
+	assert_int_equal(g.groups[0].nrunners, 2);
+	target = (struct ft_campaign_target){ &g.groups[0].arch, g.groups[0].name, g.groups[0].driver,
+					      g.groups[0].runners, 2, g.groups[0].sm_count };
+	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
+	assert_int_equal(ft_space_load(sp, path, &err), 0);
+	ft_campaign_init(camp);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ft_campaign_add(camp, shapes[i], &proto, &err), 0);
+	snprintf(path, sizeof(path), "%s/lanes-%d-%d.db", tmp, n, one_at_a_time);
+	assert_int_equal(ft_db_open(&db, path, 1, &err), 0);
+	o.camp = camp;
+	o.sps = &sp;
+	o.nsp = 1;
+	o.targets = &target;
+	o.ntargets = 1;
+	o.one_at_a_time = one_at_a_time;
+	o.search = (struct ft_search_opts){ .jobs = 2, .strategy = &ft_strategy_transfer,
+					    .seed = 1, .budget_n = -1, .timing = "warm",
+					    .samples = 1, .launches = 1, .timeout_ms = 20000 };
+	if (ft_campaign_run(db, &o, r, &err))
+		fail_msg("campaign: %s", err.msg);
+	ft_cmd_gpus_stop(&g);
+	ft_db_close(db);
+	free(sp);
+}
+
+/* unit u's one search */
+static const struct ft_campaign_outcome *unit_out(const struct ft_campaign_result *r, int u)
+{
+	assert_int_equal(r->count[u], 1);
+	return &r->out[r->first[u]];
+}
+
+/* Two GPUs of one model, two head-dim groups: the two representatives run at
+ * once, a GPU each; each neighbour starts once its representative is done
+ * and is seeded by it; every unit is tuned and reported. */
+static void test_units_side_by_side(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x128x64", "1x2x64x32", "1x2x128x32" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	int order[4];
+
+	(void)state;
+	run_two_h200(shapes, 4, 0, &camp, &r);
+	assert_int_equal(r.nout, 4);
+	assert_int_equal(r.tuned, 4);
+	ft_campaign_order(&camp, 1, order);
+	for (int i = 0; i < 2; i++) {
+		const struct ft_campaign_outcome *a = unit_out(&r, order[i]), *b = unit_out(&r, order[1 - i]);
+
+		/* representatives: a GPU each, at the same time, on different GPUs */
+		assert_int_equal(a->gpus, 1);
+		if (!(a->started_ms < b->ended_ms))
+			fail_msg("representative %d started at %.0f ms, after the other ended (%.0f ms)",
+				 order[i], a->started_ms, b->ended_ms);
+		assert_int_not_equal(a->res.top[0].device_index, b->res.top[0].device_index);
+	}
+	for (int i = 2; i < 4; i++) {
+		const struct ft_campaign_outcome *nb = unit_out(&r, order[i]);
+		int rep = camp.units[order[i]].d == camp.units[order[0]].d ? order[0] : order[1];
+
+		if (nb->started_ms < unit_out(&r, rep)->ended_ms)
+			fail_msg("unit %d started at %.0f ms, before its representative %d ended (%.0f ms)",
+				 order[i], nb->started_ms, rep, unit_out(&r, rep)->ended_ms);
+		assert_int_equal(nb->res.nseeds, 1);
+	}
+	ft_campaign_result_release(&r);
+	ft_campaign_release(&camp);
+}
+
+/* One group: its representative is the only unit that can start and takes
+ * both GPUs; --parallel-units off runs one unit at a time on both. */
+static void test_lone_unit_takes_every_gpu(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x128x64" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	int order[2];
+
+	(void)state;
+	for (int off = 0; off < 2; off++) {
+		run_two_h200(shapes, 2, off, &camp, &r);
+		assert_int_equal(r.tuned, 2);
+		ft_campaign_order(&camp, 1, order);
+		assert_int_equal(unit_out(&r, order[0])->gpus, 2);
+		assert_true(unit_out(&r, order[1])->started_ms >= unit_out(&r, order[0])->ended_ms);
+		if (off)
+			assert_int_equal(unit_out(&r, order[1])->gpus, 2);
+		ft_campaign_result_release(&r);
+		ft_campaign_release(&camp);
+	}
+}
+
 /* With transfer, one representative per head-dim group first (the middle
  * one by size), then the rest in the campaign's order; without, as given. */
 static void test_transfer_order(void **state)
@@ -138,6 +253,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_models_kept_apart),
 		cmocka_unit_test(test_transfer_order),
+		cmocka_unit_test(test_units_side_by_side),
+		cmocka_unit_test(test_lone_unit_takes_every_gpu),
 	};
 	char cmd[128];
 

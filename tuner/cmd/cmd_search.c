@@ -134,7 +134,8 @@ static void print_spaces_json(const struct ft_campaign_outcome *out, int n)
 		ft_json_string(stdout, out[i].sp->name);
 		printf(",\"family\":\"%s\",\"device\":", out[i].sp->family->name);
 		ft_json_string(stdout, out[i].device);
-		printf(",\"candidates\":%lld,", out[i].res.st.enumerated);
+		printf(",\"candidates\":%lld,\"gpus\":%d,\"started_s\":%.3f,\"ended_s\":%.3f,",
+		       out[i].res.st.enumerated, out[i].gpus, out[i].started_ms / 1e3, out[i].ended_ms / 1e3);
 		if (out[i].res.nseeds)
 			printf("\"seeds\":%d,\"seeds_other_gpu\":%d,", out[i].res.nseeds,
 			       out[i].res.nseeds_other);
@@ -281,7 +282,7 @@ struct search_cmd {
 	struct ft_target_opts o;
 	struct ft_strlist spaces, shapes, seeds_from;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
-	const char *race, *runner, *prefetch;
+	const char *race, *runner, *prefetch, *parallel_units;
 	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
 	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
 	double race_margin, race_stable;
@@ -510,6 +511,8 @@ static int search_opts(struct search_cmd *c, struct ft_search_opts *so, struct f
 		return -1;
 	if (strcmp(c->prefetch, "on") && strcmp(c->prefetch, "off"))
 		return ft_error(err, FT_EINPUT, "bad --prefetch '%s': use on or off", c->prefetch);
+	if (strcmp(c->parallel_units, "on") && strcmp(c->parallel_units, "off"))
+		return ft_error(err, FT_EINPUT, "bad --parallel-units '%s': use on or off", c->parallel_units);
 	so->race.margin = c->race_margin;
 	so->race.quick_samples = (int)c->race_samples;
 	so->race.finalists = (int)c->race_finalists;
@@ -572,6 +575,7 @@ static int run_campaign(struct search_cmd *c, struct ft_db *db, const struct ft_
 		.unit_cfg = { .device = -1, .db_path = c->replay_db }, .search = *so,
 		.on_skip = on_skip, .on_unit = on_unit, .ctx = c,
 		.no_prefetch = !strcmp(c->prefetch, "off"),
+		.one_at_a_time = !strcmp(c->parallel_units, "off"),
 	};
 	struct ft_campaign_result r;
 	struct ft_err err = { 0 };
@@ -682,6 +686,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_DBL_("race-stable", 0, &c.race_stable, "X", "end a full measurement once its median's interval is X of it wide (default 0.01; 0: all its samples)", 0, 0.5),
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
+		FT_OPT_STR_("parallel-units", 0, &c.parallel_units, "on|off", "with several GPUs of one model: a campaign's units side by side, a GPU each (default on; off: one unit at a time on every GPU; docs/timing.md)"),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_LIST_("seeds-from", 0, &c.seeds_from, "DB",
 			     "transfer: also start from the best configs in DB (another GPU's, a colleague's; read only)"),
@@ -705,6 +710,7 @@ int cmd_search(int argc, char **argv)
 	c.timeout_s = 10;
 	c.race = "on";
 	c.prefetch = "on";
+	c.parallel_units = "on";
 	c.race_margin = FT_RACE_MARGIN;
 	c.race_samples = FT_RACE_QUICK_SAMPLES;
 	c.race_finalists = FT_RACE_FINALISTS;

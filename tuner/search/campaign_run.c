@@ -245,9 +245,7 @@ static int one_at_a_time(struct ft_db *db, const struct ft_campaign_run_opts *o,
 	return rc;
 }
 
-/* Units a and b can seed each other under transfer (transfer.h): same head
- * dim, dtype, layout and grouped-query ratio; causal may differ. */
-static int same_group(const struct ft_shape *a, const struct ft_shape *b)
+int ft_campaign_same_group(const struct ft_shape *a, const struct ft_shape *b)
 {
 	return a->d == b->d && a->dtype == b->dtype && a->layout == b->layout &&
 	       (long long)a->h * b->h_kv == (long long)b->h * a->h_kv;
@@ -278,15 +276,15 @@ void ft_campaign_order(const struct ft_campaign *c, int transfer, int *order)
 		if (placed[u])
 			continue;
 		for (int v = 0; v < n; v++)
-			members += same_group(&c->units[u], &c->units[v]) && !placed[v];
+			members += ft_campaign_same_group(&c->units[u], &c->units[v]) && !placed[v];
 		rank = (members - 1) / 2;
 		for (int v = 0; v < n && pick < 0; v++) {
 			int below = 0;
 
-			if (!same_group(&c->units[u], &c->units[v]) || placed[v])
+			if (!ft_campaign_same_group(&c->units[u], &c->units[v]) || placed[v])
 				continue;
 			for (int x = 0; x < n; x++)
-				if (same_group(&c->units[u], &c->units[x]) && !placed[x] &&
+				if (ft_campaign_same_group(&c->units[u], &c->units[x]) && !placed[x] &&
 				    (unit_size(&c->units[x]) < unit_size(&c->units[v]) ||
 				     (unit_size(&c->units[x]) == unit_size(&c->units[v]) && x < v)))
 					below++;
@@ -298,7 +296,7 @@ void ft_campaign_order(const struct ft_campaign *c, int transfer, int *order)
 		order[k++] = pick;
 		/* the group is represented: mark every member (placed below) */
 		for (int v = 0; v < n; v++)
-			if (same_group(&c->units[u], &c->units[v]))
+			if (ft_campaign_same_group(&c->units[u], &c->units[v]))
 				placed[v] = 2;
 		placed[pick] = 1;
 	}
@@ -327,7 +325,10 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 		return ft_error(err, FT_EFAIL, "out of memory starting a campaign");
 	}
 	ft_campaign_order(o->camp, o->search.strategy && o->search.strategy->transfer, order);
-	rc = one_at_a_time(db, o, order, t0, r, err);
+	if (!o->one_at_a_time && o->ntargets == 1 && !o->unit_runner && o->targets[0].nrunners > 1)
+		rc = ft_campaign_lanes(db, o, order, t0, r, err);
+	else
+		rc = one_at_a_time(db, o, order, t0, r, err);
 	free(order);
 	/* the last compiles ahead, before the caller frees their spaces */
 	ft_prefetch_drain();

@@ -10,6 +10,18 @@
  * whole campaign. Each unit's outcomes go to on_unit as soon as its searches
  * end, so a long campaign reports as it goes.
  *
+ * Units side by side: with several GPUs of one model (one target, no unit
+ * runner) and parallel_units, the units run in lanes (campaign_lanes.c), one
+ * per GPU: a lane takes the next unit that can start (in the order above;
+ * under transfer, a neighbour only once its group's representative is done,
+ * so that it starts from its seeds), with its share of the GPUs that are
+ * free (free GPUs / units that can start, at least one: the only unit that
+ * can start takes every free GPU, as one at a time would), on a database
+ * connection of its own. A campaign is compile-bound from a cold cache and a
+ * search leaves the compile threads idle between its rounds: side by side,
+ * one unit's compiles fill the other's gaps. Which unit ran where and when:
+ * each outcome's started_ms, ended_ms and gpus.
+ *
  * Interrupts (SIGINT/SIGTERM, see base/interrupt.h) stop the search in
  * flight: its finished trials are stored, the campaign stops, and running it
  * again skips every finished trial, so it resumes at the first unit not yet
@@ -63,17 +75,21 @@ struct ft_campaign_run_opts {
 					 * and runners are filled per target */
 	int no_prefetch;		/* 1: no search compiles ahead for the next one
 					 * (search/prefetch.h; 0, the default: each does) */
+	int one_at_a_time;		/* 1: one unit at a time, each on every GPU of its
+					 * target (0, the default: side by side, above) */
 	/* A space skipped for unit u (why: the reason). May be NULL. */
 	void (*on_skip)(void *ctx, int u, const struct ft_space *sp, const char *why);
 	/* Unit u's searches ended (n may be 0: every space skipped, why says the
-	 * last reason). Not called for a unit an interrupt cut short. */
+	 * last reason). Not called for a unit an interrupt cut short. Side by
+	 * side: called from a lane's thread, one call at a time. */
 	void (*on_unit)(void *ctx, int u, const struct ft_campaign_outcome *out, int n,
 			const char *why);
 	void *ctx;
 };
 
 struct ft_campaign_result {
-	struct ft_campaign_outcome *out;	/* every search, unit by unit */
+	struct ft_campaign_outcome *out;	/* every search, unit by unit (in the order
+						 * the units ended) */
 	int nout;
 	int *first, *count;		/* unit u's outcomes: out[first[u] .. + count[u]) */
 	int searched;			/* searches started */

@@ -9,7 +9,9 @@
  * A campaign (several shapes) shows one display for the whole of it: each
  * shape is a unit, its line starts with "[unit/units SHAPE]", and the ETA is
  * the campaign's: the time since the campaign started over the fraction of
- * it done, times the fraction left. A unit searched in several parts (spaces,
+ * it done, times the fraction left. Units side by side (campaign_run.h) have
+ * a display each; their lines take turns on stderr (one at a time), and
+ * `unit` is then the number of units ended before this one started. A unit searched in several parts (spaces,
  * GPU models) counts each part as an equal share of the unit, and the part
  * in progress by its candidates done, less the rejections by the model
  * (which cost nothing and come first). A budget or an early stop ends a
