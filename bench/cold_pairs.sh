@@ -5,6 +5,9 @@
 #
 #   bench/cold_pairs.sh OUTDIR [DEVICE-SET ...]     default: 0 0,1 0 0,1 (after one warm-up pass)
 #
+# A set may end in :off for `--parallel-units off` (one unit at a time on every GPU, as before
+# 2026-11-29): 0,1:off 0,1 0,1:off 0,1 compares the two on two GPUs.
+#
 # Each pass: an empty CUBIN cache and a fresh database, `fatune search --campaign
 # bench/campaigns/suite24.yaml --strategy transfer --devices SET --json`; the summary (wall,
 # compiles, ms per compile, GPU busy and waiting, evaluated) goes to OUTDIR/cold-pairs.txt, the
@@ -18,10 +21,12 @@ sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=(0 0,1 0 0,1)
 mkdir -p "$out"
 export FATUNE_CACHE_DIR=${FATUNE_CACHE_DIR:-$PWD/build/cache}
-pass() {	# $1 name, $2 device set
+pass() {	# $1 name, $2 device set[:off]
+	local units=on
+	[[ $2 == *:off ]] && units=off
 	rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-cold-"$1".db*
 	/usr/bin/time -f "%e" -o "$out/cold-$1.time" build/fatune search --campaign bench/campaigns/suite24.yaml \
-		--devices "$2" --strategy transfer --db /tmp/fatune-cold-"$1".db --json --quiet \
+		--devices "${2%:off}" --parallel-units $units --strategy transfer --db /tmp/fatune-cold-"$1".db --json --quiet \
 		>"$out/cold-$1.json" 2>"$out/cold-$1.err"
 	python3 - "$out/cold-$1.json" "$1" "$2" "$(cat "$out/cold-$1.time")" <<'PY' | tee -a "$out/cold-pairs.txt"
 import json, sys
