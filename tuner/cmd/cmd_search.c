@@ -239,6 +239,18 @@ static void print_text(const struct ft_campaign_outcome *out, int n, const struc
 		       space ? space : "", db ? " --db " : "", db ? db : "");
 }
 
+/* The family whose default space is searched i-th: the arch-specific ones
+ * first (family.h: where one fits, its best is the incumbent the others'
+ * searches must beat), each group in the table's order. */
+static const struct ft_family *default_family(int i)
+{
+	for (int specific = 1; specific >= 0; specific--)
+		for (int k = 0; k < ft_family_count(); k++)
+			if (!ft_family_at(k)->arch_specific == !specific && !i--)
+				return ft_family_at(k);
+	return NULL;
+}
+
 /* The spaces to search: --space (each once), else the default space of every
  * family that can target arch. */
 static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arch, int just_one,
@@ -251,7 +263,7 @@ static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arc
 		const char *p = given->n ? given->v[i] : NULL;
 
 		if (!p) {
-			const struct ft_family *f = ft_family_at(i);
+			const struct ft_family *f = just_one ? ft_family_at(0) : default_family(i);
 			if (!f->default_space || f->unsupported(arch))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", ft_data_dir(), f->default_space);

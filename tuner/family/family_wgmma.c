@@ -70,6 +70,7 @@ const struct ft_family ft_family_wgmma = {
 	.name = "wgmma",
 	.summary = "Hopper: wgmma, TMA, warp-specialized producer/consumers (sm_90a)",
 	.default_space = "search_spaces/attention_sm90.yaml",
+	.arch_specific = 1,
 	.unsupported = wgmma_unsupported,
 	.nvrtc_arch = wgmma_nvrtc_arch,
 	.check_space = wgmma_check_space,

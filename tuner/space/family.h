@@ -52,6 +52,10 @@ struct ft_family {
 	const char *summary;		/* one line, for listings */
 	const char *default_space;	/* under the data dir: searched by default when the
 					 * arch fits; NULL when none ships */
+	int arch_specific;		/* 1: made for one arch (its instructions exist
+					 * nowhere else): where it fits, its default space is
+					 * searched before the others', so that its best is
+					 * the incumbent they must beat (search.h) */
 	/* NULL when the family's templates can run on arch a, else why not
 	 * ("needs Hopper (sm_90): wgmma and TMA"). */
 	const char *(*unsupported)(const struct ft_arch *a);
