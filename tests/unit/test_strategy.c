@@ -504,6 +504,49 @@ static void test_guide_patience(void **state)
 	ft_guide_free(g);
 }
 
+/* An incumbent (another space's best for the unit): a result counts as a
+ * gain only when it beats it by more than `gain`, so a search that cannot
+ * beat it stops after `patience` results, where without one its first
+ * result would be a gain and it would take one more; one that beats it
+ * restarts the count as before. */
+static void test_guide_incumbent(void **state)
+{
+	enum { N = 20 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[N];
+	const char *seeds[] = { "T5" };
+	long long k;
+
+	(void)state;
+	pointers(ts, N, p);
+	for (int beat = 0; beat < 2; beat++) {
+		struct ft_guide *g = ft_guide_new(sp, p, N, 1);
+
+		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+		ft_guide_patience(g, 3, 0.01);
+		ft_guide_incumbent(g, 8.0);
+		ft_guide_incumbent(g, 0);		/* none: no change */
+		assert_int_equal(k = ft_guide_next(g), 5);
+		observe_ok(g, &ts[k], 10.0);
+		assert_true((k = ft_guide_next(g)) >= 0);
+		observe_ok(g, &ts[k], 9.0);
+		assert_true((k = ft_guide_next(g)) >= 0);
+		observe_ok(g, &ts[k], beat ? 7.5 : 8.5);	/* 7.5: 6% under the incumbent, a gain */
+		if (!beat) {
+			assert_int_equal(ft_guide_next(g), -1);
+			assert_true(ft_guide_stopped(g));
+		} else {
+			for (int i = 0; i < 3; i++) {
+				assert_true((k = ft_guide_next(g)) >= 0);
+				observe_ok(g, &ts[k], 11.0);
+			}
+			assert_int_equal(ft_guide_next(g), -1);
+		}
+		ft_guide_free(g);
+	}
+}
+
 /* Leaning on the first seed (a prefetch, which gets no timings): after the
  * seeds, the candidates nearest the first seed (ties to the list's order)
  * instead of the model's order; once an ok result arrives, the best leads as
@@ -577,6 +620,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_guide_seeds_first, release_owned),
 		cmocka_unit_test_teardown(test_guide_seed_nearest, release_owned),
 		cmocka_unit_test_teardown(test_guide_patience, release_owned),
+		cmocka_unit_test_teardown(test_guide_incumbent, release_owned),
 		cmocka_unit_test_teardown(test_guide_lean, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};

@@ -101,7 +101,9 @@ static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, c
 /* Unit u on target t: one search per space that fits (*part counts them
  * over the unit's targets). While each search's last candidates are on the
  * GPU, the next search's first ones compile (prefetch.h; `next` is the next
- * unit, NULL: none). Returns -1 on a failure beyond the unit (err), with
+ * unit, NULL: none). Each search after the first gets the unit's best so far
+ * on this target as its incumbent (search.h: a transfer search stops once it
+ * cannot beat it). Returns -1 on a failure beyond the unit (err), with
  * cu->interrupted on an interrupt. */
 static int run_target(const struct ft_campaign_run_opts *o, int u, const struct ft_campaign_target *t,
 		      struct ft_runner **unit, const char *label, int *part, int parts,
@@ -109,6 +111,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
+	double best = 0;	/* the unit's best so far on this target */
 
 	target_opts(o, t, unit, &so);
 	if (cu->runners && !*unit) {
@@ -146,6 +149,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 			so.compiles_done = ft_prefetch_fire;
 			so.compiles_ctx = pf;
 		}
+		so.incumbent_us = best;
 		oc->started_ms = ft_now_ms() - cu->t0_ms;
 		rc = ft_search_run(cu->db, o->sps[i], shape, &so, &oc->res, err);
 		oc->ended_ms = ft_now_ms() - cu->t0_ms;
@@ -153,6 +157,8 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 		 * finish beside it (joined at the campaign's end) */
 		oc->prefetched = ft_prefetch_retire(pf);
 		oc->pf = pf;
+		if (!rc && !isnan(oc->res.top[0].t_median_us) && (!best || oc->res.top[0].t_median_us < best))
+			best = oc->res.top[0].t_median_us;
 		if (so.progress) {
 			const struct ft_pipeline_stats *st = &oc->res.st;
 

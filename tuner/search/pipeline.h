@@ -55,6 +55,9 @@ struct ft_pipeline_cfg {
 	int patience_min;
 	int patience_unseeded;		/* transfer with no seed: stop after this many
 					 * results without a gain (0: never) */
+	double incumbent_us;		/* transfer: the unit's best in an earlier space on
+					 * this GPU model, 0: none; the early stop counts
+					 * gains against it (ft_guide_incumbent) */
 	int seed_lean;			/* transfer: before any ok result, the candidates
 					 * nearest the first seed follow the seeds
 					 * (ft_guide_lean; a prefetch, which times nothing) */

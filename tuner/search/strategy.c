@@ -407,6 +407,12 @@ void ft_guide_patience(struct ft_guide *g, int patience, double gain)
 	g->gain = gain;
 }
 
+void ft_guide_incumbent(struct ft_guide *g, double us)
+{
+	if (us > 0)
+		g->gain_ref_us = us;
+}
+
 void ft_guide_free(struct ft_guide *g)
 {
 	if (!g)

@@ -137,6 +137,14 @@ void ft_guide_lean(struct ft_guide *g);
  * best before them, ft_guide_next returns -1. patience 0: never stop early. */
 void ft_guide_patience(struct ft_guide *g, int patience, double gain);
 
+/* The time to beat from elsewhere (us > 0; the unit's best in a space
+ * searched before this one on the same GPU model): the early stop then counts
+ * a result as a gain only when it is more than `gain` faster than the faster
+ * of us and this search's own best, so a space that cannot beat the unit's
+ * best stops after `patience` results. Without it, a search's first result
+ * is its first gain. */
+void ft_guide_incumbent(struct ft_guide *g, double us);
+
 /* 1 once the early stop above has fired (not when the candidates ran out):
  * the pipeline then drops what it sent that has not reached the GPU yet. */
 int ft_guide_stopped(const struct ft_guide *g);
