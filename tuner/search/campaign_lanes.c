@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "base/interrupt.h"
+#include "search/campaign_lanes.h"
+#include "search/campaign_order.h"
 #include "search/campaign_unit.h"
 
 enum { PENDING, RUNNING, DONE };

@@ -1,11 +1,11 @@
 /* campaign_unit.h - one unit of a campaign: its searches, then its report
- * (internal to the campaign's two drivers: campaign_run.c runs the units one
- * at a time, campaign_lanes.c side by side; campaign_run.h says when each).
+ * (for the campaign's drivers: campaign_run.c runs the units one at a time,
+ * campaign_lanes.c side by side; campaign_run.h says when each).
  */
 #ifndef FT_CAMPAIGN_UNIT_H
 #define FT_CAMPAIGN_UNIT_H
 
-#include "search/campaign_run.h"
+#include "search/campaign_types.h"
 
 struct ft_campaign_unit {
 	/* in */
@@ -34,14 +34,5 @@ int ft_campaign_unit_run(const struct ft_campaign_run_opts *o, int u, struct ft_
  * first and count, the tallies; then, when it ran to its end, on_unit. */
 void ft_campaign_unit_file(const struct ft_campaign_run_opts *o, int u, int rc,
 			   const struct ft_campaign_unit *cu, struct ft_campaign_result *r);
-
-/* Units a and b can seed each other under transfer (transfer.h): same head
- * dim, dtype, layout and grouped-query ratio; causal may differ. */
-int ft_campaign_same_group(const struct ft_shape *a, const struct ft_shape *b);
-
-/* The side-by-side driver (campaign_lanes.c): the units in `order` over the
- * single target's GPUs, a lane per GPU. Returns as ft_campaign_run. */
-int ft_campaign_lanes(struct ft_db *db, const struct ft_campaign_run_opts *o, const int *order, double t0_ms,
-		      struct ft_campaign_result *r, struct ft_err *err);
 
 #endif
