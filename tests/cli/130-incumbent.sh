@@ -2,7 +2,7 @@
 # its incumbent (search.h, strategy.h ft_guide_incumbent): a space that cannot beat it stops after its patience.
 # With the fake runner (hashed times, no GPU): the mma space searched after the Hopper one evaluates fewer
 # candidates than searched alone, and its best is no better than the unit's; by default on sm_90 the
-# arch-specific family's space (attention_sm90) is searched first (family.h arch_specific).
+# arch-specific family's space (attention_sm90) is searched first (family.h arch_specific; tests/cli/015 too).
 . "$FT_TEST_LIB"
 A="--arch sm_90 --shape 1x8x512x64 --strategy transfer --runner fake --json --quiet"
 evals() {	# the evaluations of space $1 in the JSON line on stdout
