@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include "base/interrupt.h"
 #include "search/campaign_run.h"
 #include "cmd/cmd.h"
 #include "fake_gpus.h"
@@ -101,10 +104,12 @@ static void test_two_models_kept_apart(void **state)
 }
 
 /* Campaign `shapes` (n units) with transfer over the two fake H200s (fake
- * GPUs 0 and 1), side by side unless one_at_a_time; r is filled. */
-static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, struct ft_campaign *camp,
-			 struct ft_campaign_result *r)
+ * GPUs 0 and 1, fake_gpus.h `mode`), side by side unless one_at_a_time; r is
+ * filled. Returns ft_campaign_run's result. */
+static int run_two_h200_as(const char *mode, const char *const *shapes, int n, int one_at_a_time,
+			   struct ft_campaign *camp, struct ft_campaign_result *r)
 {
+	int rc;
 	const char *src = getenv("FATUNE_SOURCE_DIR");
 	char path[4096];
 	struct ft_gpus g;
@@ -117,7 +122,7 @@ static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, st
 
 	assert_non_null(src);
 	assert_non_null(sp);
-	fake_gpus_use("fast");
+	fake_gpus_use(mode);
 	assert_int_equal(ft_cmd_gpus("search", "0,1", NULL, &g, &err), 0);
 	fake_gpus_use(NULL);
 	assert_int_equal(g.ngroups, 1);
@@ -129,7 +134,7 @@ static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, st
 	ft_campaign_init(camp);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(ft_campaign_add(camp, shapes[i], &proto, &err), 0);
-	snprintf(path, sizeof(path), "%s/lanes-%d-%d.db", tmp, n, one_at_a_time);
+	snprintf(path, sizeof(path), "%s/lanes-%s-%d-%d.db", tmp, mode, n, one_at_a_time);
 	assert_int_equal(ft_db_open(&db, path, 1, &err), 0);
 	o.camp = camp;
 	o.sps = &sp;
@@ -140,11 +145,19 @@ static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, st
 	o.search = (struct ft_search_opts){ .jobs = 2, .strategy = &ft_strategy_transfer,
 					    .seed = 1, .budget_n = -1, .timing = "warm",
 					    .samples = 1, .launches = 1, .timeout_ms = 20000 };
-	if (ft_campaign_run(db, &o, r, &err))
-		fail_msg("campaign: %s", err.msg);
+	rc = ft_campaign_run(db, &o, r, &err);
 	ft_cmd_gpus_stop(&g);
 	ft_db_close(db);
 	free(sp);
+	return rc;
+}
+
+/* run_two_h200_as with fast fake jobs (100 ms), which must succeed */
+static void run_two_h200(const char *const *shapes, int n, int one_at_a_time, struct ft_campaign *camp,
+			 struct ft_campaign_result *r)
+{
+	if (run_two_h200_as("fast", shapes, n, one_at_a_time, camp, r))
+		fail_msg("campaign failed");
 }
 
 /* unit u's one search */
@@ -215,6 +228,41 @@ static void test_lone_unit_takes_every_gpu(void **state)
 	}
 }
 
+static void *interrupt_after_1s(void *arg)
+{
+	(void)arg;
+	fake_sleep_ms(1000);
+	ft_interrupt_raise();
+	return NULL;
+}
+
+/* An interrupt while two units run side by side (fake jobs of 3 s): both
+ * lanes stop after the candidates in flight, no other unit starts, none is
+ * reported as tuned, and the campaign says it was interrupted. */
+static void test_lanes_interrupted(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x128x64", "1x2x64x32", "1x2x128x32" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	pthread_t th;
+	double t0 = ft_now_ms();
+
+	(void)state;
+	ft_interrupt_install(1);
+	assert_int_equal(pthread_create(&th, NULL, interrupt_after_1s, NULL), 0);
+	assert_int_equal(run_two_h200_as("ok", shapes, 4, 0, &camp, &r), -1);
+	pthread_join(th, NULL);
+	ft_interrupt_install(1);	/* clears the flag for the tests after this one */
+	ft_interrupt_install(0);
+	assert_true(r.interrupted);
+	assert_int_equal(r.tuned, 0);
+	assert_true(r.nout <= 2);	/* the two representatives, cut short */
+	if (ft_now_ms() - t0 > 15000)
+		fail_msg("the lanes took %.0f ms to stop", ft_now_ms() - t0);
+	ft_campaign_result_release(&r);
+	ft_campaign_release(&camp);
+}
+
 /* With transfer, one representative per head-dim group first (the middle
  * one by size), then the rest in the campaign's order; without, as given. */
 static void test_transfer_order(void **state)
@@ -255,6 +303,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_transfer_order),
 		cmocka_unit_test(test_units_side_by_side),
 		cmocka_unit_test(test_lone_unit_takes_every_gpu),
+		cmocka_unit_test(test_lanes_interrupted),
 	};
 	char cmd[128];
 
