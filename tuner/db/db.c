@@ -426,7 +426,9 @@ static int prepare_cached(struct ft_db *db, struct ft_err *err)
 			   "preparing the trial lookup", err);
 }
 
-int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err)
+/* ft_db_open, with the file's health check (ft_db_check) or, for another
+ * connection to a file this process has open and checked, without it. */
+static int open_db(struct ft_db **out, const char *path, int create, int check, struct ft_err *err)
 {
 	struct ft_db *db;
 	struct db_state s;
@@ -439,7 +441,7 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 		return ft_error(err, FT_EINPUT, "tuning database path '%.64s...' is longer than %zu bytes: use a shorter one",
 				path, sizeof(db->path) - 1);
 	/* before this connection exists: nothing it does may reach a damaged file */
-	if (ft_db_check(path, err))
+	if (check && ft_db_check(path, err))
 		return -1;
 	db = calloc(1, sizeof(*db));
 	if (!db)
@@ -487,9 +489,15 @@ fail:
 	return -1;
 }
 
+int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *err)
+{
+	return open_db(out, path, create, 1, err);
+}
+
 int ft_db_open_again(const struct ft_db *db, struct ft_db **out, struct ft_err *err)
 {
-	return ft_db_open(out, db->path, 0, err);
+	/* checked when db was opened: a quick_check reads the whole file */
+	return open_db(out, db->path, 0, 0, err);
 }
 
 void ft_db_close(struct ft_db *db)

@@ -63,7 +63,7 @@ int ft_db_open(struct ft_db **out, const char *path, int create, struct ft_err *
 void ft_db_close(struct ft_db *db);
 
 /* Another connection to the file db has open, as ft_db_open(path, 0) would
- * make it: for a thread of its own (a connection serves one thread at a time;
+ * make it but without ft_db_check again: for a thread of its own (a connection serves one thread at a time;
  * SQLite's WAL mode and busy timeout let the connections write in turn). */
 int ft_db_open_again(const struct ft_db *db, struct ft_db **out, struct ft_err *err);
 
