@@ -130,7 +130,6 @@ static void *lane(void *arg)
 		cu.nrunners = k;
 		cu.next = o->no_prefetch ? NULL : ahead_of(l, u);
 		cu.position = l->ended;
-		cu.interrupted = 0;
 		pthread_mutex_unlock(&l->m);
 
 		rc = ft_campaign_unit_run(o, u, &cu, &err);
@@ -174,12 +173,14 @@ int ft_campaign_lanes(struct ft_db *db, const struct ft_campaign_run_opts *o, co
 	/* transfer: a unit waits for the first of its group in the order (its
 	 * representative, ft_campaign_order), which waits for none */
 	for (int u = 0; u < n; u++) {
-		l.rep[u] = -1;
-		for (int i = 0; transfer && i < n && l.rep[u] < 0; i++)
-			if (ft_campaign_same_group(&o->camp->units[u], &o->camp->units[order[i]]))
-				l.rep[u] = order[i] == u ? n : order[i];
-		if (l.rep[u] == n)
-			l.rep[u] = -1;
+		int first = u;
+
+		for (int i = 0; transfer && i < n; i++)
+			if (ft_campaign_same_group(&o->camp->units[u], &o->camp->units[order[i]])) {
+				first = order[i];
+				break;
+			}
+		l.rep[u] = first == u ? -1 : first;
 	}
 	for (int i = 0; i < t->nrunners; i++)
 		l.idle[l.nidle++] = t->runners[t->nrunners - 1 - i];

@@ -21,7 +21,6 @@ static int one_at_a_time(struct ft_db *db, const struct ft_campaign_run_opts *o,
 	for (int i = 0; i < o->camp->nunits && !r->interrupted && !rc; i++) {
 		cu.next = i + 1 < o->camp->nunits ? &o->camp->units[order[i + 1]] : NULL;
 		cu.position = i;
-		cu.interrupted = 0;
 		rc = ft_campaign_unit_run(o, order[i], &cu, err);
 		ft_campaign_unit_file(o, order[i], rc, &cu, r);
 	}

@@ -9,17 +9,18 @@
 #include "base/interrupt.h"
 #include "search/prefetch.h"
 
-/* The search options for target t (and the unit's runner, if any: it
- * evaluates instead of the target's). */
+/* The search options for target t: the unit's runner, if any, evaluates
+ * instead of the target's GPUs, else the GPUs the unit took (cu->runners,
+ * side by side), else every GPU of the target. */
 static void target_opts(const struct ft_campaign_run_opts *o, const struct ft_campaign_target *t,
-			struct ft_runner **unit, struct ft_search_opts *so)
+			struct ft_runner **unit, const struct ft_campaign_unit *cu, struct ft_search_opts *so)
 {
 	*so = o->search;
 	so->arch = t->arch;
 	so->device = *unit ? ft_runner_info(*unit)->device : t->nrunners ? t->device : "";
 	so->driver_version = t->driver_version ? t->driver_version : "";
-	so->runners = *unit ? unit : t->runners;
-	so->nrunners = *unit ? 1 : t->nrunners;
+	so->runners = *unit ? unit : cu->runners ? cu->runners : t->runners;
+	so->nrunners = *unit ? 1 : cu->runners ? cu->nrunners : t->nrunners;
 	so->sm_count = t->sm_count;
 }
 
@@ -93,11 +94,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 	struct ft_search_opts so;
 	double best = 0;	/* the unit's best so far on this target */
 
-	target_opts(o, t, unit, &so);
-	if (cu->runners && !*unit) {
-		so.runners = cu->runners;
-		so.nrunners = cu->nrunners;
-	}
+	target_opts(o, t, unit, cu, &so);
 	so.progress = cu->progress;
 	for (int i = 0; i < o->nsp && !cu->interrupted; i++) {
 		struct ft_campaign_outcome *oc = &cu->out[cu->nout];
@@ -175,7 +172,7 @@ int ft_campaign_unit_run(const struct ft_campaign_run_opts *o, int u, struct ft_
 	ucfg.template_name = o->sps[0]->name;
 	if (o->unit_runner && ft_runner_open(&unit, o->unit_runner, &ucfg, err))
 		return -1;
-	cu->interrupted = cu->interrupted || ft_interrupted();
+	cu->interrupted = ft_interrupted();
 	for (int g = 0; g < o->ntargets && !cu->interrupted && !rc; g++)
 		rc = run_target(o, u, &o->targets[g], &unit, label, &part, parts,
 				g + 1 < o->ntargets ? NULL : cu->next, cu, err);
