@@ -41,7 +41,7 @@ struct ft_search_opts {
 	int fresh;			/* redo trials finished by an earlier run of this search */
 	const char *campaign;		/* recorded with the run, NULL: none */
 	double incumbent_us;		/* transfer: the unit's best so far in another space on
-					 * this GPU model (campaign_run.c), 0: none; this search
+					 * this GPU model (campaign_unit.c), 0: none; this search
 					 * stops once it cannot beat it (ft_guide_incumbent) */
 	struct ft_progress *progress;	/* counts every trial; NULL: none */
 	void (*compiles_done)(void *ctx);	/* pipeline.h's; NULL: none */

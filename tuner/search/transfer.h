@@ -42,7 +42,7 @@
  *
  * A campaign run with transfer tunes one representative of each group (D,
  * dtype, layout, H/H_kv; the middle one by size) first, then the others
- * (campaign_run.c), so every unit but one per group starts seeded. A search
+ * (campaign_order.c), so every unit but one per group starts seeded. A search
  * with no neighbour at all (the first unit of a campaign, or of a dtype) runs
  * as the guided strategy and stops after FT_TRANSFER_PATIENCE_UNSEEDED
  * results without a gain: in suite24's first unit on the H100 (2026-11-27,
