@@ -474,8 +474,6 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 	if (c->unit_runner) {
 		if (!c->o.arch)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
-		if (c->replay_db && list.n > 1)
-			return ft_error(err, FT_EINPUT, "fatune search: --replay replays one space: give --space once");
 		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
 		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
 			return -1;

@@ -39,9 +39,10 @@ struct ft_campaign_run_opts {
 	const struct ft_campaign_target *targets;
 	int ntargets;			/* >= 1 */
 	const char *unit_runner;	/* non-NULL: the runner (runner.h table name) opened
-					 * per unit with unit_cfg, its shape, the first
-					 * target's arch and sps[0]'s name as the template
-					 * (replay: a recording per shape), for every target */
+					 * per search with unit_cfg, the unit's shape, the
+					 * first target's arch and the space's name as the
+					 * template (replay: a recording per shape and
+					 * template), for every target */
 	struct ft_runner_cfg unit_cfg;
 	struct ft_search_opts search;	/* the template of every search: arch, device
 					 * and runners are filled per target */

@@ -87,19 +87,18 @@ static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, c
  * cannot beat it). Returns -1 on a failure beyond the unit (err), with
  * cu->interrupted on an interrupt. */
 static int run_target(const struct ft_campaign_run_opts *o, int u, const struct ft_campaign_target *t,
-		      struct ft_runner **unit, const char *label, int *part, int parts,
-		      const struct ft_shape *next, struct ft_campaign_unit *cu, struct ft_err *err)
+		      const char *label, int *part, int parts, const struct ft_shape *next,
+		      struct ft_campaign_unit *cu, struct ft_err *err)
 {
 	const struct ft_shape *shape = &o->camp->units[u];
 	struct ft_search_opts so;
 	double best = 0;	/* the unit's best so far on this target */
 
-	target_opts(o, t, unit, cu, &so);
-	so.progress = cu->progress;
 	for (int i = 0; i < o->nsp && !cu->interrupted; i++) {
 		struct ft_campaign_outcome *oc = &cu->out[cu->nout];
 		struct ft_prefetch *pf = NULL;
 		struct ft_prefetch_cfg pc;
+		struct ft_runner *unit = NULL;
 		int rc;
 
 		if (ft_interrupted()) {
@@ -107,11 +106,25 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 			cu->interrupted = 1;
 			break;
 		}
-		if (ft_space_unfit(o->sps[i], so.arch, shape, cu->why, sizeof(cu->why))) {
+		if (ft_space_unfit(o->sps[i], t->arch, shape, cu->why, sizeof(cu->why))) {
 			if (o->on_skip)
 				o->on_skip(o->ctx, u, o->sps[i], cu->why);
 			continue;
 		}
+		if (o->unit_runner) {
+			/* a runner of the unit (a replay, the fake one) is opened per
+			 * search: a replay answers from the trials of this space's
+			 * template */
+			struct ft_runner_cfg ucfg = o->unit_cfg;
+
+			ucfg.arch = o->targets[0].arch->name;
+			ucfg.shape = shape;
+			ucfg.template_name = o->sps[i]->name;
+			if (ft_runner_open(&unit, o->unit_runner, &ucfg, err))
+				return -1;
+		}
+		target_opts(o, t, &unit, cu, &so);
+		so.progress = cu->progress;
 		if (so.progress)
 			ft_progress_unit(so.progress, label, cu->position, o->camp->nunits, (*part)++, parts,
 					 ft_space_candidates(o->sps[i], shape, so.arch));
@@ -130,6 +143,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 		oc->started_ms = ft_now_ms() - cu->t0_ms;
 		rc = ft_search_run(cu->db, o->sps[i], shape, &so, &oc->res, err);
 		oc->ended_ms = ft_now_ms() - cu->t0_ms;
+		ft_runner_close(unit);
 		/* the next search starts at once: the prefetch's running compiles
 		 * finish beside it (joined at the campaign's end) */
 		oc->prefetched = ft_prefetch_retire(pf);
@@ -158,8 +172,6 @@ int ft_campaign_unit_run(const struct ft_campaign_run_opts *o, int u, struct ft_
 			 struct ft_err *err)
 {
 	const struct ft_campaign *c = o->camp;
-	struct ft_runner *unit = NULL;
-	struct ft_runner_cfg ucfg = o->unit_cfg;
 	char label[128] = "";
 	int rc = 0, part = 0, parts = count_parts(o, u);
 
@@ -167,16 +179,10 @@ int ft_campaign_unit_run(const struct ft_campaign_run_opts *o, int u, struct ft_
 	cu->why[0] = '\0';
 	if (c->nunits > 1)
 		ft_campaign_label(c, u, label, sizeof(label));
-	ucfg.arch = o->targets[0].arch->name;
-	ucfg.shape = &c->units[u];
-	ucfg.template_name = o->sps[0]->name;
-	if (o->unit_runner && ft_runner_open(&unit, o->unit_runner, &ucfg, err))
-		return -1;
 	cu->interrupted = ft_interrupted();
 	for (int g = 0; g < o->ntargets && !cu->interrupted && !rc; g++)
-		rc = run_target(o, u, &o->targets[g], &unit, label, &part, parts,
+		rc = run_target(o, u, &o->targets[g], label, &part, parts,
 				g + 1 < o->ntargets ? NULL : cu->next, cu, err);
-	ft_runner_close(unit);
 	/* a retired prefetch's compiles that finished beside the unit's next
 	 * search (which waited for them) are this unit's too */
 	for (int i = 0; i < cu->nout; i++) {
