@@ -525,8 +525,8 @@ static void test_guide_incumbent(void **state)
 
 		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
 		ft_guide_patience(g, 3, 0.01);
-		ft_guide_incumbent(g, 8.0);
-		ft_guide_incumbent(g, 0);		/* none: no change */
+		ft_guide_incumbent(g, 8.0, 0);
+		ft_guide_incumbent(g, 0, 0);		/* none: no change */
 		assert_int_equal(k = ft_guide_next(g), 5);
 		observe_ok(g, &ts[k], 10.0);
 		assert_true((k = ft_guide_next(g)) >= 0);
@@ -543,6 +543,41 @@ static void test_guide_incumbent(void **state)
 			}
 			assert_int_equal(ft_guide_next(g), -1);
 		}
+		ft_guide_free(g);
+	}
+}
+
+/* Behind the incumbent, a shorter patience: with patience 5 and 2 behind it,
+ * a search that has not beaten the incumbent by more than the gain stops
+ * after 2 results (its own gains do not count); one that beats it goes on
+ * with the usual 5 after that gain. */
+static void test_guide_behind(void **state)
+{
+	enum { N = 20 };
+	struct ft_space *sp = new_space();
+	struct ft_trial *ts = make_many(N);
+	struct ft_trial *p[N];
+	long long k;
+
+	(void)state;
+	pointers(ts, N, p);
+	for (int beat = 0; beat < 2; beat++) {
+		struct ft_guide *g = ft_guide_new(sp, p, N, 1);
+		int after = 0;
+
+		ft_guide_patience(g, 5, 0.01);
+		ft_guide_incumbent(g, 8.0, 2);
+		assert_true((k = ft_guide_next(g)) >= 0);
+		observe_ok(g, &ts[k], 12.0);
+		assert_true((k = ft_guide_next(g)) >= 0);
+		observe_ok(g, &ts[k], beat ? 7.0 : 9.0);	/* 9.0: its own gain, still behind */
+		while ((k = ft_guide_next(g)) >= 0) {
+			observe_ok(g, &ts[k], 11.0);
+			after++;
+		}
+		/* behind: stopped at 2 results; ahead: 5 more after its gain */
+		assert_int_equal(after, beat ? 5 : 0);
+		assert_true(ft_guide_stopped(g));
 		ft_guide_free(g);
 	}
 }
@@ -621,6 +656,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_guide_seed_nearest, release_owned),
 		cmocka_unit_test_teardown(test_guide_patience, release_owned),
 		cmocka_unit_test_teardown(test_guide_incumbent, release_owned),
+		cmocka_unit_test_teardown(test_guide_behind, release_owned),
 		cmocka_unit_test_teardown(test_guide_lean, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};

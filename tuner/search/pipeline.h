@@ -58,6 +58,8 @@ struct ft_pipeline_cfg {
 	double incumbent_us;		/* transfer: the unit's best in an earlier space on
 					 * this GPU model, 0: none; the early stop counts
 					 * gains against it (ft_guide_incumbent) */
+	int patience_behind;		/* transfer: the patience while behind the
+					 * incumbent (0: the usual one) */
 	int seed_lean;			/* transfer: before any ok result, the candidates
 					 * nearest the first seed follow the seeds
 					 * (ft_guide_lean; a prefetch, which times nothing) */

@@ -296,6 +296,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.patience_unseeded = FT_TRANSFER_PATIENCE_UNSEEDED;
 	cfg.gain = FT_TRANSFER_GAIN;
 	cfg.incumbent_us = o->incumbent_us;
+	cfg.patience_behind = FT_TRANSFER_PATIENCE_BEHIND;
 	if (seeds.n && seeds.distance[0] >= FT_TRANSFER_FAR) {
 		/* every seed is far (transfer.h): a weak start, searched as long as
 		 * one with no seed */

@@ -186,6 +186,8 @@ struct ft_guide {
 	long long observed;	/* results told so far */
 	long long last_gain;	/* `observed` when the best last improved by > gain */
 	double gain_ref_us;	/* the best then */
+	double incumbent_us;	/* ft_guide_incumbent (NAN: none) */
+	int patience_behind;	/* the early stop while behind it (0: `patience`) */
 };
 
 static int value_index(const struct ft_param *p, long long v)
@@ -209,6 +211,7 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	g->nparams = sp->nparams;
 	g->best_us = NAN;
 	g->gain_ref_us = NAN;
+	g->incumbent_us = NAN;
 	g->nexplore = GUIDE_EXPLORE;
 	g->idx = malloc((n ? n : 1) * sp->nparams);
 	g->taken = calloc(n ? n : 1, 1);
@@ -390,10 +393,25 @@ int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *co
 	return g->nseeds;
 }
 
+/* Behind the incumbent: one was given and this search's best has not beaten
+ * it by more than the gain (its gains so far, if any, were its own). */
+static int behind(const struct ft_guide *g)
+{
+	return !isnan(g->incumbent_us) &&
+	       !(g->best_us < g->incumbent_us * (1 - g->gain));
+}
+
 int ft_guide_stopped(const struct ft_guide *g)
 {
-	return g && g->patience > 0 && g->seeded == g->nseeds && g->observed >= g->nseeds &&
-	       g->observed - g->last_gain >= g->patience;
+	int patience;
+
+	if (!g || g->patience <= 0)
+		return 0;
+	patience = g->patience_behind > 0 && behind(g) && g->patience_behind < g->patience
+			   ? g->patience_behind
+			   : g->patience;
+	return g->seeded == g->nseeds && g->observed >= g->nseeds &&
+	       g->observed - g->last_gain >= patience;
 }
 
 void ft_guide_lean(struct ft_guide *g)
@@ -407,10 +425,13 @@ void ft_guide_patience(struct ft_guide *g, int patience, double gain)
 	g->gain = gain;
 }
 
-void ft_guide_incumbent(struct ft_guide *g, double us)
+void ft_guide_incumbent(struct ft_guide *g, double us, int patience_behind)
 {
-	if (us > 0)
+	if (us > 0) {
 		g->gain_ref_us = us;
+		g->incumbent_us = us;
+		g->patience_behind = patience_behind;
+	}
 }
 
 void ft_guide_free(struct ft_guide *g)

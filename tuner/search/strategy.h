@@ -141,9 +141,11 @@ void ft_guide_patience(struct ft_guide *g, int patience, double gain);
  * searched before this one on the same GPU model): the early stop then counts
  * a result as a gain only when it is more than `gain` faster than the faster
  * of us and this search's own best, so a space that cannot beat the unit's
- * best stops after `patience` results. Without it, a search's first result
- * is its first gain. */
-void ft_guide_incumbent(struct ft_guide *g, double us);
+ * best stops; while its best has not beaten us by more than `gain`, after
+ * `patience_behind` results without a gain (when > 0 and shorter than
+ * ft_guide_patience's), once it has, after the usual patience. Without it, a
+ * search's first result is its first gain. us <= 0: no change. */
+void ft_guide_incumbent(struct ft_guide *g, double us, int patience_behind);
 
 /* 1 once the early stop above has fired (not when the candidates ran out):
  * the pipeline then drops what it sent that has not reached the GPU yet. */

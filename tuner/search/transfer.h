@@ -88,6 +88,17 @@
  * candidates (0.75 of them), and is 24 above. With racing a candidate the
  * search did not need costs a quick pass (a few ms), not a full timing.
  */
+/*
+ * Behind the incumbent (FT_TRANSFER_PATIENCE_BEHIND): a later space of a unit
+ * (search.h incumbent_us; on sm_90 the mma space after the Hopper one) whose
+ * best has not beaten the unit's best stops after 12 results without doing
+ * so, whatever its seeds; once it beats it, the usual patience applies.
+ * Replayed over the recorded H100 campaign with both spaces in campaign
+ * order (tests/cli/131-replay-spaces.sh; 2026-11-30): the mma space spent
+ * 181 evaluations instead of 595 (6: 109, 8: 133, 16: 234, 24: 344), every
+ * unit still at the recording's optimum over both spaces; the mma space won
+ * no unit there, nor in any exhaustive suite24 pass on an H200.
+ */
 #ifndef FT_TRANSFER_H
 #define FT_TRANSFER_H
 
@@ -99,6 +110,7 @@
 #define FT_TRANSFER_PATIENCE_FRAC 0.75
 #define FT_TRANSFER_PATIENCE_MIN 12
 #define FT_TRANSFER_PATIENCE_UNSEEDED 64
+#define FT_TRANSFER_PATIENCE_BEHIND 12
 #define FT_TRANSFER_FAR 3.0
 #define FT_TRANSFER_HEADDIM_COST 3.0
 #define FT_TRANSFER_DEVICE_COST 0.5

@@ -1,0 +1,32 @@
+# 131-replay-spaces: a replay answers each space from its own template's trials, so a campaign replays
+# both default spaces of sm_90 (the recorded H100 campaign, no GPU). The later (mma) space searches behind
+# the unit's best from the Hopper space (the incumbent): while behind it, it stops after
+# FT_TRANSFER_PATIENCE_BEHIND (12) results without beating it (transfer.h), and every unit still ends at the
+# recording's optimum over both spaces.
+. "$FT_TEST_LIB"
+REC="$T/rec.db"
+sql_load "$REC" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
+run search --replay "$REC" --arch sm_90 --campaign "$FATUNE_SOURCE_DIR/bench/campaigns/hopper.yaml" \
+	--strategy transfer --space "$SPACES/attention_sm90.yaml" --space "$SPACES/attention.yaml" \
+	--db "$T/o.db" --quiet --json
+expect_rc 0
+python3 - "$T/out" "$REC" <<'PY' || fail "the replay of both spaces: see above"
+import json, sqlite3, sys
+rec = sqlite3.connect(sys.argv[2])
+units = [json.loads(l) for l in open(sys.argv[1]) if '"spaces"' in l]
+assert len(units) == 12, len(units)
+for u in units:
+    sp = {s["space"]: s for s in u["spaces"]}
+    assert set(sp) == {"attention_sm90", "attention"}, list(sp)
+    b, h, s, d = (int(x) for x in u["shape"].split("x"))
+    opt = rec.execute("""SELECT min(t.t_median_us) FROM trials t JOIN runs r ON r.id = t.run_id
+                         WHERE t.status = 'ok' AND r.b = ? AND r.h = ? AND r.s = ? AND r.d = ? AND r.causal = ?""",
+                      (b, h, s, d, u["causal"])).fetchone()[0]
+    assert abs(u["best"]["t_median_us"] - opt) < 1e-6 * opt, (u["shape"], u["causal"], u["best"], opt)
+    mma = sp["attention"]
+    n = sum(v for k, v in mma["status"].items() if not k.startswith("rejected"))
+    # behind the Hopper space's best all along here: the seeds (at most 4) then 12 results, or the
+    # 8 random picks of an unseeded search then 4 more
+    assert mma["best"]["t_median_us"] > u["best"]["t_median_us"], (u["shape"], mma["best"])
+    assert n <= 16, (u["shape"], u["causal"], n)
+PY
