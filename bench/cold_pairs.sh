@@ -5,8 +5,10 @@
 #
 #   bench/cold_pairs.sh OUTDIR [DEVICE-SET ...]     default: 0 0,1 0 0,1 (after one warm-up pass)
 #
-# A set may end in :off for `--parallel-units off` (one unit at a time on every GPU, as before
-# 2026-11-29): 0,1:off 0,1 0,1:off 0,1 compares the two on two GPUs.
+# A set may carry options after colons: :off for `--parallel-units off` (one unit at a time on every
+# GPU, as before 2026-11-29), :jN for `--jobs N` (compile threads per search), :old for the binary
+# $OLD_FATUNE instead of build/fatune (another commit, built beside this one): 0,1:off 0,1 0,1:off 0,1
+# compares the first two on two GPUs, 0,1 0,1:old 0,1 0,1:old two builds.
 #
 # Each pass: an empty CUBIN cache and a fresh database, `fatune search --campaign
 # bench/campaigns/suite24.yaml --strategy transfer --devices SET --json`; the summary (wall,
@@ -21,12 +23,21 @@ sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=(0 0,1 0 0,1)
 mkdir -p "$out"
 export FATUNE_CACHE_DIR=${FATUNE_CACHE_DIR:-$PWD/build/cache}
-pass() {	# $1 name, $2 device set[:off]
-	local units=on
-	[[ $2 == *:off ]] && units=off
+pass() {	# $1 name, $2 device set[:off][:jN][:old]
+	local units=on bin=build/fatune devs=${2%%:*} opt jobs=()
+	IFS=: read -ra opts <<<"${2#"$devs"}"
+	for opt in "${opts[@]}"; do
+		case $opt in
+		off) units=off ;;
+		j[0-9]*) jobs=(--jobs "${opt#j}") ;;
+		old) bin=${OLD_FATUNE:?:old needs OLD_FATUNE} ;;
+		'') ;;
+		*) echo "cold_pairs.sh: unknown option '$opt' in '$2'" >&2; exit 2 ;;
+		esac
+	done
 	rm -rf "$FATUNE_CACHE_DIR" /tmp/fatune-cold-"$1".db*
-	/usr/bin/time -f "%e" -o "$out/cold-$1.time" build/fatune search --campaign bench/campaigns/suite24.yaml \
-		--devices "${2%:off}" --parallel-units $units --strategy transfer --db /tmp/fatune-cold-"$1".db --json --quiet \
+	/usr/bin/time -f "%e" -o "$out/cold-$1.time" "$bin" search --campaign bench/campaigns/suite24.yaml \
+		--devices "$devs" --parallel-units $units "${jobs[@]}" --strategy transfer --db /tmp/fatune-cold-"$1".db --json --quiet \
 		>"$out/cold-$1.json" 2>"$out/cold-$1.err"
 	python3 - "$out/cold-$1.json" "$1" "$2" "$(cat "$out/cold-$1.time")" <<'PY' | tee -a "$out/cold-pairs.txt"
 import json, sys
