@@ -185,8 +185,10 @@ static void test_units_side_by_side(void **state)
 	for (int i = 0; i < 2; i++) {
 		const struct ft_campaign_outcome *a = unit_out(&r, order[i]), *b = unit_out(&r, order[1 - i]);
 
-		/* representatives: a GPU each, at the same time, on different GPUs */
+		/* representatives: a GPU each, at the same time, on different GPUs,
+		 * and half the compile threads each (2 given: 1) */
 		assert_int_equal(a->gpus, 1);
+		assert_int_equal(a->jobs, 1);
 		if (!(a->started_ms < b->ended_ms))
 			fail_msg("representative %d started at %.0f ms, after the other ended (%.0f ms)",
 				 order[i], a->started_ms, b->ended_ms);
@@ -220,6 +222,7 @@ static void test_lone_unit_takes_every_gpu(void **state)
 		assert_int_equal(r.tuned, 2);
 		ft_campaign_order(&camp, 1, order);
 		assert_int_equal(unit_out(&r, order[0])->gpus, 2);
+		assert_int_equal(unit_out(&r, order[0])->jobs, 2);	/* every GPU: every thread */
 		assert_true(unit_out(&r, order[1])->started_ms >= unit_out(&r, order[0])->ended_ms);
 		if (off)
 			assert_int_equal(unit_out(&r, order[1])->gpus, 2);

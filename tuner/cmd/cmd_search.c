@@ -134,8 +134,9 @@ static void print_spaces_json(const struct ft_campaign_outcome *out, int n)
 		ft_json_string(stdout, out[i].sp->name);
 		printf(",\"family\":\"%s\",\"device\":", out[i].sp->family->name);
 		ft_json_string(stdout, out[i].device);
-		printf(",\"candidates\":%lld,\"gpus\":%d,\"started_s\":%.3f,\"ended_s\":%.3f,",
-		       out[i].res.st.enumerated, out[i].gpus, out[i].started_ms / 1e3, out[i].ended_ms / 1e3);
+		printf(",\"candidates\":%lld,\"gpus\":%d,\"jobs\":%d,\"started_s\":%.3f,\"ended_s\":%.3f,",
+		       out[i].res.st.enumerated, out[i].gpus, out[i].jobs, out[i].started_ms / 1e3,
+		       out[i].ended_ms / 1e3);
 		if (out[i].res.nseeds)
 			printf("\"seeds\":%d,\"seeds_other_gpu\":%d,", out[i].res.nseeds,
 			       out[i].res.nseeds_other);
@@ -681,7 +682,7 @@ int cmd_search(int argc, char **argv)
 		FT_DB_OPTION(&c.o),
 		FT_OPT_STR_("devices", 0, &c.devices, "all|N,N,...",
 			    "GPUs to time on (default: $FATUNE_DEVICE or 0)"),
-		FT_OPT_INT_("jobs", 'j', &c.jobs, "N", "compile threads (default: all cores)", 1, 256),
+		FT_OPT_INT_("jobs", 'j', &c.jobs, "N", "compile threads (default: all cores; units side by side share them by their GPUs)", 1, 256),
 		FT_OPT_STR_("strategy", 0, &c.strategy, "NAME",
 			    "exhaustive (default), random, model, guided or transfer"),
 		FT_OPT_STR_("budget", 0, &c.budget, "N|Ns", "stop after N candidates or N seconds"),

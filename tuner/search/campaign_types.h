@@ -30,6 +30,7 @@ struct ft_campaign_outcome {
 	const struct ft_prefetch *pf;	/* that prefetch until the unit's end (not owned) */
 	double started_ms, ended_ms;	/* the search's start and end, since the campaign's */
 	int gpus;			/* GPUs (runners) it ran on, 0: none */
+	int jobs;			/* its compile threads (search.h jobs) */
 };
 
 struct ft_campaign_run_opts {

@@ -11,7 +11,10 @@
 
 /* The search options for target t: the unit's runner, if any, evaluates
  * instead of the target's GPUs, else the GPUs the unit took (cu->runners,
- * side by side), else every GPU of the target. */
+ * side by side), else every GPU of the target. A unit side by side with
+ * others gets the compile threads in proportion to its GPUs (at least one):
+ * two lanes of all the cores each made every compile 1.4x slower on two
+ * H200s and the cold suite24 slower (docs/timing.md). */
 static void target_opts(const struct ft_campaign_run_opts *o, const struct ft_campaign_target *t,
 			struct ft_runner **unit, const struct ft_campaign_unit *cu, struct ft_search_opts *so)
 {
@@ -22,6 +25,10 @@ static void target_opts(const struct ft_campaign_run_opts *o, const struct ft_ca
 	so->runners = *unit ? unit : cu->runners ? cu->runners : t->runners;
 	so->nrunners = *unit ? 1 : cu->runners ? cu->nrunners : t->nrunners;
 	so->sm_count = t->sm_count;
+	if (!*unit && cu->runners && t->nrunners > 0) {
+		so->jobs = so->jobs * cu->nrunners / t->nrunners;
+		so->jobs = so->jobs < 1 ? 1 : so->jobs;
+	}
 }
 
 /* The searches unit u will run: the spaces that fit, on every target. */
@@ -132,6 +139,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
 		oc->gpus = so.nrunners;
+		oc->jobs = so.jobs;
 		so.compiles_done = NULL;
 		so.compiles_ctx = NULL;
 		if (next_search(cu->db, o, &so, t, shape, i, next, &pc) && (pf = ft_prefetch_new())) {
