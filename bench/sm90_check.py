@@ -185,11 +185,12 @@ def sass_counts(cubin_path, kernel):
             ("HGMMA", "HMMA", "UTMALDG", "LDL", "STL", "MUFU", "SYNCS", "STG", "WARPGROUP")}
 
 
-def space_compile_configs(space, d, causal):
-    """Distinct compile-time configs of the space for head dim d (the candidates
-    of a long, wide shape: smaller ones only prune more)."""
+def space_compile_configs(space, d, causal, bhs=(8, 16, 8192)):
+    """Distinct compile-time configs of the space for head dim d (by default the
+    candidates of a long, wide shape: smaller ones only prune more, except what
+    the space keeps for small grids, KV_WARPGROUPS 2: --config-shape 1x8x512)."""
     seen = []
-    for values, g in space.candidates((8, 16, 8192, d), causal, "sm_90"):
+    for values, g in space.candidates((*bhs, d), causal, "sm_90"):
         cv = {k: values[k] for k in space.compile_params()}
         if cv not in seen:
             seen.append(cv)
@@ -205,7 +206,7 @@ def cmd_build(args):
     for d in args.dims:
         for causal in args.causal:
             for dtype in args.dtype:
-                for cv in space_compile_configs(space, d, causal):
+                for cv in space_compile_configs(space, d, causal, args.config_shape):
                     if args.where and not space.eval(args.where, dict(cv, D=d, CAUSAL=causal)):
                         continue
                     g = space.geometry((1, 1, 8192, d), causal, "sm_90", dict(cv, NUM_SPLITS=1))
@@ -1006,6 +1007,8 @@ def main():
     p.add_argument("--where", help="only configs where this space expression holds")
     p.add_argument("--define", action="append", help="extra -D NAME=VALUE (e.g. FT_MBAR_SPIN_LIMIT=16777216)")
     p.add_argument("--no-sass", action="store_true")
+    p.add_argument("--config-shape", type=lambda t: tuple(int(x) for x in t.split("x")), default=(8, 16, 8192),
+                   help="BxHxS whose candidates are built (default 8x16x8192; 1x8x512 for small grids' configs)")
     for name in ("unit", "check", "time", "prof", "stress"):
         p = sub.add_parser(name)
         p.add_argument("--space", default=SPACE)

@@ -60,7 +60,10 @@
  * fit in L2, for persistent and non-persistent grids alike), MASK_PEEL (0, the
  * default: each KV tile tests whether it needs the mask; 1: the loop peeled
  * into the tiles before the warpgroup's diagonal, never masked, and those from
- * it on, always masked), FATUNE_SMEM_BYTES (static_assert'ed below).
+ * it on, always masked), KV_WARPGROUPS (1, the default: each consumer owns
+ * 64 rows; 2: the two consumers share one block's 64 rows, split its KV tiles
+ * every other one and merge at the end), FATUNE_SMEM_BYTES (static_assert'ed
+ * below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
 #include "fatune_abi.h"
@@ -117,6 +120,13 @@
 #ifndef EARLY_LOADS
 #define EARLY_LOADS (IS_CAUSAL ? 0 : 1)
 #endif
+/* small grids (issue 17): 2 has the two consumer warpgroups share one 64-row
+ * block and split its KV tiles (consumer c takes tiles c, c + 2, ...), then
+ * merge their softmax states through shared memory; 1 (the default): each
+ * consumer owns 64 rows of its own and reads every tile. */
+#ifndef KV_WARPGROUPS
+#define KV_WARPGROUPS 1
+#endif
 
 namespace {
 
@@ -139,6 +149,9 @@ constexpr bool QREG = Q_IN_REGS != 0;
 constexpr bool V_LAG = INTRA_WG_OVERLAP == 2;
 /* Q and K_0 issued in the prologue (non-persistent grids only) */
 constexpr bool EARLY = EARLY_LOADS != 0 && !PERSIST;
+/* consumer warpgroups that share one 64-row block's keys, and the row groups */
+constexpr int KVWG = KV_WARPGROUPS;
+constexpr int RWG = NCWG / KVWG;
 constexpr int NT = 128 * (1 + NCWG);	/* threads: the producer warpgroup + the consumers */
 /* One consumer warpgroup leaves registers for two blocks per SM (the two
  * blocks' softmax and GEMMs then overlap, and short sequences fill more SMs). */
@@ -160,12 +173,19 @@ constexpr int KV_TILE_BYTES = BN * D * 2;
 constexpr int NBAR = 2 + 4 * ST;		/* q_full, q_empty, full_k, full_v, empty_k, empty_v */
 constexpr int SMEM_BYTES = Q_BYTES + 2 * ST * KV_TILE_BYTES + 8 * NBAR;
 
-/* named barrier ids (0 is __syncthreads): the ping-pong turn of consumer w */
+/* named barrier ids (0 is __syncthreads): the ping-pong turn of consumer w,
+ * and the merge of KV_WARPGROUPS 2 */
 constexpr unsigned PP_BAR0 = 1;
+constexpr unsigned MERGE_BAR = 3;
 
 static_assert(D == 64 || D == 128 || D == 256, "HEAD_DIM must be 64, 128 or 256");
 static_assert(NCWG >= 1 && NCWG <= 3, "1 to 3 consumer warpgroups");
-static_assert(BM == 64 * NCWG, "BLOCK_M must be 64 * NUM_CONSUMER_WG (each consumer warpgroup owns 64 rows)");
+static_assert(BM == 64 * RWG, "BLOCK_M must be 64 * NUM_CONSUMER_WG / KV_WARPGROUPS (each row group owns 64 rows)");
+/* KV_WARPGROUPS 2: consumer c waits for tile j on stage j % ST, whose last
+ * tile j - ST must have been its own (a barrier's parity tells only one phase
+ * from the next), so ST is even; one block per tile, no ping-pong turns */
+static_assert(KVWG == 1 || (KVWG == 2 && NCWG == 2 && ST % 2 == 0 && !PP && PERSISTENT == 0 && MASK_PEEL == 0),
+	      "KV_WARPGROUPS 2 needs two consumers, an even KV_STAGES, PINGPONG 0, PERSISTENT 0 and MASK_PEEL 0");
 static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "BLOCK_N must be a multiple of 16 in 64..256");
 static_assert(ST >= 2 && ST <= 4, "KV_STAGES must be 2..4");
 static_assert(!PP || NCWG == 2, "PINGPONG needs exactly two consumer warpgroups");
@@ -180,6 +200,8 @@ static_assert(INTRA_WG_OVERLAP == 1 || INTRA_WG_OVERLAP == 2,
 static_assert(TILE_ORDER == 0 || (TILE_ORDER == 1 && IS_CAUSAL),
 	      "TILE_ORDER must be 0, or 1 with IS_CAUSAL (non-causal tiles weigh the same)");
 static_assert(MASK_PEEL == 0 || MASK_PEEL == 1, "MASK_PEEL must be 0 or 1");
+static_assert(KVWG == 1 || (D / 2 + 4) * 128 * 4 <= 2 * ST * KV_TILE_BYTES,
+	      "the merge's state does not fit the K/V ring");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -310,7 +332,7 @@ static __device__ __forceinline__ void produce_q(const fatune_attn_params &p, co
 		ft_mbar_wait(sm.q_empty(), ((unsigned)nq & 1u) ^ 1u);
 	ft_mbar_arrive_tx(sm.q_full(), Q_BYTES);
 #pragma unroll
-	for (int c = 0; c < NCWG; c++)
+	for (int c = 0; c < RWG; c++)
 #pragma unroll
 		for (int b = 0; b < DBOX; b++)
 			ft_tma_load_4d(sm.q + c * Q_WG_BYTES + b * Q_BOX_BYTES, &p.tma_q, sm.q_full(), 64 * b,
@@ -512,16 +534,26 @@ static __device__ __forceinline__ unsigned q_chunk(int r, int ch)
 }
 
 /* One work tile of consumer warpgroup cw. kv is the block's running count of
- * KV tiles (ring stage and phase), nq its count of Q loads (q_full parity). */
+ * KV tiles (ring stage and phase), nq its count of Q loads (q_full parity).
+ * With KV_WARPGROUPS 2 both consumers own the block's 64 rows, consumer cw
+ * takes KV tiles cw, cw + 2, ..., and consumer 1 hands its state (O, the row
+ * max and sums) to consumer 0 through the freed K/V ring; consumer 0 merges
+ * the two and stores. */
 static __device__ __forceinline__ void consume(const fatune_attn_params &p, const smem_map &sm,
 					       const block_work &w, int cw, unsigned char *smem, int kv, int nq)
 {
 	const int tid = threadIdx.x % 128;
 	const int warp = tid / 32, lane = tid % 32;
 	const int g = lane / 4, t = lane % 4;
-	const unsigned q_wg = sm.q + cw * Q_WG_BYTES;
-	const int row = w.m0 + 64 * cw + 16 * warp + g;	/* this thread's rows: row, row + 8 */
-	const int m0w = w.m0 + 64 * cw;			/* the warpgroup's first row */
+	const int rw = KVWG == 2 ? 0 : cw;		/* the warpgroup's row group */
+	/* its KV tiles: kw, kw + KVWG, ... Read through a shuffle: ptxas then
+	 * knows it is the same in the whole warp; taken from cw as it is, the
+	 * causal loop's wgmma were serialized (C7520, "WG.AR in divergent path") */
+	const int kw = KVWG == 2 ? __shfl_sync(0xffffffffu, cw, 0) : 0;
+	const int nmine = w.n > kw ? (w.n - kw + KVWG - 1) / KVWG : 0;
+	const unsigned q_wg = sm.q + rw * Q_WG_BYTES;
+	const int row = w.m0 + 64 * rw + 16 * warp + g;	/* this thread's rows: row, row + 8 */
+	const int m0w = w.m0 + 64 * rw;			/* the warpgroup's first row */
 	const float sl2 = p.scale_log2;
 	const int s_kv = p.s_kv;
 
@@ -535,7 +567,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 	for (int i = 0; i < D / 2; i++)
 		o[i] = 0.f;
 
-	if (w.n > 0) {
+	if (nmine > 0) {
 		/* key limits of the two rows, relative to key 2t of a tile */
 		int lim_abs[2];
 #pragma unroll
@@ -550,11 +582,11 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			load_q_frags(qa, q_wg, warp, lane);
 
 		{	/* the overlapped loop (INTRA_WG_OVERLAP 1 or 2) */
-			/* tile 0: S_0 alone */
+			/* tile 0 (the warpgroup's first): S_0 alone */
 			{
-				const int st = kv % ST;
-				const unsigned ph = (unsigned)(kv / ST) & 1u;
-				const int n0 = w.t_begin * BN;
+				const int st = (kv + kw) % ST;
+				const unsigned ph = (unsigned)((kv + kw) / ST) & 1u;
+				const int n0 = (w.t_begin + kw) * BN;
 				const bool need_mask = n0 + BN > s_kv || (IS_CAUSAL && n0 + BN > m0w + 1 + p.causal_offset);
 				const int lim[2] = { lim_abs[0] - n0 - 2 * t, lim_abs[1] - n0 - 2 * t };
 				float alpha[2];
@@ -597,14 +629,17 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			 * pass is a loop of its own with the mask decided at compile time
 			 * (lim_wg < 0 truncates towards 0: jm stays >= 1). */
 			const int lim_wg = IS_CAUSAL ? min(s_kv, m0w + 1 + p.causal_offset) : s_kv;
-			const int jm = MASK_PEEL ? max(1, min(w.n, lim_wg / BN - w.t_begin)) : w.n;
+			const int jm = MASK_PEEL ? max(1, min(nmine, lim_wg / BN - w.t_begin)) : nmine;
 #pragma unroll
 			for (int pass = 0; pass < (MASK_PEEL ? 2 : 1); pass++) {
-				const int j_end = MASK_PEEL && pass == 0 ? jm : w.n;
+				const int i_end = MASK_PEEL && pass == 0 ? jm : nmine;
 
-				for (int j = pass == 0 ? 1 : jm; j < j_end; j++) {
-					const int st = (kv + j) % ST, pst = (kv + j - 1) % ST;
-					const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + j - 1) / ST) & 1u;
+				/* i counts the warpgroup's tiles, j is the block's (the same
+				 * unless KV_WARPGROUPS 2), pj the warpgroup's previous */
+				for (int i = pass == 0 ? 1 : jm; i < i_end; i++) {
+					const int j = kw + KVWG * i, pj = j - KVWG;
+					const int st = (kv + j) % ST, pst = (kv + pj) % ST;
+					const unsigned ph = (unsigned)((kv + j) / ST) & 1u, pph = (unsigned)((kv + pj) / ST) & 1u;
 					const int n0 = (w.t_begin + j) * BN;
 					/* MASK_PEEL: pass 0 never masks, pass 1 always does */
 					const bool need_mask = MASK_PEEL ? pass == 1
@@ -646,8 +681,9 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 			}
 			/* the last tile's P V */
 			{
-				const int pst = (kv + w.n - 1) % ST;
-				const unsigned pph = (unsigned)((kv + w.n - 1) / ST) & 1u;
+				const int jl = kw + KVWG * (nmine - 1);
+				const int pst = (kv + jl) % ST;
+				const unsigned pph = (unsigned)((kv + jl) / ST) & 1u;
 
 				ft_mbar_wait(sm.full_v(pst), pph);
 				if (PP)
@@ -665,6 +701,46 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 					ft_mbar_arrive(sm.empty_v(pst));
 			}
 		}
+	}
+
+	if (KVWG == 2) {
+		/* the merge: both consumers are past their loops (every tile of the
+		 * block waited for, every wgmma complete), so the K/V ring is free;
+		 * consumer 1 stores its state there, one float per thread per row
+		 * (conflict-free), consumer 0 reads the same thread's values: both
+		 * hold the same rows and columns in the same accumulator slots */
+		float *xb = reinterpret_cast<float *>(smem + (sm.k - sm.q));
+
+		ft_fence_proxy_async();
+		ft_bar_sync(MERGE_BAR, 256);
+		if (cw == 1) {
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				xb[i * 128 + tid] = o[i];
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				xb[(D / 2 + r) * 128 + tid] = m[r];
+				xb[(D / 2 + 2 + r) * 128 + tid] = l[r];
+			}
+		}
+		ft_bar_sync(MERGE_BAR, 256);
+		if (cw == 1)
+			return;
+		float a0[2], a1[2];
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const float m1 = xb[(D / 2 + r) * 128 + tid], l1 = xb[(D / 2 + 2 + r) * 128 + tid];
+			const float mn = fmaxf(m[r], m1);
+			const float ms = (mn == ft_neg_inf() ? 0.f : mn) * sl2;	/* no key in either: 0, not NaN */
+
+			a0[r] = ft_exp2(m[r] * sl2 - ms);
+			a1[r] = ft_exp2(m1 * sl2 - ms);
+			l[r] = l[r] * a0[r] + l1 * a1[r];
+			m[r] = mn;
+		}
+#pragma unroll
+		for (int i = 0; i < D / 2; i++)
+			o[i] = o[i] * a0[(i >> 1) & 1] + xb[i * 128 + tid] * a1[(i >> 1) & 1];
 	}
 
 	/* epilogue: full row sums; a row that saw no key has l = 0 and O = 0 */
@@ -767,8 +843,9 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		for (int s = 0; s < ST; s++) {
 			ft_mbar_init(sm.full_k(s), 1);
 			ft_mbar_init(sm.full_v(s), 1);
-			ft_mbar_init(sm.empty_k(s), 4 * NCWG);	/* one arrival per consumer warp */
-			ft_mbar_init(sm.empty_v(s), 4 * NCWG);
+			/* one arrival per warp of the consumers that read the tile */
+			ft_mbar_init(sm.empty_k(s), 4 * RWG);
+			ft_mbar_init(sm.empty_v(s), 4 * RWG);
 		}
 		ft_mbar_init_fence();
 		if (EARLY) {

@@ -42,7 +42,7 @@ for c in "${hop[@]}"; do
 	[[ "$args" == *--causal* && "$cfg" == *PERSISTENT=1* ]] && to=1
 	for ov in 1 2; do
 		for pdl in $pdls; do
-			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl,TILE_ORDER=$to,MASK_PEEL=0"
+			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl,TILE_ORDER=$to,MASK_PEEL=0,KV_WARPGROUPS=1"
 		done
 	done
 done
@@ -72,7 +72,7 @@ for c in "${cau[@]}"; do
 			# persistent: only TILE_ORDER 1 and no peeled loop are in the space (the
 			# peeled loop spilled there; TILE_ORDER 0 was slower, the space says)
 			[ "$mp$to" != 01 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
-			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp"
+			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp,KV_WARPGROUPS=1"
 		done
 	done
 done
