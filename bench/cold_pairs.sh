@@ -3,7 +3,8 @@
 # so that neither side gets the machine's first campaign (on a fresh machine the first campaign
 # compiles slower: 1,259 against 800 ms per compile on the two-GPU H200 of 2026-11-29).
 #
-#   bench/cold_pairs.sh OUTDIR [DEVICE-SET ...]     default: 0 0,1 0 0,1 (after one warm-up pass)
+#   bench/cold_pairs.sh OUTDIR [DEVICE-SET ...]     default: 0 0,1 0 0,1 (after one warm-up pass;
+#                                                   COLD_WARMUP=0 skips it on a machine already warm)
 #
 # A set may carry options after colons: :off for `--parallel-units off` (one unit at a time on every
 # GPU, as before 2026-11-29), :jN for `--jobs N` (compile threads per search), :old for the binary
@@ -54,7 +55,7 @@ print(f"pass {sys.argv[2]:<7} GPUs {sys.argv[3]:<4} wall {float(sys.argv[4]):6.1
       f"waiting {wait / 1e3:5.1f} s  evaluated {ev}")
 PY
 }
-pass warmup 0
+[ "${COLD_WARMUP:-1}" = 0 ] || pass warmup 0	# COLD_WARMUP=0: the machine is warm already
 i=0
 for s in "${sets[@]}"; do
 	i=$((i + 1))
