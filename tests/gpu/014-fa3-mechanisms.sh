@@ -6,7 +6,8 @@
 # loop) and 2 (V loaded one tile behind K) of the Hopper template where their paths differ: masked
 # tail tiles, causal rows, rows that see no key, GQA bshd bf16, persistent, ping-pong, Q in
 # registers, three consumers, D 64/128/256; TILE_ORDER 0/1 x MASK_PEEL 0/1 of the Hopper template on
-# causal shapes (odd ones included). Prints each config's time beside its twins'.
+# causal shapes (odd ones included); KV_WARPGROUPS 2 (two consumers splitting a small grid's KV tiles).
+# Prints each config's time beside its twins'.
 . "$FT_TEST_LIB"
 sm90_or_skip
 
@@ -75,5 +76,19 @@ for c in "${cau[@]}"; do
 			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp,KV_WARPGROUPS=1"
 		done
 	done
+done
+# small grids: KV_WARPGROUPS 2, the two consumers of a 64-row block splitting its KV tiles and merging at
+# the end: one KV tile (the second consumer has none) with rows that see no key, odd tails, GQA bshd bf16
+# causal, split-KV with PDL, D 64/128/256
+K2="NUM_CONSUMER_WG=2,BLOCK_M=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2"
+kvw=(
+	"--shape 1x8x512x64|$K2,BLOCK_N=128,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+	"--shape 2x4x300x128 --kv-len 100 --causal|$K2,BLOCK_N=128,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
+	"--shape 1x8x777x64 --kv-heads 2 --layout bshd --dtype bf16 --causal|$K2,BLOCK_N=176,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+	"--shape 1x4x256x128 --kv-len 4096|$K2,BLOCK_N=128,Q_IN_REGS=0,NUM_SPLITS=4,INTRA_WG_OVERLAP=2,PDL=1"
+	"--shape 1x4x512x256|$K2,BLOCK_N=64,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
+)
+for c in "${kvw[@]}"; do
+	bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|}"
 done
 echo "all FA3 mechanism variants verified"
