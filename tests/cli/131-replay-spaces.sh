@@ -2,7 +2,7 @@
 # both default spaces of sm_90 (the recorded H100 campaign, no GPU). The later (mma) space searches behind
 # the unit's best from the Hopper space (the incumbent): while behind it, it stops after
 # FT_TRANSFER_PATIENCE_BEHIND (12) results without beating it (transfer.h), and every unit still ends at the
-# recording's optimum over both spaces.
+# recording's optimum over both spaces; a recording without the second template is refused naming it.
 . "$FT_TEST_LIB"
 REC="$T/rec.db"
 sql_load "$REC" "$FATUNE_SOURCE_DIR/tests/data/recorded_h100_campaign.sql"
@@ -30,3 +30,11 @@ for u in units:
     assert mma["best"]["t_median_us"] > u["best"]["t_median_us"], (u["shape"], mma["best"])
     assert n <= 16, (u["shape"], u["causal"], n)
 PY
+# a recording of one template only: the second space is refused naming its template (exit 2), and what the
+# first space's search stored stays
+sql_load "$T/h200.db" "$FATUNE_SOURCE_DIR/tests/data/recorded_h200.sql"
+run search --replay "$T/h200.db" --arch sm_90 --shape 1x8x512x64 --space "$SPACES/attention.yaml" \
+	--space "$SPACES/attention_sm90.yaml" --db "$T/one.db" --quiet
+expect_bad_input "holds no timed trial for sm_90 1x8x512x64 fp16 of template 'attention_sm90'"
+[ "$(sql "$T/one.db" "SELECT count(*) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.space_name = 'attention' AND t.status = 'ok'")" -gt 0 ] ||
+	fail "the first space's trials were not kept"

@@ -139,10 +139,13 @@ static int replay_load(struct ft_replay **out, const char *db_path, const char *
 	r->template_name = NULL;
 	if (r->n == 0) {
 		replay_close(r);
+		/* the template too: a campaign replays each space from its own */
 		return ft_error(err, FT_EINPUT,
-				"replay: '%s' holds no timed trial for %s %s %s%s: record one with 'fatune search' on a GPU first",
+				"replay: '%s' holds no timed trial for %s %s %s%s%s%s%s: record one with 'fatune search' on a GPU first",
 				db_path, arch, ft_shape_format(shape, sh, sizeof(sh)),
-				ft_dtype_name(shape->dtype), shape->causal ? " causal" : "");
+				ft_dtype_name(shape->dtype), shape->causal ? " causal" : "",
+				template_name ? " of template '" : "", template_name ? template_name : "",
+				template_name ? "'" : "");
 	}
 	*out = r;
 	return 0;
