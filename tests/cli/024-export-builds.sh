@@ -59,12 +59,20 @@ run export --arch sm_89 --shape 1x8x256x64 --dtype bf16 --space "$TESTSPACES/fa1
 expect_rc 0 "BYO --config"
 grep -q "^#define FATUNE_LAUNCH_WORKSPACE_BYTES $((1 * 8 * 256 * 66 * 4))\$" "$T/byo.h" || fail "BYO workspace bytes"
 
+# 4. a chosen small-grid config of the Hopper space: two consumers on one row block (KV_WARPGROUPS 2)
+run export --arch sm_90 --shape 1x8x512x64 --space "$SPACES/attention_sm90.yaml" -o "$T/sm90_kvwg.h" --config \
+	NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=2,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,NUM_SPLITS=1,PDL=0
+expect_rc 0 "KV_WARPGROUPS --config"
+grep -q "^#define KV_WARPGROUPS 2\$" "$T/sm90_kvwg.h" && grep -q "^#define BLOCK_M 64\$" "$T/sm90_kvwg.h" ||
+	fail "the KV_WARPGROUPS header lacks its macros"
+
 unit "$T/a" "$T/mma_sm_80.h" "$K/attention.cu"
 unit "$T/b" "$T/mma_sm_89.h" "$K/attention.cu"
 unit "$T/c" "$T/mma_bf16.h" "$K/attention.cu"
 unit "$T/d" "$T/sm90_bf16.h" "$K/attention_sm90.cu"
 unit "$T/e" "$T/sm90_causal.h" "$K/attention_sm90.cu"
 unit "$T/f" "$T/byo.h" "$FATUNE_SOURCE_DIR/tests/kernels/fa1_workspace.cu"
+unit "$T/k" "$T/sm90_kvwg.h" "$K/attention_sm90.cu"
 # the same values as -D flags are fine (the header's own, read back)
 same=$(grep -E '^#define (HEAD_DIM|IS_CAUSAL|TILE_N|FATUNE_ABI) ' "$T/mma_sm_89.h" | awk '{printf " -D%s=%s", $2, $3}')
 [ "$(echo "$same" | wc -w)" -eq 4 ] || fail "the header lacks HEAD_DIM, IS_CAUSAL, TILE_N or FATUNE_ABI"
@@ -85,6 +93,8 @@ wait $pd || { cat d.log; fail "C-style bf16 header + attention_sm90.cu does not 
 ( cd f && "$NVCC" -arch=sm_89 -I"$K" -ptx -o k.ptx kernel.cu ) >f.log 2>&1 & pf=$!
 wait $pe || { cat e.log; fail "C++-style header + attention_sm90.cu with matching -D flags does not build for sm_90a"; }
 wait $pf || { cat f.log; fail "the BYO header + fa1_workspace.cu does not build for sm_89"; }
+( cd k && "$NVCC" -arch=sm_90a -cubin -o k.cubin kernel.cu ) >k.log 2>&1 ||
+	{ cat k.log; fail "the KV_WARPGROUPS header + attention_sm90.cu does not build for sm_90a"; }
 bf16_only c/k.ptx
 bf16_only d/k.ptx
 bf16_only f/k.ptx
