@@ -239,6 +239,8 @@ if [[ " $steps " == *" throughput "* || " $steps " == *" throughput-quality "* ]
 		--db /tmp/fatune-tp-exhaustive.db --json --quiet \
 		>"$OUT/throughput-exhaustive-$tag.json" 2>"$OUT/throughput-exhaustive-$tag.err"
 	tail -1 "$OUT/throughput-exhaustive-$tag.err"
+	# every feasible candidate's verdict and time: a recording for --replay (transfer studied offline)
+	keep_db /tmp/fatune-tp-exhaustive.db throughput-exhaustive-$tag
 	python3 bench/quality.py "$race_json" "$OUT/throughput-exhaustive-$tag.json" "$race_db" \
 		/tmp/fatune-tp-exhaustive.db --gpu "${dev%%,*}" --fatune "$F" | tee "$OUT/throughput-quality-$tag.txt"
 fi
