@@ -3,7 +3,7 @@
 #
 #   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
-#                                          named) ablation ablation-compare ablation-sanitizer
+#                                          named) unseen ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
 #                                          prefetch-order race-form machine-warmup stress
 #
@@ -11,6 +11,9 @@
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
+# unseen: the same for bench/campaigns/unseen.yaml (shapes no other campaign holds).
+# CAMPAIGN_SEARCH_ARGS adds search options to these campaigns (--space FILE names the spaces, the
+# default ones included when they should stay).
 # ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches six shapes and
 # times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1 and
 # MASK_PEEL 0/1 on causal shapes, PDL 0/1);
@@ -121,8 +124,10 @@ PY
 campaign_vs_peers() {
 	local name=$1 file=$2 db=/tmp/fatune-$1.db
 	shift 2
-	/usr/bin/time -f "$name search wall %e s" $F search --campaign "$file" --db "$db" --json --quiet \
-		>"$OUT/$name.json" 2>"$OUT/$name.err"
+	# CAMPAIGN_SEARCH_ARGS: more search options (--space ... names every space to search)
+	# shellcheck disable=SC2086
+	/usr/bin/time -f "$name search wall %e s" $F search --campaign "$file" --db "$db" ${CAMPAIGN_SEARCH_ARGS:-} \
+		--json --quiet >"$OUT/$name.json" 2>"$OUT/$name.err"
 	tail -2 "$OUT/$name.err"
 	keep_db "$db" "$name"
 	timeout 420 python3 bench/compare_torch.py --db "$db" --all "$@" --json "$OUT/$name-compare.json" \
@@ -134,6 +139,10 @@ if has hopper; then
 fi
 if has serving; then
 	campaign_vs_peers serving bench/campaigns/serving.yaml --ceiling
+fi
+if [[ " $steps " == *" unseen "* ]]; then
+	# issue 17: shapes no other campaign holds (bench/campaigns/unseen.yaml), against the peers
+	campaign_vs_peers unseen bench/campaigns/unseen.yaml
 fi
 if has campaign24; then
 	# issue 10's target: tuned, exported as a dispatch header and compiled, from a cold cache
