@@ -298,9 +298,9 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.incumbent_us = o->incumbent_us;
 	cfg.patience_behind = FT_TRANSFER_PATIENCE_BEHIND;
 	if (seeds.n && seeds.distance[0] >= FT_TRANSFER_FAR) {
-		/* every seed is far (transfer.h): a weak start, searched longer
-		 * than a near one, not as long as one with no seed */
-		cfg.patience = FT_TRANSFER_PATIENCE_FAR;
+		/* every seed is far (transfer.h): a weak start, searched as long as
+		 * one with no seed */
+		cfg.patience = FT_TRANSFER_PATIENCE_UNSEEDED;
 		cfg.patience_frac = 0;
 	}
 	cfg.race = o->race;

@@ -32,10 +32,9 @@
  *     FT_TRANSFER_PATIENCE_FRAC of the feasible candidates, at least
  *     FT_TRANSFER_PATIENCE_MIN and at most FT_TRANSFER_PATIENCE (a fixed 24
  *     never stopped a search of 40 feasible candidates); with no seed at all,
- *     once FT_TRANSFER_PATIENCE_UNSEEDED results in a row have not (below);
- *     when even the nearest seed is FT_TRANSFER_FAR or more away (another
+ *     or when even the nearest seed is FT_TRANSFER_FAR or more away (another
  *     head dim; the other causal flag and a 2x other size), once
- *     FT_TRANSFER_PATIENCE_FAR have not (Far seeds, below).
+ *     FT_TRANSFER_PATIENCE_UNSEEDED results in a row have not (below).
  *   in flight:  when the stop fires, the candidates already chosen that
  *     have not reached a compile thread or the GPU are dropped (never
  *     stored): a window of ncompilers + 2 x GPUs used to add ~18 evaluations
@@ -63,20 +62,7 @@
  * replay's optimum (worst 1.045: wgmma searches seeded from small shapes'
  * one-consumer configs, the optimum a two-consumer one) with 1,668
  * evaluations; the unseeded patience for far seeds ends 23 (worst 1.029) with
- * 2,320 (48: 22 with 2,099; 32: 20 with 1,812). On 2026-11-30 the far seeds
- * got a patience of their own, 40: replayed as a campaign in both spaces over
- * an exhaustive suite24 pass recorded on two H200s that day (tools/device-
- * session.sh throughput keeps it; KV_WARPGROUPS in the space), a far seed's
- * search found its unit's best within 1 % after at most 37 results (1x8x512x64
- * non-causal; most by 1-28), yet ran 63-104; with 40 the Hopper space's
- * evaluations fell from 1,405 to 1,190 and its distinct compiles from 478 to
- * 413, the units within 1 % of the recording's optimum the same (23 of 24;
- * the 24th, 1x32x8192x128, is the recording's noise: its optimum 1,636 us
- * was 1,761 us when re-timed in the final); 32 lost two units and 48 saved
- * half as much. Over the recorded H100 campaign (both spaces, 12 units)
- * 40 spent 1,262 evaluations instead of 1,381, every unit at its optimum.
- * An unseeded search keeps 64: suite24's first unit there found its best
- * after 98 results.
+ * 2,320 (48: 22 with 2,099; 32: 20 with 1,812).
  *
  * Another GPU: replayed as a campaign over the recorded H100 campaign (12
  * units, both spaces, campaign order) with `--seeds-from` the bests of
@@ -124,7 +110,6 @@
 #define FT_TRANSFER_PATIENCE_FRAC 0.75
 #define FT_TRANSFER_PATIENCE_MIN 12
 #define FT_TRANSFER_PATIENCE_UNSEEDED 64
-#define FT_TRANSFER_PATIENCE_FAR 40
 #define FT_TRANSFER_PATIENCE_BEHIND 12
 #define FT_TRANSFER_FAR 3.0
 #define FT_TRANSFER_HEADDIM_COST 3.0
