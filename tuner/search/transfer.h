@@ -62,7 +62,16 @@
  * replay's optimum (worst 1.045: wgmma searches seeded from small shapes'
  * one-consumer configs, the optimum a two-consumer one) with 1,668
  * evaluations; the unseeded patience for far seeds ends 23 (worst 1.029) with
- * 2,320 (48: 22 with 2,099; 32: 20 with 1,812).
+ * 2,320 (48: 22 with 2,099; 32: 20 with 1,812). A patience of 40 for far
+ * seeds was tried on 2026-11-30 (two H200s, KV_WARPGROUPS in the space):
+ * replayed in campaign order it kept every unit and cut the Hopper space's
+ * evaluations by 15 %, and on the GPUs suite24 cold came 2-4 s sooner, but
+ * there the mission shape's two units run side by side, each seeded only by
+ * 1x8x2048x64 causal (far), and both stopped before their two-consumer
+ * optimum (1.064 and 1.041 of exhaustive's best): its one-consumer-per-block
+ * neighbours first meet KV_WARPGROUPS=2 with INTRA_WG_OVERLAP=1, 10 % slower
+ * than the best so far, and its optimum (overlap 2) is one step further.
+ * Replayed in that order on the pass's own recording, 64 finds it.
  *
  * Another GPU: replayed as a campaign over the recorded H100 campaign (12
  * units, both spaces, campaign order) with `--seeds-from` the bests of
