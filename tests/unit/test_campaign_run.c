@@ -103,6 +103,9 @@ static void test_two_models_kept_apart(void **state)
 	free(sp);
 }
 
+/* Bit i set: unit i of the next run_two_h200_as is causal. */
+static unsigned causal_units;
+
 /* Campaign `shapes` (n units) with transfer over the two fake H200s (fake
  * GPUs 0 and 1, fake_gpus.h `mode`), side by side unless one_at_a_time; r is
  * filled. Returns ft_campaign_run's result. */
@@ -132,9 +135,11 @@ static int run_two_h200_as(const char *mode, const char *const *shapes, int n, i
 	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
 	assert_int_equal(ft_space_load(sp, path, &err), 0);
 	ft_campaign_init(camp);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		proto.causal = (causal_units >> i) & 1;
 		assert_int_equal(ft_campaign_add(camp, shapes[i], &proto, &err), 0);
-	snprintf(path, sizeof(path), "%s/lanes-%s-%d-%d.db", tmp, mode, n, one_at_a_time);
+	}
+	snprintf(path, sizeof(path), "%s/lanes-%s-%d-%d-%u.db", tmp, mode, n, one_at_a_time, causal_units);
 	assert_int_equal(ft_db_open(&db, path, 1, &err), 0);
 	o.camp = camp;
 	o.sps = &sp;
@@ -231,6 +236,41 @@ static void test_lone_unit_takes_every_gpu(void **state)
 	}
 }
 
+/* One group of five, the representative 1x2x512x64 (the middle by size):
+ * then 1x2x64x64 and its causal twin are each other's nearest unit, so while
+ * one runs the other gives way to 1x2x1024x64 and starts only once the first
+ * has ended, seeded by it. */
+static void test_nearest_unit_waits(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x64x64", "1x2x512x64", "1x2x1024x64",
+					       "1x2x2048x64" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	int order[5];
+	const struct ft_campaign_outcome *p0, *p1;
+
+	(void)state;
+	causal_units = 1u << 1;
+	run_two_h200(shapes, 5, 0, &camp, &r);
+	causal_units = 0;
+	assert_int_equal(r.tuned, 5);
+	ft_campaign_order(&camp, 1, order);
+	assert_int_equal(order[0], 2);
+	assert_int_equal(ft_campaign_nearest(&camp, 0), 1);
+	assert_int_equal(ft_campaign_nearest(&camp, 1), 0);
+	p0 = unit_out(&r, 0);
+	p1 = unit_out(&r, 1);
+	if (p1->started_ms < p0->ended_ms)
+		fail_msg("the causal 1x2x64x64 started at %.0f ms, before its nearest unit ended (%.0f ms)",
+			 p1->started_ms, p0->ended_ms);
+	/* the other GPU did not wait meanwhile: 1x2x1024x64 ran beside 1x2x64x64 */
+	if (!(unit_out(&r, 3)->started_ms < p0->ended_ms))
+		fail_msg("1x2x1024x64 started at %.0f ms, after 1x2x64x64 ended (%.0f ms)",
+			 unit_out(&r, 3)->started_ms, p0->ended_ms);
+	ft_campaign_result_release(&r);
+	ft_campaign_release(&camp);
+}
+
 static void *interrupt_after_1s(void *arg)
 {
 	(void)arg;
@@ -306,6 +346,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_transfer_order),
 		cmocka_unit_test(test_units_side_by_side),
 		cmocka_unit_test(test_lone_unit_takes_every_gpu),
+		cmocka_unit_test(test_nearest_unit_waits),
 		cmocka_unit_test(test_lanes_interrupted),
 	};
 	char cmd[128];

@@ -3,7 +3,8 @@
  * A lane is a thread with a database connection and a progress display of
  * its own; there is one per GPU. Under the lock, a lane takes the first unit
  * in the campaign's order that can start (transfer: its group's
- * representative is done) and its share of the free GPUs, runs the unit's
+ * representative is done; one whose nearest unit is running gives way to
+ * one whose nearest is not, see next_unit) and its share of the free GPUs, runs the unit's
  * searches outside the lock, then, under the lock again, gives the GPUs back,
  * files the unit (ft_campaign_unit_file: outcomes, tallies, on_unit) and
  * wakes the lanes that wait. A failure or an interrupt stops every lane from
@@ -30,6 +31,7 @@ struct lanes {
 	double t0_ms;
 	char *state;			/* per unit: PENDING, RUNNING, DONE */
 	int *rep;			/* per unit: the unit it waits for (transfer), -1 none */
+	int *nearest;			/* per unit: its group's nearest unit (transfer), -1 none */
 	char *ahead;			/* per unit: a lane compiles ahead for it */
 	struct ft_runner *idle[FT_MAX_RUNNERS];	/* the GPUs no lane holds */
 	int nidle;
@@ -45,20 +47,34 @@ static int can_start(const struct lanes *l, int u)
 	return l->state[u] == PENDING && (l->rep[u] < 0 || l->state[l->rep[u]] == DONE);
 }
 
+/* Under transfer, unit u's nearest unit (ft_campaign_nearest) is running: if
+ * u started now it would miss that unit's best as a seed. */
+static int shadowed(const struct lanes *l, int u)
+{
+	return l->nearest[u] >= 0 && l->state[l->nearest[u]] == RUNNING;
+}
+
 /* Under the lock: the next unit a lane takes (-1: none can start now) and how
- * many units can start (*ready). */
+ * many units can start (*ready): the first in the order whose nearest unit is
+ * not running, else the first (a GPU never waits for a seed). On two H200s
+ * (2026-11-30) the mission shape's causal and non-causal units, each the
+ * other's nearest, ran side by side from their representative's seeds alone
+ * (1x8x2048x64 causal, far) and both stopped before their optimum; one after
+ * the other, the second starts from the first's best (docs/timing.md). */
 static int next_unit(const struct lanes *l, int *ready)
 {
-	int pick = -1;
+	int pick = -1, first = -1;
 
 	*ready = 0;
 	for (int i = 0; i < l->o->camp->nunits; i++)
 		if (can_start(l, l->order[i])) {
-			if (pick < 0)
+			if (first < 0)
+				first = l->order[i];
+			if (pick < 0 && !shadowed(l, l->order[i]))
 				pick = l->order[i];
 			++*ready;
 		}
-	return pick;
+	return pick >= 0 ? pick : first;
 }
 
 static int pending(const struct lanes *l)
@@ -166,10 +182,13 @@ int ft_campaign_lanes(struct ft_db *db, const struct ft_campaign_run_opts *o, co
 	l.state = calloc((size_t)(n ? n : 1), 1);
 	l.ahead = calloc((size_t)(n ? n : 1), 1);
 	l.rep = malloc((size_t)(n ? n : 1) * sizeof(*l.rep));
-	if (!l.state || !l.ahead || !l.rep) {
-		free(l.state), free(l.ahead), free(l.rep);
+	l.nearest = malloc((size_t)(n ? n : 1) * sizeof(*l.nearest));
+	if (!l.state || !l.ahead || !l.rep || !l.nearest) {
+		free(l.state), free(l.ahead), free(l.rep), free(l.nearest);
 		return ft_error(err, FT_EFAIL, "out of memory starting a campaign");
 	}
+	for (int u = 0; u < n; u++)
+		l.nearest[u] = transfer ? ft_campaign_nearest(o->camp, u) : -1;
 	/* transfer: a unit waits for the first of its group in the order (its
 	 * representative, ft_campaign_order), which waits for none */
 	for (int u = 0; u < n; u++) {
@@ -197,7 +216,7 @@ int ft_campaign_lanes(struct ft_db *db, const struct ft_campaign_run_opts *o, co
 		pthread_join(th[i], NULL);
 	pthread_cond_destroy(&l.c);
 	pthread_mutex_destroy(&l.m);
-	free(l.state), free(l.ahead), free(l.rep);
+	free(l.state), free(l.ahead), free(l.rep), free(l.nearest);
 	if (l.rc)
 		*err = l.err;
 	return l.rc;

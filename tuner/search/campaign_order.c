@@ -4,10 +4,40 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "search/transfer.h"
+
 int ft_campaign_same_group(const struct ft_shape *a, const struct ft_shape *b)
 {
 	return a->d == b->d && a->dtype == b->dtype && a->layout == b->layout &&
 	       (long long)a->h * b->h_kv == (long long)b->h * a->h_kv;
+}
+
+static double log_ratio(double a, double b)
+{
+	return fabs(log2(a) - log2(b));
+}
+
+int ft_campaign_nearest(const struct ft_campaign *c, int u)
+{
+	const struct ft_shape *a = &c->units[u];
+	double best = INFINITY;
+	int pick = -1;
+
+	for (int v = 0; v < c->nunits; v++) {
+		const struct ft_shape *b = &c->units[v];
+		double d;
+
+		if (v == u || !ft_campaign_same_group(a, b))
+			continue;
+		d = log_ratio((double)a->s, (double)b->s) + log_ratio((double)a->s_kv, (double)b->s_kv) +
+		    log_ratio((double)a->b * a->h, (double)b->b * b->h) +
+		    (a->causal != b->causal ? FT_TRANSFER_CAUSAL_COST : 0);
+		if (d < best) {
+			best = d;
+			pick = v;
+		}
+	}
+	return pick;
 }
 
 /* A unit's size for choosing a group's representative: log2 of S, S_kv, B*H. */
