@@ -39,19 +39,22 @@ FATUNE_CACHE_DIR="$T/c_nocubin" run search $A --runner fake:@ms=1 --db "$T/nocub
 [ "$(field 0 prefetch_compiles)" -eq 0 ] || fail "a prefetch for a runner that needs no CUBIN"
 [ "$(cubins "$T/c_nocubin")" -eq 0 ] || fail "CUBINs compiled for a runner that needs none"
 
-# SIGINT once the prefetch has compiled something (more CUBINs than the first unit's 4): out within 2 s after the
+# SIGINT once the prefetch has compiled something (more CUBINs than the first unit's 6): out within 2 s after the
 # compiles running end (NVRTC cannot be cut short; a search's own compiles are waited for the same way), exit 1,
 # the second unit has no run and no trial (its compiles are only cache entries)
 now_ms() { date +%s%3N; }
-# (800 ms per evaluation: the first unit's tail outlasts a compile ahead by far)
-FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search $A --runner fake:@cubin,@ms=800 --db "$T/int.db" >"$T/out" 2>"$T/err" &
+# (6 candidates per unit at 1 s per evaluation, the fake runner's longest: the first unit's tail outlasts a
+# compile ahead by far, also under ASan beside other tests, where 4 at 800 ms once let the second unit begin
+# first)
+FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search ${A/--budget 4/--budget 6} --runner fake:@cubin,@ms=1000 --db "$T/int.db" \
+	>"$T/out" 2>"$T/err" &
 pid=$!
 t0=$(now_ms)
-while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 4 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
+while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 6 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
 kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "the campaign ended before its prefetch compiled anything"; }
 [ "$(sql "$T/int.db" "SELECT count(*) FROM runs WHERE causal = 1")" -eq 0 ] ||
 	{ kill -KILL $pid; wait $pid || true; fail "the second unit began before its first compile ahead was done: no tail to test"; }
-[ "$(cubins "$T/c_int")" -gt 4 ] || { kill -KILL $pid; wait $pid || true; fail "no prefetch within 60 s"; }
+[ "$(cubins "$T/c_int")" -gt 6 ] || { kill -KILL $pid; wait $pid || true; fail "no prefetch within 60 s"; }
 signal_gone INT $pid $((2000 + compile_ms)) "a campaign in a prefetch (2 s + one compile)"
 [ "$rc" -eq 1 ] || { cat "$T/err"; fail "exit $rc after SIGINT, not 1"; }
 expect_err "^fatune: error: interrupted: "
@@ -60,6 +63,6 @@ expect_err "^fatune: error: interrupted: "
 [ "$(sql "$T/int.db" "SELECT count(*) FROM trials t JOIN runs r ON r.id = t.run_id WHERE r.causal = 1")" -eq 0 ] ||
 	fail "trials stored for the second unit before it ran"
 # and the resumed campaign finishes both units
-FATUNE_CACHE_DIR="$T/c_int" run search $A --runner fake:@cubin,@ms=1 --db "$T/int.db"; expect_rc 0 "resumed"
+FATUNE_CACHE_DIR="$T/c_int" run search ${A/--budget 4/--budget 6} --runner fake:@cubin,@ms=1 --db "$T/int.db"; expect_rc 0 "resumed"
 [ "$(sql "$T/int.db" "SELECT count(DISTINCT causal) FROM runs WHERE outcome = 'done'")" -eq 2 ] || fail "the resumed campaign did not finish both units"
 echo ok
