@@ -12,11 +12,6 @@ int ft_campaign_same_group(const struct ft_shape *a, const struct ft_shape *b)
 	       (long long)a->h * b->h_kv == (long long)b->h * a->h_kv;
 }
 
-static double log_ratio(double a, double b)
-{
-	return fabs(log2(a) - log2(b));
-}
-
 int ft_campaign_nearest(const struct ft_campaign *c, int u)
 {
 	const struct ft_shape *a = &c->units[u];
@@ -29,9 +24,7 @@ int ft_campaign_nearest(const struct ft_campaign *c, int u)
 
 		if (v == u || !ft_campaign_same_group(a, b))
 			continue;
-		d = log_ratio((double)a->s, (double)b->s) + log_ratio((double)a->s_kv, (double)b->s_kv) +
-		    log_ratio((double)a->b * a->h, (double)b->b * b->h) +
-		    (a->causal != b->causal ? FT_TRANSFER_CAUSAL_COST : 0);
+		d = ft_transfer_shape_distance(b->s, b->s_kv, (long long)b->b * b->h, b->causal, b->d, a);
 		if (d < best) {
 			best = d;
 			pick = v;

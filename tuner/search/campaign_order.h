@@ -17,10 +17,10 @@ void ft_campaign_order(const struct ft_campaign *c, int transfer, int *order);
  * dim, dtype, layout and grouped-query ratio; causal may differ. */
 int ft_campaign_same_group(const struct ft_shape *a, const struct ft_shape *b);
 
-/* The unit of u's group nearest to u by transfer's distance (transfer.h:
- * |log2 S - log2 S'| + |log2 S_kv - log2 S_kv'| + |log2 B*H - log2 B'*H'|,
- * plus FT_TRANSFER_CAUSAL_COST across the causal flag), ties to the earlier
- * unit; -1 when no other unit is in u's group. */
+/* The unit of u's group nearest to u by transfer's distance
+ * (ft_transfer_shape_distance: the size steps, plus FT_TRANSFER_CAUSAL_COST
+ * across the causal flag), ties to the earlier unit; -1 when no other unit
+ * is in u's group. */
 int ft_campaign_nearest(const struct ft_campaign *c, int u);
 
 #endif

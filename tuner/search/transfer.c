@@ -74,6 +74,14 @@ static int parse_row(int ncols, const char *const *names, const char *const *val
 	return have == 3 ? 0 : -1;
 }
 
+double ft_transfer_shape_distance(long long s, long long s_kv, long long bh, long long causal, long long d,
+				  const struct ft_shape *sh)
+{
+	return log_ratio((double)s, sh->s) + log_ratio((double)s_kv, sh->s_kv) +
+	       log_ratio((double)bh, (double)sh->b * sh->h) + (causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0) +
+	       FT_TRANSFER_HEADDIM_COST * log_ratio((double)d, sh->d);
+}
+
 /* Keeps row r when it may seed the shape, with its distance. */
 static int consider(struct collect *c, const struct ft_transfer_row *r)
 {
@@ -86,10 +94,7 @@ static int consider(struct collect *c, const struct ft_transfer_row *r)
 		return 0;
 	snprintf(x.config, sizeof(x.config), "%s", r->config);
 	x.other_device = strcmp(r->device, c->device) != 0;
-	x.distance = log_ratio((double)r->s, sh->s) + log_ratio((double)r->s_kv, sh->s_kv) +
-		     log_ratio((double)r->b * r->h, (double)sh->b * sh->h) +
-		     (r->causal != sh->causal ? FT_TRANSFER_CAUSAL_COST : 0) +
-		     FT_TRANSFER_HEADDIM_COST * log_ratio((double)r->d, sh->d) +
+	x.distance = ft_transfer_shape_distance(r->s, r->s_kv, r->b * r->h, r->causal, r->d, sh) +
 		     (x.other_device ? FT_TRANSFER_DEVICE_COST : 0);
 	x.order = c->n;
 	x.same_d = r->d == sh->d;

@@ -162,6 +162,12 @@ struct ft_transfer_pool {
 int ft_transfer_pool_read(struct ft_transfer_pool *p, const char *path, struct ft_err *err);
 void ft_transfer_pool_free(struct ft_transfer_pool *p);
 
+/* The shape part of transfer's distance (above) from a shape of S s, KV
+ * length s_kv, B*H bh, causal flag and head dim d to sh: the size steps, the
+ * causal and head-dim costs (the GPU model's cost is the caller's). */
+double ft_transfer_shape_distance(long long s, long long s_kv, long long bh, long long causal, long long d,
+				  const struct ft_shape *sh);
+
 /* Fills *out with the seeds for shape (out->n = 0: no neighbour) from the
  * best rows of db and of pool (NULL: none), device being this GPU model's
  * name. */
