@@ -13,6 +13,9 @@ interleaved A B C A B C so that clock drift shows as a spread rather than as a g
       diagonal (unmasked tiles, then masked ones)
       (both non-persistent only, as the space offers them: a persistent best is timed beside the four
       combinations of its PERSISTENT=0 twin)
+  Q_IN_REGS (Hopper): Q K^T with Q's fragments in registers, or Q read from shared memory
+  KV_WARPGROUPS (Hopper): a 64-row block's KV tiles split between two consumers, or read by one
+  CLUSTER_M (Hopper, D >= 128 non-causal): clusters of two blocks multicasting K and V, or none
   PDL (both templates): the combine kernel launched with programmatic dependent launch; only for
       a split best (NUM_SPLITS > 1); a best that merges its splits in the kernel
       (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1)
@@ -41,7 +44,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import kernel_check as kc  # noqa: E402  (the space's expressions, for a best's grid)
 
 # the shapes of issue 17's brief: the mission shape, the D 128 throughput shape, the causal bf16
-# miss, GQA decode (bshd) and MHA decode
+# miss, GQA decode (bshd) and MHA decode, the D 128 causal shape, and the long bf16 D 128 shape (clusters)
 SHAPES = [
     "--shape 1x8x512x64",
     "--shape 4x16x2048x128",
@@ -49,6 +52,7 @@ SHAPES = [
     "--shape 2x40x1x128 --kv-heads 8 --kv-len 8192 --layout bshd",
     "--shape 1x32x1x128 --kv-len 8192",
     "--shape 4x16x2048x128 --causal",
+    "--shape 4x8x4096x128 --dtype bf16",
 ]
 SPLIT_COUNTS = {"attention": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64], "attention_sm90": [1, 2, 4]}
 SMS = 132
@@ -79,6 +83,20 @@ def variants(values, causal):
         own = (base["TILE_ORDER"], base["MASK_PEEL"])
         for to, mp in [own] + [c for c in ((0, 0), (1, 0)) if c != own]:  # MASK_PEEL=1: not in the space (C7520)
             out.append((group, f"TILE_ORDER={to} MASK_PEEL={mp}{note}", dict(base, TILE_ORDER=to, MASK_PEEL=mp)))
+    if "Q_IN_REGS" in values:
+        for v in (values["Q_IN_REGS"], 1 - values["Q_IN_REGS"]):
+            out.append(("Q_IN_REGS", str(v), dict(values, Q_IN_REGS=v)))
+    if "KV_WARPGROUPS" in values:
+        # the same 64-row block: two consumers splitting its KV tiles, or one reading them all
+        one = dict(values, KV_WARPGROUPS=1, NUM_CONSUMER_WG=1, BLOCK_M=64)
+        two = dict(values, KV_WARPGROUPS=2, NUM_CONSUMER_WG=2, BLOCK_M=64, PINGPONG=0, PERSISTENT=0, KV_STAGES=2)
+        if values["KV_WARPGROUPS"] == 2:
+            out += [("KV_WARPGROUPS", "2", dict(values)), ("KV_WARPGROUPS", "1 (one consumer, 64 rows)", one)]
+        elif values.get("NUM_CONSUMER_WG") == 1:
+            out += [("KV_WARPGROUPS", "1", dict(values)), ("KV_WARPGROUPS", "2 (two consumers, 64 rows)", two)]
+    if "CLUSTER_M" in values:
+        for v in (values["CLUSTER_M"], 3 - values["CLUSTER_M"]):
+            out.append(("CLUSTER_M", str(v), dict(values, CLUSTER_M=v)))
     if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
         if values.get("COMBINE_IN_KERNEL", 0) == 1:
             out.append(("PDL", "in-kernel combine (best)", dict(values)))
@@ -138,8 +156,8 @@ def main():
     ap.add_argument("--db", default=os.path.join(ROOT, "build", "ablation.db"))
     ap.add_argument("--bench-db", default=os.path.join(ROOT, "build", "ablation-bench.db"))
     ap.add_argument("--shape", action="append", help="shape arguments, e.g. '--shape 1x8x512x64 --causal' "
-                    "(repeatable; default: the six of issue 17)")
-    ap.add_argument("--only", type=int, nargs="+", help="only these of the six shapes (0-5), e.g. to fit "
+                    "(repeatable; default: the seven above)")
+    ap.add_argument("--only", type=int, nargs="+", help="only these of the shapes (0-6), e.g. to fit "
                     "a 10-minute call; the DB keeps the others' searches")
     ap.add_argument("--reps", type=int, default=2, help="rounds of the interleaved variants")
     ap.add_argument("--json", help="write every result here")
@@ -151,7 +169,7 @@ def main():
     if args.list:
         for i, s in shapes:
             print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1, "
-                  "MASK_PEEL 0/1 (Hopper) and PDL 0/1 (split)")
+                  "MASK_PEEL 0/1, Q_IN_REGS 0/1, KV_WARPGROUPS 1/2, CLUSTER_M 1/2 (Hopper) and PDL 0/1 (split)")
         return 0
     results, failed = [], 0
     for _, s in shapes:

@@ -62,8 +62,14 @@
  * into the tiles before the warpgroup's diagonal, never masked, and those from
  * it on, always masked), KV_WARPGROUPS (1, the default: each consumer owns
  * 64 rows; 2: the two consumers share one block's 64 rows, split its KV tiles
- * every other one and merge at the end), FATUNE_SMEM_BYTES (static_assert'ed
- * below).
+ * every other one and merge at the end), CLUSTER_M (1, the default; 2: blocks
+ * run in clusters of two that hold consecutive row blocks of one head, and each
+ * K and V tile is read from L2 once for both: each block's producer copies half
+ * of its column boxes into both blocks' shared memory by TMA multicast, and a
+ * ring stage is refilled once the consumers of both blocks have released it;
+ * non-causal, D >= 128, one block per tile's KV range: the kernel is built with
+ * __cluster_dims__, so the host launches it as before, with an even grid.x),
+ * FATUNE_SMEM_BYTES (static_assert'ed below).
  * Design notes and measurements: docs/kernel_sm90.md.
  */
 #include "fatune_abi.h"
@@ -127,6 +133,11 @@
 #ifndef KV_WARPGROUPS
 #define KV_WARPGROUPS 1
 #endif
+/* K/V multicast in clusters of CLUSTER_M blocks (issue 17, FlashAttention-3's
+ * 2-CTA clusters for D >= 128 non-causal); 1 (the default): no cluster. */
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
 
 namespace {
 
@@ -147,8 +158,12 @@ constexpr bool QREG = Q_IN_REGS != 0;
 /* intra-warpgroup overlap of the softmax with P V (consume), and V loaded one
  * tile behind K (produce) */
 constexpr bool V_LAG = INTRA_WG_OVERLAP == 2;
-/* Q and K_0 issued in the prologue (non-persistent grids only) */
-constexpr bool EARLY = EARLY_LOADS != 0 && !PERSIST;
+/* blocks per cluster sharing each K and V tile (multicast) */
+constexpr int CL = CLUSTER_M;
+/* Q and K_0 issued in the prologue (non-persistent grids only; not in a
+ * cluster, where a multicast copy may write into the other block only once
+ * the cluster's barriers are initialised) */
+constexpr bool EARLY = EARLY_LOADS != 0 && !PERSIST && CL == 1;
 /* consumer warpgroups that share one 64-row block's keys, and the row groups */
 constexpr int KVWG = KV_WARPGROUPS;
 constexpr int RWG = NCWG / KVWG;
@@ -202,6 +217,11 @@ static_assert(TILE_ORDER == 0 || (TILE_ORDER == 1 && IS_CAUSAL),
 static_assert(MASK_PEEL == 0 || MASK_PEEL == 1, "MASK_PEEL must be 0 or 1");
 static_assert(KVWG == 1 || (D / 2 + 4) * 128 * 4 <= 2 * ST * KV_TILE_BYTES,
 	      "the merge's state does not fit the K/V ring");
+/* CLUSTER_M 2: both blocks of a cluster must walk the same K/V tiles in the
+ * same order (non-causal, no KV_WARPGROUPS split), and each copies whole
+ * column boxes (D / 64 of them: an even count from D 128) */
+static_assert(CL == 1 || (CL == 2 && !IS_CAUSAL && KVWG == 1 && DBOX % 2 == 0),
+	      "CLUSTER_M 2 needs IS_CAUSAL 0, KV_WARPGROUPS 1 and HEAD_DIM >= 128");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -303,6 +323,36 @@ static __device__ __forceinline__ block_work block_tile(const fatune_attn_params
 
 /* ---- producer ---------------------------------------------------------------- */
 
+/* Issues the copies of one K or V tile (keys n0 ..) into `tile`, completing
+ * on `full`. In a cluster, this block (rank: ft_cluster_rank, read by the
+ * caller once for a K and V pair) copies the column boxes b with
+ * b % CL == rank into the same stage of every block of the cluster (each
+ * block's `full` expects the whole tile). */
+static __device__ __forceinline__ void load_kv_tile(unsigned tile, const void *map, unsigned full, int n0,
+						    int head_kv, int batch, int rank)
+{
+	if (CL == 1) {
+#pragma unroll
+		for (int b = 0; b < DBOX; b++)
+			ft_tma_load_4d(tile + b * KV_BOX_BYTES, map, full, 64 * b, n0, head_kv, batch);
+	} else {
+#pragma unroll
+		for (int b = 0; b < DBOX; b += CL)
+			ft_tma_load_4d_mc<(1u << CL) - 1u>(tile + (b + rank) * KV_BOX_BYTES, map, full, 64 * (b + rank),
+							   n0, head_kv, batch);
+	}
+}
+
+/* A consumer warp's release of a K or V ring stage: one arrival on the
+ * stage's empty barrier of each block of the cluster (every block's
+ * producer refills the stage in all of them). */
+static __device__ __forceinline__ void release_kv(unsigned empty)
+{
+	ft_mbar_arrive(empty);
+	if (CL == 2)
+		ft_mbar_arrive_cluster(empty, ft_cluster_rank() ^ 1u);
+}
+
 /* Issues the copy of K (v false) or V tile j of a work tile into its ring
  * stage, once the consumers have released the stage. */
 static __device__ __forceinline__ void produce_kv(const fatune_attn_params &p, const smem_map &sm,
@@ -316,10 +366,7 @@ static __device__ __forceinline__ void produce_kv(const fatune_attn_params &p, c
 
 	ft_mbar_wait(v ? sm.empty_v(s) : sm.empty_k(s), ph ^ 1u);
 	ft_mbar_arrive_tx(full, KV_TILE_BYTES);
-#pragma unroll
-	for (int b = 0; b < DBOX; b++)
-		ft_tma_load_4d(tile + b * KV_BOX_BYTES, v ? &p.tma_v : &p.tma_k, full, 64 * b, n0, w.head_kv,
-			       w.batch);
+	load_kv_tile(tile, v ? &p.tma_v : &p.tma_k, full, n0, w.head_kv, w.batch, CL > 1 ? (int)ft_cluster_rank() : 0);
 }
 
 /* Issues a work tile's Q: 64 rows per consumer warpgroup, D / 64 boxes each
@@ -357,10 +404,18 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 			if (j > 0)
 				produce_kv(p, sm, w, kv, j - 1, true);
 		}
+	} else if (CL > 1) {
+		/* K_j, V_j by produce_kv (the loop below, written out, spilled
+		 * 4 bytes in the persistent producer with multicast copies) */
+		for (int j = 0; j < w.n; j++) {
+			produce_kv(p, sm, w, kv, j, false);
+			produce_kv(p, sm, w, kv, j, true);
+		}
 	} else {
 		/* K_j, V_j: written out rather than two produce_kv calls, which
 		 * ptxas schedules differently (this is the loop of every release
-		 * before INTRA_WG_OVERLAP, instruction for instruction) */
+		 * before INTRA_WG_OVERLAP, instruction for instruction); no
+		 * cluster here */
 		for (int j = 0; j < w.n; j++) {
 			const int s = (kv + j) % ST;
 			const unsigned ph = (unsigned)((kv + j) / ST) & 1u;
@@ -369,17 +424,11 @@ static __device__ __forceinline__ void produce(const fatune_attn_params &p, cons
 			if (!(EARLY && j == 0)) {
 				ft_mbar_wait(sm.empty_k(s), ph ^ 1u);
 				ft_mbar_arrive_tx(sm.full_k(s), KV_TILE_BYTES);
-#pragma unroll
-				for (int b = 0; b < DBOX; b++)
-					ft_tma_load_4d(sm.k_tile(s) + b * KV_BOX_BYTES, &p.tma_k, sm.full_k(s),
-						       64 * b, n0, w.head_kv, w.batch);
+				load_kv_tile(sm.k_tile(s), &p.tma_k, sm.full_k(s), n0, w.head_kv, w.batch, 0);
 			}
 			ft_mbar_wait(sm.empty_v(s), ph ^ 1u);
 			ft_mbar_arrive_tx(sm.full_v(s), KV_TILE_BYTES);
-#pragma unroll
-			for (int b = 0; b < DBOX; b++)
-				ft_tma_load_4d(sm.v_tile(s) + b * KV_BOX_BYTES, &p.tma_v, sm.full_v(s), 64 * b,
-					       n0, w.head_kv, w.batch);
+			load_kv_tile(sm.v_tile(s), &p.tma_v, sm.full_v(s), n0, w.head_kv, w.batch, 0);
 		}
 	}
 }
@@ -612,7 +661,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 					ft_fence_proxy_async();
 				__syncwarp();
 				if (lane == 0) {
-					ft_mbar_arrive(sm.empty_k(st));
+					release_kv(sm.empty_k(st));
 					/* Q's last reader is done: the next tile's may come */
 					if (PERSIST && (QREG || w.n == 1))
 						ft_mbar_arrive(sm.q_empty());
@@ -662,7 +711,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 					fence_regs(s);
 					__syncwarp();
 					if (lane == 0) {
-						ft_mbar_arrive(sm.empty_k(st));
+						release_kv(sm.empty_k(st));
 						if (PERSIST && !QREG && j == w.n - 1)	/* the tile's last Q K^T is done */
 							ft_mbar_arrive(sm.q_empty());
 					}
@@ -674,7 +723,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 					fence_regs(o);
 					__syncwarp();
 					if (lane == 0)
-						ft_mbar_arrive(sm.empty_v(pst));
+						release_kv(sm.empty_v(pst));
 					rescale_o(o, alpha);
 					pack_p(pa, s);
 				}
@@ -698,7 +747,7 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 				fence_regs(o);
 				__syncwarp();
 				if (lane == 0)
-					ft_mbar_arrive(sm.empty_v(pst));
+					release_kv(sm.empty_v(pst));
 			}
 		}
 	}
@@ -816,7 +865,15 @@ static __device__ __forceinline__ void consume(const fatune_attn_params &p, cons
 
 } /* namespace */
 
-extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
+/* CLUSTER_M > 1: the cluster shape is the kernel's own, so a plain launch
+ * (cuLaunchKernel) runs it in clusters; the grid's x must be a multiple */
+#if CLUSTER_M > 1
+#define FT_SM90_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define FT_SM90_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM) FT_SM90_CLUSTER
 	fatune_sm90_fwd(const __grid_constant__ struct fatune_attn_params p)
 {
 	extern __shared__ __align__(1024) unsigned char smem[];
@@ -843,9 +900,10 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		for (int s = 0; s < ST; s++) {
 			ft_mbar_init(sm.full_k(s), 1);
 			ft_mbar_init(sm.full_v(s), 1);
-			/* one arrival per warp of the consumers that read the tile */
-			ft_mbar_init(sm.empty_k(s), 4 * RWG);
-			ft_mbar_init(sm.empty_v(s), 4 * RWG);
+			/* one arrival per warp of the consumers that read the tile,
+			 * in every block of the cluster */
+			ft_mbar_init(sm.empty_k(s), 4 * RWG * CL);
+			ft_mbar_init(sm.empty_v(s), 4 * RWG * CL);
 		}
 		ft_mbar_init_fence();
 		if (EARLY) {
@@ -860,6 +918,10 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 		}
 	}
 	__syncthreads();
+	/* in a cluster, the other blocks' barriers are initialised before this
+	 * block's first multicast copy or remote release reaches them */
+	if (CL > 1)
+		ft_cluster_sync();
 
 	if (tid < 128) {
 		ft_setmaxnreg_dec<PROD_REGS>();
@@ -905,6 +967,10 @@ extern "C" __global__ void __launch_bounds__(NT, BLOCKS_PER_SM)
 	 * for this grid to complete before reading them) */
 	if (PDL && p.num_splits > 1)
 		ft_griddep_launch_dependents();
+	/* no block of a cluster leaves while another may still release a stage
+	 * of its ring (remote arrivals land in this block's shared memory) */
+	if (CL > 1)
+		ft_cluster_sync();
 }
 
 /* Combine: attention_common.cuh's ft_combine with one group of D/4 threads

@@ -4,7 +4,8 @@
  * (init, arrive, arrive with an expected transaction count, parity wait), the
  * tensor copy engine (TMA: cp.async.bulk.tensor.4d global -> shared, completing
  * on an mbarrier), the proxy and mbarrier-init fences, named barriers,
- * setmaxnreg, and the wgmma shared-memory matrix descriptor with the fence /
+ * setmaxnreg, the cluster's rank, barrier and remote mbarrier arrival, and
+ * the wgmma shared-memory matrix descriptor with the fence /
  * commit / wait of the asynchronous warpgroup MMA. The wgmma instructions
  * themselves, one function per N, are generated into sm90_wgmma.cuh.
  *
@@ -72,6 +73,39 @@ static __device__ __forceinline__ void ft_mbar_wait(unsigned bar, unsigned parit
 	} while (!done);
 }
 
+/* ---- clusters -------------------------------------------------------------- */
+
+/* This CTA's rank in its cluster (0 without a cluster launch). */
+static __device__ __forceinline__ unsigned ft_cluster_rank(void)
+{
+	unsigned r;
+
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+/* One arrival on the barrier at the same shared-memory offset in the
+ * cluster's CTA of rank `rank` (release at cluster scope: this thread's
+ * earlier accesses of its own shared memory happen before what that CTA's
+ * waiter does next). */
+static __device__ __forceinline__ void ft_mbar_arrive_cluster(unsigned bar, unsigned rank)
+{
+	asm volatile("{\n .reg .b32 ra;\n"
+		     " mapa.shared::cluster.u32 ra, %0, %1;\n"
+		     " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+		     "r"(rank)
+		     : "memory");
+}
+
+/* Every thread of every CTA of the cluster arrives, then waits for all
+ * (release / acquire at cluster scope); not .aligned, so threads of one warp
+ * may reach it apart. */
+static __device__ __forceinline__ void ft_cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+	asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 /* ---- TMA ------------------------------------------------------------------- */
 
 /* Copies one box of the 4-d tensor map at `map` (the generic address of a
@@ -83,6 +117,20 @@ static __device__ __forceinline__ void ft_tma_load_4d(unsigned dst, const void *
 	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
 		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
 		     "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+		     : "memory");
+}
+
+/* The same box copied into the shared memory of every CTA of the cluster
+ * whose bit is set in `mask` (cluster rank r: bit r), at the same offsets
+ * (dst and bar) in each; each destination's barrier receives the bytes it
+ * gets. */
+template <unsigned MASK>
+static __device__ __forceinline__ void ft_tma_load_4d_mc(unsigned dst, const void *map, unsigned bar, int c0,
+							 int c1, int c2, int c3)
+{
+	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+		     " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+		     "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "n"(MASK)
 		     : "memory");
 }
 

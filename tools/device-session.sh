@@ -14,9 +14,9 @@
 # unseen: the same for bench/campaigns/unseen.yaml (shapes no other campaign holds).
 # CAMPAIGN_SEARCH_ARGS adds search options to these campaigns (--space FILE names the spaces, the
 # default ones included when they should stay).
-# ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches six shapes and
+# ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches seven shapes and
 # times each mechanism on/off for each space's best (INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1 and
-# MASK_PEEL 0/1 on causal shapes, PDL 0/1);
+# MASK_PEEL 0/1 on causal shapes, Q_IN_REGS 0/1, KV_WARPGROUPS 1/2, CLUSTER_M 1/2, PDL 0/1);
 # ablation-compare: compare_torch on those bests against the peers; ablation-sanitizer:
 # compute-sanitizer memcheck and racecheck on one small config per new variant (through fatune
 # bench, so the worker's own launches, cuLaunchKernelEx with PDL included, are what is checked);
@@ -386,7 +386,7 @@ if has abi; then
 	done
 fi
 # ablation, ablation-compare, ablation-sanitizer: issue 17 in three parts, each within a 10-minute
-# call; ABLATION_ONLY="0 1" searches only those of bench/ablation.py's six shapes (build/ablation.db
+# call; ABLATION_ONLY="0 1" searches only those of bench/ablation.py's seven shapes (build/ablation.db
 # keeps every part's searches between calls on the same machine)
 only() { [[ " $steps " == *" $1 "* ]]; }
 if only ablation; then
@@ -405,23 +405,27 @@ if only ablation-sanitizer; then
 	# one small config per new variant: space | shape | config (persistent: > 132 work tiles of
 	# one row block each); SANITIZER_TOOLS="memcheck" or "racecheck" runs one tool per call
 	W1="NUM_WARPS_PER_BLOCK=1,TILE_M=16" C1="NUM_CONSUMER_WG=1,BLOCK_M=64" C2="NUM_CONSUMER_WG=2,BLOCK_M=128"
-	T0="TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1"
+	T0="TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
 	san=(
 		"attention|--shape 1x8x1x128 --kv-heads 2 --kv-len 777|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=1"
 		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1,$T0"
 		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
-		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1"
+		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
 		"attention_sm90|--shape 1x140x65x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
 		# issue 17's causal mechanism TILE_ORDER 1 (L2-grouped heaviest-first walk), non-persistent
 		# (the space's), ping-pong, rows with no key (S_q > S_kv); MASK_PEEL 1 is out of the space
 		# (ptxas serializes its wgmma, C7520): mechanisms-check verifies it outside
-		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1"
-		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1"
+		"attention_sm90|--shape 1x140x129x64 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
+		"attention_sm90|--shape 2x70x300x128 --kv-len 200 --causal|$C1,BLOCK_N=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
 		# issue 17's small-grid mechanism KV_WARPGROUPS 2 (two consumers split one block's KV tiles,
 		# merged through the freed ring): causal with splits (3 and 3 tiles: 2 and 1 per consumer) and PDL;
 		# non-causal with 8 tiles, odd S
-		"attention_sm90|--shape 1x2x300x64 --kv-len 700 --causal|NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2"
-		"attention_sm90|--shape 1x3x333x128 --kv-len 900|NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2"
+		"attention_sm90|--shape 1x2x300x64 --kv-len 700 --causal|NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,CLUSTER_M=1"
+		"attention_sm90|--shape 1x3x333x128 --kv-len 900|NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,CLUSTER_M=1"
+		# issue 17's 2-CTA clusters CLUSTER_M 2 (K and V multicast into both blocks, stages released
+		# by the consumers of both): non-persistent with a ragged S_q and S_kv; persistent (> 132 tiles)
+		"attention_sm90|--shape 1x2x500x128 --kv-len 700|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=2"
+		"attention_sm90|--shape 1x70x256x128 --kv-len 300|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=2"
 	)
 	for c in "${san[@]}"; do
 		# SANITIZER_MATCH: a bash regex; only the entries it matches
@@ -453,7 +457,7 @@ if only stress; then
 			--shape "$shape" --rounds "${STRESS_ROUNDS:-3}" --watchdog 10 2>&1 | tee "$OUT/stress-d$d.txt"
 	done
 	if [[ ${STRESS_SANITIZER:-0} == 1 ]]; then
-		cfg=${STRESS_CONFIG:-NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1}
+		cfg=${STRESS_CONFIG:-NUM_CONSUMER_WG=1,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1}
 		for tool in racecheck synccheck; do
 			timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $F bench --space $B/space.yaml \
 				--shape 2x32x2048x64 --dtype bf16 --causal --config "$cfg" --samples 5 --launches 1 --timeout 190 \

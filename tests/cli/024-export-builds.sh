@@ -61,10 +61,17 @@ grep -q "^#define FATUNE_LAUNCH_WORKSPACE_BYTES $((1 * 8 * 256 * 66 * 4))\$" "$T
 
 # 4. a chosen small-grid config of the Hopper space: two consumers on one row block (KV_WARPGROUPS 2)
 run export --arch sm_90 --shape 1x8x512x64 --space "$SPACES/attention_sm90.yaml" -o "$T/sm90_kvwg.h" --config \
-	NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=2,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,NUM_SPLITS=1,PDL=0
+	NUM_CONSUMER_WG=2,BLOCK_M=64,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=2,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,CLUSTER_M=1,NUM_SPLITS=1,PDL=0
 expect_rc 0 "KV_WARPGROUPS --config"
 grep -q "^#define KV_WARPGROUPS 2\$" "$T/sm90_kvwg.h" && grep -q "^#define BLOCK_M 64\$" "$T/sm90_kvwg.h" ||
 	fail "the KV_WARPGROUPS header lacks its macros"
+
+# 5. a chosen cluster config of the Hopper space (CLUSTER_M 2: the kernel's cluster shape is its own,
+# __cluster_dims__, so a plain launch of the exported grid runs it in pairs)
+run export --arch sm_90 --shape 4x16x2048x128 --space "$SPACES/attention_sm90.yaml" -o "$T/sm90_cluster.h" --config \
+	NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,INTRA_WG_OVERLAP=2,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=2,NUM_SPLITS=1,PDL=0
+expect_rc 0 "CLUSTER_M --config"
+grep -q "^#define CLUSTER_M 2\$" "$T/sm90_cluster.h" || fail "the cluster header lacks CLUSTER_M"
 
 unit "$T/a" "$T/mma_sm_80.h" "$K/attention.cu"
 unit "$T/b" "$T/mma_sm_89.h" "$K/attention.cu"
@@ -73,6 +80,7 @@ unit "$T/d" "$T/sm90_bf16.h" "$K/attention_sm90.cu"
 unit "$T/e" "$T/sm90_causal.h" "$K/attention_sm90.cu"
 unit "$T/f" "$T/byo.h" "$FATUNE_SOURCE_DIR/tests/kernels/fa1_workspace.cu"
 unit "$T/k" "$T/sm90_kvwg.h" "$K/attention_sm90.cu"
+unit "$T/m" "$T/sm90_cluster.h" "$K/attention_sm90.cu"
 # the same values as -D flags are fine (the header's own, read back)
 same=$(grep -E '^#define (HEAD_DIM|IS_CAUSAL|TILE_N|FATUNE_ABI) ' "$T/mma_sm_89.h" | awk '{printf " -D%s=%s", $2, $3}')
 [ "$(echo "$same" | wc -w)" -eq 4 ] || fail "the header lacks HEAD_DIM, IS_CAUSAL, TILE_N or FATUNE_ABI"
@@ -95,6 +103,11 @@ wait $pe || { cat e.log; fail "C++-style header + attention_sm90.cu with matchin
 wait $pf || { cat f.log; fail "the BYO header + fa1_workspace.cu does not build for sm_89"; }
 ( cd k && "$NVCC" -arch=sm_90a -cubin -o k.cubin kernel.cu ) >k.log 2>&1 ||
 	{ cat k.log; fail "the KV_WARPGROUPS header + attention_sm90.cu does not build for sm_90a"; }
+( cd m && "$NVCC" -arch=sm_90a -ptx -o k.ptx kernel.cu ) >m.log 2>&1 ||
+	{ cat m.log; fail "the CLUSTER_M header + attention_sm90.cu does not build for sm_90a"; }
+grep -A8 "entry fatune_sm90_fwd" m/k.ptx | grep -q "\.reqnctapercluster 2, 1, 1" ||
+	fail "the CLUSTER_M 2 kernel is not built with its cluster shape"
+grep -q "multicast::cluster" m/k.ptx || fail "the CLUSTER_M 2 kernel has no multicast copy"
 bf16_only c/k.ptx
 bf16_only d/k.ptx
 bf16_only f/k.ptx

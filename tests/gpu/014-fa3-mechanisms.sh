@@ -6,7 +6,8 @@
 # loop) and 2 (V loaded one tile behind K) of the Hopper template where their paths differ: masked
 # tail tiles, causal rows, rows that see no key, GQA bshd bf16, persistent, ping-pong, Q in
 # registers, three consumers, D 64/128/256; TILE_ORDER 0/1 x MASK_PEEL 0/1 of the Hopper template on
-# causal shapes (odd ones included); KV_WARPGROUPS 2 (two consumers splitting a small grid's KV tiles).
+# causal shapes (odd ones included); KV_WARPGROUPS 2 (two consumers splitting a small grid's KV tiles);
+# CLUSTER_M 2 (clusters of two blocks multicasting K and V).
 # Prints each config's time beside its twins'.
 . "$FT_TEST_LIB"
 sm90_or_skip
@@ -43,7 +44,7 @@ for c in "${hop[@]}"; do
 	[[ "$args" == *--causal* && "$cfg" == *PERSISTENT=1* ]] && to=1
 	for ov in 1 2; do
 		for pdl in $pdls; do
-			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl,TILE_ORDER=$to,MASK_PEEL=0,KV_WARPGROUPS=1"
+			bench_ok "$SPACES/attention_sm90.yaml" "$args" "$cfg,INTRA_WG_OVERLAP=$ov,PDL=$pdl,TILE_ORDER=$to,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
 		done
 	done
 done
@@ -73,14 +74,14 @@ for c in "${cau[@]}"; do
 			# persistent: only TILE_ORDER 1 and no peeled loop are in the space (the
 			# peeled loop spilled there; TILE_ORDER 0 was slower, the space says)
 			[ "$mp$to" != 01 ] && [[ "$c" == *PERSISTENT=1* ]] && continue
-			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp,KV_WARPGROUPS=1"
+			bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},TILE_ORDER=$to,MASK_PEEL=$mp,KV_WARPGROUPS=1,CLUSTER_M=1"
 		done
 	done
 done
 # small grids: KV_WARPGROUPS 2, the two consumers of a 64-row block splitting its KV tiles and merging at
 # the end: one KV tile (the second consumer has none) with rows that see no key, odd tails, GQA bshd bf16
 # causal, split-KV with PDL, D 64/128/256
-K2="NUM_CONSUMER_WG=2,BLOCK_M=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2"
+K2="NUM_CONSUMER_WG=2,BLOCK_M=64,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=2,CLUSTER_M=1"
 kvw=(
 	"--shape 1x8x512x64|$K2,BLOCK_N=128,Q_IN_REGS=1,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0"
 	"--shape 2x4x300x128 --kv-len 100 --causal|$K2,BLOCK_N=128,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0"
@@ -90,5 +91,23 @@ kvw=(
 )
 for c in "${kvw[@]}"; do
 	bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|}"
+done
+# D >= 128 non-causal: CLUSTER_M 2 (clusters of two blocks multicasting K and V) beside its CLUSTER_M 1 twin:
+# non-persistent and persistent (one and two blocks per SM), ping-pong, Q in registers, three consumers,
+# D 128/256, GQA bshd bf16, ragged S_q and S_kv tails, both loop orders
+CL="TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,NUM_SPLITS=1,PDL=0"
+clu=(
+	"--shape 4x16x1024x128|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=2"
+	"--shape 2x16x1000x128 --kv-len 1500|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,INTRA_WG_OVERLAP=2"
+	"--shape 2x16x640x128 --kv-heads 4 --layout bshd --dtype bf16|$C1,BLOCK_N=128,KV_STAGES=3,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=1"
+	"--shape 2x16x640x128 --kv-heads 4 --layout bshd --dtype bf16|$C1,BLOCK_N=128,KV_STAGES=3,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,INTRA_WG_OVERLAP=2"
+	"--shape 4x16x2048x128|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=1,INTRA_WG_OVERLAP=2"
+	"--shape 1x8x1536x128 --kv-len 1000|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=80,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=0,INTRA_WG_OVERLAP=1"
+	"--shape 1x8x512x256 --dtype bf16|$C2,BLOCK_N=64,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,INTRA_WG_OVERLAP=2"
+)
+for c in "${clu[@]}"; do
+	for cl in 1 2; do
+		bench_ok "$SPACES/attention_sm90.yaml" "${c%%|*}" "${c#*|},$CL,CLUSTER_M=$cl"
+	done
 done
 echo "all FA3 mechanism variants verified"

@@ -158,6 +158,7 @@ static void test_shipped_wgmma(void **state)
 	(void)state;
 	same_feasible("attention_sm90", "sm_90", "1x8x512x64", 0, FT_FP16);
 	same_feasible("attention_sm90", "sm_90", "4x16x2048x128", 1, FT_BF16);
+	same_feasible("attention_sm90", "sm_90", "2x20x1536x128", 0, FT_FP16);	/* CLUSTER_M 2 in it */
 	same_feasible("attention_sm90", "sm_90", "2x32x1x128,kv_len=4096,kv_heads=8", 0, FT_FP16);
 	same_feasible("attention_sm90", "sm_90", "1x16x4096x256,layout=bshd", 1, FT_FP16);
 	same_feasible("attention_sm90", "sm_90", "1x8x100x64", 0, FT_FP16);

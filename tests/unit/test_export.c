@@ -317,7 +317,7 @@ static void test_wgmma_winner(void **state)
 		" *   template         attention_sm90 (xxh64 4455667788990011)\n",
 		" *   space            attention_sm90 (family wgmma)\n",
 		" *   config           NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,"
-		"PERSISTENT=1,Q_IN_REGS=0,INTRA_WG_OVERLAP=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,NUM_SPLITS=1,PDL=0\n",
+		"PERSISTENT=1,Q_IN_REGS=0,INTRA_WG_OVERLAP=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1,NUM_SPLITS=1,PDL=0\n",
 		"#define NUM_CONSUMER_WG 2\n", "#define BLOCK_M 128\n", "#define BLOCK_N 176\n",
 		"#define PERSISTENT 1\n", "#define FATUNE_LAUNCH_NUM_SPLITS 1\n", "#define HEAD_DIM 128\n",
 		"#define FATUNE_LAUNCH_KERNEL \"fatune_sm90_fwd\"\n", "#define FATUNE_LAUNCH_TMA_K_ROWS 176\n",
@@ -340,7 +340,7 @@ static void test_wgmma_winner(void **state)
 	b.shape = (struct ft_shape){ .b = 4, .h = 16, .s = 2048, .d = 128, .dtype = FT_FP16,
 				     .s_kv = 2048, .h_kv = 16 };
 	strcpy(b.config, "NUM_CONSUMER_WG=2,BLOCK_M=128,BLOCK_N=176,KV_STAGES=2,PINGPONG=1,PERSISTENT=1,"
-			 "Q_IN_REGS=0,INTRA_WG_OVERLAP=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,NUM_SPLITS=1,PDL=0");
+			 "Q_IN_REGS=0,INTRA_WG_OVERLAP=1,TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1,NUM_SPLITS=1,PDL=0");
 	h = export_src(&b, NULL, FT_EXPORT_CXX, 0, "spaces/sm90.yaml", "my.db", &rc, &err);
 	assert_int_equal(rc, 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)

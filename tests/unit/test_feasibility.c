@@ -693,7 +693,7 @@ static struct ft_space *hopper_space(void)
 /* The FA3 mechanisms' parameters at today's kernel (docs/kernel_sm90.md),
  * appended to a config that does not name them. */
 static const char *const hopper_defaults[] = { "PDL=0", "INTRA_WG_OVERLAP=1", "TILE_ORDER=0", "MASK_PEEL=0",
-						 "KV_WARPGROUPS=1" };
+						 "KV_WARPGROUPS=1", "CLUSTER_M=1" };
 
 static int hopper_verdict(const struct ft_space *sp, const char *an, const char *shape,
 			  const char *config, struct ft_trial *t)
