@@ -628,6 +628,55 @@ static void test_guide_lean(void **state)
 	ft_guide_free(g);
 }
 
+/* Probes (ft_guide_probe): ten candidates BLOCK_M (16..256, 5 values) x
+ * NUM_WARPS (4, 8), index 2 x BLOCK_M's + NUM_WARPS's, the seed (16,4) the
+ * best (10 us) throughout. (64,8), 11 us, is competitive, holds two values
+ * no competitive result held and is 2 steps from (32,4), the nearest of
+ * them: its untried neighbour (128,8) comes next, not (128,4), the nearest
+ * the best; (128,8), 10.5 us, is more than 1 % faster than that center, so
+ * its neighbours come next too: (128,4), then (256,8) before (256,4). */
+static void test_guide_probe(void **state)
+{
+	static const long long bm[] = { 16, 32, 64, 128, 256 }, warps[] = { 4, 8 };
+	static const double us[] = { 10.0, 12.0, 10.5, 13.0, 15.0, 11.0, 20.0, 10.5, 20.0, 20.0 };
+	static const long long plain[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const long long probed[] = { 0, 1, 2, 3, 4, 5, 7, 6, 9, 8 };
+	struct ft_space *sp = new_space();
+	struct ft_trial ts[10], *p[10];
+	const char *seeds[1];
+
+	(void)state;
+	sp->params[0].nvalues = 5;
+	memcpy(sp->params[0].values, bm, sizeof(bm));
+	sp->params[1].nvalues = 2;
+	memcpy(sp->params[1].values, warps, sizeof(warps));
+	sp->params[2].values[0] = 1;
+	for (int i = 0; i < 10; i++) {
+		make_trial(&ts[i], i, 32 * warps[i % 2], 1, 1, 0, 1);
+		ts[i].values[0] = bm[i / 2];
+		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
+		p[i] = &ts[i];
+	}
+	seeds[0] = ts[0].config;
+	for (int probe = 0; probe < 2; probe++) {
+		struct ft_guide *g = ft_guide_new(sp, p, 10, 5);
+
+		assert_non_null(g);
+		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+		ft_guide_patience(g, 0, 0.01);
+		if (probe)
+			ft_guide_probe(g);
+		for (int i = 0; i < 10; i++) {
+			long long k = ft_guide_next(g);
+
+			assert_int_equal(k, (probe ? probed : plain)[i]);
+			observe_ok(g, &ts[k], us[k]);
+		}
+		assert_int_equal(ft_guide_next(g), -1);
+		ft_guide_free(g);
+	}
+}
+
 static void test_config_covers(void **state)
 {
 	assert_true(ft_config_covers("A=1,B=2,C=3", "A=1,C=3"));
@@ -658,6 +707,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_guide_incumbent, release_owned),
 		cmocka_unit_test_teardown(test_guide_behind, release_owned),
 		cmocka_unit_test_teardown(test_guide_lean, release_owned),
+		cmocka_unit_test_teardown(test_guide_probe, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};
 

@@ -1,6 +1,7 @@
 /* strategy.c - the strategy table, the predicted-time model and the guide (local search) that strategies share. */
 #include "search/strategy.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,12 @@ void ft_strategy_order(const struct ft_strategy *s, unsigned long long seed, con
  * a random pick into every 2nd-4th step later made no measurable difference. */
 #define GUIDE_EXPLORE 8
 
+/* Probes (ft_guide_probe, transfer.h): centers kept at most, and the factor
+ * of the best within which a result is competitive (the race's cut margin,
+ * race.h FT_RACE_MARGIN: a result it would not cut). */
+#define GUIDE_PROBES 64
+#define GUIDE_PROBE_MARGIN 1.15
+
 struct ft_guide {
 	const struct ft_space *sp;
 	long long n;
@@ -188,6 +195,13 @@ struct ft_guide {
 	double gain_ref_us;	/* the best then */
 	double incumbent_us;	/* ft_guide_incumbent (NAN: none) */
 	int patience_behind;	/* the early stop while behind it (0: `patience`) */
+	int probe;		/* ft_guide_probe */
+	unsigned char seen_ok[FT_MAX_PARAMS][FT_MAX_VALUES];	/* a competitive result held it */
+	unsigned char *okidx;	/* the competitive results' value indices, nok of them */
+	long long nok;
+	unsigned char centers[GUIDE_PROBES][FT_MAX_PARAMS];	/* probe centers, oldest first */
+	double center_us[GUIDE_PROBES];
+	int ncenters;
 };
 
 static int value_index(const struct ft_param *p, long long v)
@@ -216,7 +230,8 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	g->idx = malloc((n ? n : 1) * sp->nparams);
 	g->taken = calloc(n ? n : 1, 1);
 	g->explore = malloc((n ? n : 1) * sizeof(*g->explore));
-	if (!g->idx || !g->taken || !g->explore) {
+	g->okidx = malloc((n ? n : 1) * sp->nparams);
+	if (!g->idx || !g->taken || !g->explore || !g->okidx) {
 		ft_guide_free(g);
 		return NULL;
 	}
@@ -232,6 +247,26 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 		g->explore[j] = tmp;
 	}
 	return g;
+}
+
+static int l1(const unsigned char *a, const unsigned char *b, int n)
+{
+	int d = 0;
+
+	for (int k = 0; k < n; k++)
+		d += abs((int)a[k] - (int)b[k]);
+	return d;
+}
+
+/* An untried neighbour (L1 distance 1) of the newest probe center that has
+ * one, -1 when none has. */
+static long long probe_pick(const struct ft_guide *g)
+{
+	for (int j = g->ncenters - 1; j >= 0; j--)
+		for (long long i = 0; i < g->n; i++)
+			if (!g->taken[i] && l1(&g->idx[i * g->nparams], g->centers[j], g->nparams) <= 1)
+				return i;
+	return -1;
 }
 
 long long ft_guide_next(struct ft_guide *g)
@@ -254,6 +289,10 @@ long long ft_guide_next(struct ft_guide *g)
 		return pick;
 	}
 	g->handed++;
+	if (g->probe && (pick = probe_pick(g)) >= 0) {
+		g->taken[pick] = 1;
+		return pick;
+	}
 	/* the point the next pick is nearest to: the best so far; before any
 	 * ok result, the first seed when leaning on it, else none (the model's
 	 * next) */
@@ -280,6 +319,41 @@ long long ft_guide_next(struct ft_guide *g)
 	return pick;
 }
 
+/* An ok result: a new probe center when it is competitive but not the best,
+ * and either holds a value no competitive result held before and is 2 or
+ * more steps from each of them (a new structure, reached by a step of
+ * several parameters), or is a neighbour more than `gain` faster than a
+ * center (the probe descends); then it is one of the competitive results. */
+static void probe_observe(struct ft_guide *g, const struct ft_trial *t)
+{
+	unsigned char c[FT_MAX_PARAMS];
+	int fresh = 0, away = INT_MAX, below = 0;
+
+	if (!isnan(g->best_us) && !(t->t_median_us < g->best_us * GUIDE_PROBE_MARGIN))
+		return;
+	for (int k = 0; k < g->nparams; k++) {
+		c[k] = (unsigned char)value_index(&g->sp->params[k], t->values[k]);
+		fresh |= !g->seen_ok[k][c[k]];
+	}
+	if (!isnan(g->best_us) && t->t_median_us >= g->best_us && g->ncenters < GUIDE_PROBES) {
+		for (long long j = 0; j < g->nok; j++) {
+			int d = l1(&g->okidx[j * g->nparams], c, g->nparams);
+			away = d < away ? d : away;
+		}
+		for (int j = 0; j < g->ncenters; j++)
+			below |= l1(g->centers[j], c, g->nparams) == 1 &&
+				 t->t_median_us < g->center_us[j] * (1 - g->gain);
+		if ((fresh && away >= 2) || below) {
+			memcpy(g->centers[g->ncenters], c, sizeof(c));
+			g->center_us[g->ncenters++] = t->t_median_us;
+		}
+	}
+	for (int k = 0; k < g->nparams; k++)
+		g->seen_ok[k][c[k]] = 1;
+	if (g->nok < g->n)
+		memcpy(&g->okidx[g->nok++ * g->nparams], c, (size_t)g->nparams);
+}
+
 void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
 {
 	if (!g)
@@ -290,6 +364,8 @@ void ft_guide_observe(struct ft_guide *g, const struct ft_trial *t)
 	g->observed++;
 	if (t->status != FT_ST_OK || isnan(t->t_median_us))
 		return;
+	if (g->probe)
+		probe_observe(g, t);
 	if (isnan(g->gain_ref_us) || t->t_median_us < g->gain_ref_us * (1 - g->gain)) {
 		g->gain_ref_us = t->t_median_us;
 		g->last_gain = g->observed;
@@ -414,6 +490,11 @@ int ft_guide_stopped(const struct ft_guide *g)
 	       g->observed - g->last_gain >= patience;
 }
 
+void ft_guide_probe(struct ft_guide *g)
+{
+	g->probe = 1;
+}
+
 void ft_guide_lean(struct ft_guide *g)
 {
 	g->lean = 1;
@@ -442,5 +523,6 @@ void ft_guide_free(struct ft_guide *g)
 	free(g->idx);
 	free(g->taken);
 	free(g->explore);
+	free(g->okidx);
 	free(g);
 }

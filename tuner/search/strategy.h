@@ -132,6 +132,18 @@ int ft_guide_seed(struct ft_guide *g, struct ft_trial *const *ts, const char *co
  * prefetch.h). No seed: no change. */
 void ft_guide_lean(struct ft_guide *g);
 
+/* Probes (transfer, transfer.h): an ok result within 1.15x of the best (one
+ * the race would not cut) but not the best becomes a probe center when it
+ * holds a value of some parameter that no such result held before and is 2
+ * or more steps (L1 over the value indices) from each of them: a structure
+ * the walk reached only by a step of several parameters (a derived or
+ * constraint-coupled one). So does such a result one step from a center and
+ * more than `gain` faster than it. ft_guide_next then hands out the untried
+ * neighbours (1 step) of the newest center that has any before the
+ * candidate nearest the best: a new structure is judged by its own
+ * neighbourhood, not by its first candidate alone. */
+void ft_guide_probe(struct ft_guide *g);
+
 /* Early stop: once `patience` results in a row (after the seeds) have not
  * made the best more than `gain` (a fraction, 0.01 = 1%) faster than the
  * best before them, ft_guide_next returns -1. patience 0: never stop early. */
