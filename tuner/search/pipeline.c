@@ -886,6 +886,7 @@ static int feed_ordered(struct run *r, struct ft_err *err)
 		}
 		ft_guide_patience(r->guide, (int)pat, cfg->gain);
 		ft_guide_incumbent(r->guide, cfg->incumbent_us, cfg->patience_behind);
+		ft_guide_probe(r->guide);
 		if (cfg->seed_lean)
 			ft_guide_lean(r->guide);
 	}

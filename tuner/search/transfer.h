@@ -73,6 +73,33 @@
  * than the best so far, and its optimum (overlap 2) is one step further.
  * Replayed in that order on the pass's own recording, 64 finds it.
  *
+ * Probes (strategy.h ft_guide_probe; issue 16): 64 found it by a hair. From
+ * the one-consumer seed the walk first meets the two-consumer structure
+ * (NUM_CONSUMER_WG=2 and KV_WARPGROUPS=2 together, the one step the
+ * constraints allow) at INTRA_WG_OVERLAP=1, ~10 % behind the best, and then
+ * walks on near the best (other tiles, splits, PDL) until the distance
+ * brings it back. Replayed in the lanes' order (1x8x2048x64 causal, then
+ * each mission unit seeded by it alone) on the three exhaustive suite24
+ * recordings of two H200s (2026-11-30), the optimum came 36, 39, 65, 25, 36
+ * and 25 results after the seed's gain: on one the 65th, in flight when the
+ * patience of 64 fired. So a transfer search probes: a competitive result
+ * (within the race's 1.15x of the best) that holds a value no competitive
+ * result held and is 2 or more steps from each of them (a structure reached
+ * only by a coupled step) has its untried neighbours tried next, and so has
+ * a neighbour that beats it by more than FT_TRANSFER_GAIN (the probe
+ * descends). The same replays: 36, 39, 41, 25, 36, 25; with each
+ * recording's times scaled by a random 1 % (8 seeds each, 48 searches) the
+ * walk without probes ended 5 at 1.023-1.039 of the optimum (the
+ * one-consumer best), with them none (the worst 1.020, a config recorded
+ * twice), 5,249 -> 5,057 evaluations. Replayed as campaigns (suite24 on
+ * the three, hopper.yaml on the recorded H100 campaign) every unit ends
+ * where it did without probes, the Hopper space's evaluations 1,405 ->
+ * 1,419, 1,391 -> 1,453 (the mission unit, stopped at 68 before, runs 64
+ * past its optimum at 42), 1,442 -> 1,448 and 1,200 -> 1,190. Probing every
+ * new competitive value (one step from the others too) displaced the walk
+ * near the best in the near-seeded searches of patience 24 and lost
+ * 1x8x8192x64 causal (1.000 -> 1.015-1.033) on two of the three.
+ *
  * Another GPU: replayed as a campaign over the recorded H100 campaign (12
  * units, both spaces, campaign order) with `--seeds-from` the bests of
  * suite24 tuned on an H200 (tests/data/h200_suite24_best.sql, 2026-11-28):
