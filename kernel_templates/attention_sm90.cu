@@ -324,10 +324,10 @@ static __device__ __forceinline__ block_work block_tile(const fatune_attn_params
 /* ---- producer ---------------------------------------------------------------- */
 
 /* Issues the copies of one K or V tile (keys n0 ..) into `tile`, completing
- * on `full`. In a cluster, this block (rank: ft_cluster_rank, read by the
- * caller once for a K and V pair) copies the column boxes b with
- * b % CL == rank into the same stage of every block of the cluster (each
- * block's `full` expects the whole tile). */
+ * on `full`. In a cluster, this block (rank: its ft_cluster_rank; 0 without
+ * a cluster) copies the column boxes b with b % CL == rank into the same
+ * stage of every block of the cluster (each block's `full` expects the whole
+ * tile). */
 static __device__ __forceinline__ void load_kv_tile(unsigned tile, const void *map, unsigned full, int n0,
 						    int head_kv, int batch, int rank)
 {
@@ -366,7 +366,8 @@ static __device__ __forceinline__ void produce_kv(const fatune_attn_params &p, c
 
 	ft_mbar_wait(v ? sm.empty_v(s) : sm.empty_k(s), ph ^ 1u);
 	ft_mbar_arrive_tx(full, KV_TILE_BYTES);
-	load_kv_tile(tile, v ? &p.tma_v : &p.tma_k, full, n0, w.head_kv, w.batch, CL > 1 ? (int)ft_cluster_rank() : 0);
+	load_kv_tile(tile, v ? &p.tma_v : &p.tma_k, full, n0, w.head_kv, w.batch,
+		     CL > 1 ? (int)ft_cluster_rank() : 0);
 }
 
 /* Issues a work tile's Q: 64 rows per consumer warpgroup, D / 64 boxes each
