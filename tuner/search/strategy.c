@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile/feasibility.h"
+#include "search/race.h"
 
 /* SMs assumed when the device is unknown (replay, no GPU): an H100/H200 has 132. */
 #define DEFAULT_SMS 132
@@ -168,11 +169,10 @@ void ft_strategy_order(const struct ft_strategy *s, unsigned long long seed, con
  * a random pick into every 2nd-4th step later made no measurable difference. */
 #define GUIDE_EXPLORE 8
 
-/* Probes (ft_guide_probe, transfer.h): centers kept at most, and the factor
- * of the best within which a result is competitive (the race's cut margin,
- * race.h FT_RACE_MARGIN: a result it would not cut). */
+/* Probes (ft_guide_probe, transfer.h): centers kept at most. A result is
+ * competitive within the race's cut margin of the best (race.h
+ * FT_RACE_MARGIN: a result it would not cut). */
 #define GUIDE_PROBES 64
-#define GUIDE_PROBE_MARGIN 1.15
 
 struct ft_guide {
 	const struct ft_space *sp;
@@ -249,6 +249,7 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	return g;
 }
 
+/* Steps between two candidates: L1 over their value indices. */
 static int l1(const unsigned char *a, const unsigned char *b, int n)
 {
 	int d = 0;
@@ -300,15 +301,14 @@ long long ft_guide_next(struct ft_guide *g)
 				   : g->lean && g->nseeds ? &g->idx[g->seeds[0] * g->nparams]
 							  : NULL;
 	for (long long i = 0; i < g->n; i++) {
-		long long d = 0;
+		long long d;
 		if (g->taken[i])
 			continue;
 		if (!ref) {
 			pick = i;	/* the model's next */
 			break;
 		}
-		for (int k = 0; k < g->nparams; k++)
-			d += abs((int)g->idx[i * g->nparams + k] - (int)ref[k]);
+		d = l1(&g->idx[i * g->nparams], ref, g->nparams);
 		if (pick < 0 || d < best_d) {
 			pick = i;
 			best_d = d;
@@ -329,7 +329,7 @@ static void probe_observe(struct ft_guide *g, const struct ft_trial *t)
 	unsigned char c[FT_MAX_PARAMS];
 	int fresh = 0, away = INT_MAX, below = 0;
 
-	if (!isnan(g->best_us) && !(t->t_median_us < g->best_us * GUIDE_PROBE_MARGIN))
+	if (!isnan(g->best_us) && !(t->t_median_us < g->best_us * FT_RACE_MARGIN))
 		return;
 	for (int k = 0; k < g->nparams; k++) {
 		c[k] = (unsigned char)value_index(&g->sp->params[k], t->values[k]);
