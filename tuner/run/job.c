@@ -15,7 +15,7 @@ void ft_job_result_init(struct ft_job_result *r)
 }
 
 const char *const ft_phase_names[FT_PH_COUNT] = {
-	"start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload", "job",
+	"start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload", "job", "shared",
 };
 
 void ft_phases_add(struct ft_job_result *into, const struct ft_job_result *from, int quick)

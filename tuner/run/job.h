@@ -73,6 +73,9 @@ enum ft_phase {
 	FT_PH_UNLOAD,		/* module unloaded */
 	FT_PH_JOB,		/* the whole job in the evaluator; the rest is the other phases'
 				 * complement (host bookkeeping) */
+	FT_PH_SHARED,		/* before the job, outside it: waiting for the GPU while a job of
+				 * another runner on it ran (a campaign's units side by side on
+				 * one GPU take turns, --units-per-gpu; run/runner.h) */
 	FT_PH_COUNT
 };
 

@@ -103,3 +103,17 @@ void ft_runner_close(struct ft_runner *r)
 		r->ops->close(r->ctx);
 	free(r);
 }
+
+int ft_runners_devices(struct ft_runner *const *rs, int n)
+{
+	int count = 0;
+
+	for (int i = 0; i < n; i++) {
+		int d = rs[i]->info.device_index, seen = 0;
+
+		for (int j = 0; j < i && d >= 0 && !seen; j++)
+			seen = rs[j]->info.device_index == d;
+		count += !seen;
+	}
+	return count;
+}

@@ -42,7 +42,11 @@
  *                  run stops and the candidate is stored nowhere). Racing
  *                  (search/race.c) calls it with quick jobs (fewer samples,
  *                  job->sample_max_us lower) and full ones; a runner does not
- *                  know it is raced and never returns `cut`.
+ *                  know it is raced and never returns `cut`. Runners opened
+ *                  on one GPU take turns (the gpu runner holds a lock per
+ *                  GPU ordinal around a job), so that no two jobs ever time
+ *                  at once on one GPU; the wait is the job's FT_PH_SHARED
+ *                  phase (run/job.h).
  *   close()        stops what open started. NULL-safe through ft_runner_close.
  *
  * A runner whose times are not measurements of its device (info.measured 0:
@@ -126,5 +130,10 @@ int ft_runner_evaluates(const struct ft_runner *r);
 int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeout_ms,
 		       struct ft_job_result *res, struct ft_err *err);
 void ft_runner_close(struct ft_runner *r);
+
+/* The devices among rs[0..n): runners on one GPU ordinal count once
+ * (--units-per-gpu opens several per GPU), one without a GPU (device_index
+ * -1) counts on its own. */
+int ft_runners_devices(struct ft_runner *const *rs, int n);
 
 #endif

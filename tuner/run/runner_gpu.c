@@ -1,22 +1,58 @@
 /* runner_gpu.c - the `gpu` runner: one worker process on one GPU (run/worker.c) behind the
  * runner interface (run/runner.h). The worker resolves each job's CUBIN key through the CUBIN
  * cache of this host (run/evaluate.c), verifies and times; a fault or a hang is the
- * candidate's verdict and the next job gets a fresh worker. */
+ * candidate's verdict and the next job gets a fresh worker. Runners opened on one GPU take
+ * turns: a job runs only while no other job runs on its GPU (one lock per ordinal), so that
+ * units side by side on one GPU never time at once; the wait is the job's FT_PH_SHARED. */
 #include "run/runner.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "run/worker.h"
+
+/* GPU ordinals fatune accepts (--devices: 0..1023) */
+#define ORDINALS 1024
+
+static pthread_mutex_t turn[ORDINALS];
+static pthread_once_t turn_once = PTHREAD_ONCE_INIT;
+
+static void turn_init(void)
+{
+	for (int i = 0; i < ORDINALS; i++)
+		pthread_mutex_init(&turn[i], NULL);
+}
+
+struct gpu {
+	struct ft_worker *w;
+	int ordinal;			/* -1: no GPU here (evaluates nothing) */
+};
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static int gpu_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runner_info *info,
 		    struct ft_err *err)
 {
-	struct ft_worker *w = NULL;
+	struct gpu *g = calloc(1, sizeof(*g));
 
-	if (ft_worker_start(&w, cfg->reference_path, cfg->device, cfg->start_timeout_ms, &info->dev,
-			    err))
+	if (!g)
+		return ft_error(err, FT_EFAIL, "out of memory opening the gpu runner");
+	pthread_once(&turn_once, turn_init);
+	g->ordinal = -1;
+	if (ft_worker_start(&g->w, cfg->reference_path, cfg->device, cfg->start_timeout_ms, &info->dev,
+			    err)) {
+		free(g);
 		return -1;
+	}
 	info->measured = 1;
 	info->needs_cubin = 1;
 	info->search_tag = "no";
@@ -25,20 +61,42 @@ static int gpu_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runne
 		info->device_index = info->dev.lim.ordinal;
 		info->cc = info->dev.lim.cc;
 		info->sm_count = info->dev.lim.sm_count;
+		if (info->dev.lim.ordinal >= 0 && info->dev.lim.ordinal < ORDINALS)
+			g->ordinal = info->dev.lim.ordinal;
 	}
-	*ctx = w;
+	*ctx = g;
 	return 0;
 }
 
 static int gpu_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, struct ft_job_result *res,
 			struct ft_err *err)
 {
-	return ft_worker_run(ctx, job, timeout_ms, res, err);
+	struct gpu *g = ctx;
+	double waited = 0, t0;
+	int rc;
+
+	if (g->ordinal < 0)
+		return ft_worker_run(g->w, job, timeout_ms, res, err);
+	/* a wait only when another runner's job holds the GPU */
+	if (pthread_mutex_trylock(&turn[g->ordinal])) {
+		t0 = mono_ms();
+		pthread_mutex_lock(&turn[g->ordinal]);
+		waited = mono_ms() - t0;
+	}
+	rc = ft_worker_run(g->w, job, timeout_ms, res, err);
+	pthread_mutex_unlock(&turn[g->ordinal]);
+	res->phase_ms[FT_PH_SHARED] += waited;
+	return rc;
 }
 
 static void gpu_close(void *ctx)
 {
-	ft_worker_stop(ctx);
+	struct gpu *g = ctx;
+
+	if (!g)
+		return;
+	ft_worker_stop(g->w);
+	free(g);
 }
 
 const struct ft_runner_ops ft_runner_gpu = {

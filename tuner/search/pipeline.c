@@ -592,7 +592,8 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 	take_result(&it->t, &res, w);
 	/* this GPU's drift by the race's latest anchor on it (race.h) */
 	it->t.race_drift = ft_race_drift(r->race);
-	add_phases(r, now_ms() - t0, &res);
+	/* busy: not while the job waited for its GPU (another unit's turn) */
+	add_phases(r, now_ms() - t0 - res.phase_ms[FT_PH_SHARED], &res);
 	return;
 fatal:
 	set_fatal(r, &err);
@@ -1028,7 +1029,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
-	double t0 = now_ms();
+	double t0 = now_ms(), shared = 0;
 
 	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
 		return 0;
@@ -1049,6 +1050,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, err)))
 		goto done;
 	for (int i = 0; i < n && !rc; i++) {
+		shared += out[i].phase_ms[FT_PH_SHARED];
 		take_result(&ts[i], &out[i], x.x);
 		/* a row of the final says so: queries and tests tell it from the first one */
 		if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
@@ -1065,7 +1067,7 @@ static int run_final(struct run *r, struct ft_err *err)
 			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");
 	}
 	pthread_mutex_lock(&r->stat_m);
-	r->gpu_ms += now_ms() - t0;
+	r->gpu_ms += now_ms() - t0 - shared;	/* busy: not while waiting for the GPU */
 	pthread_mutex_unlock(&r->stat_m);
 done:
 	free(jobs);
