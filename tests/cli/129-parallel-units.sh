@@ -1,4 +1,4 @@
-# 129-parallel-units: --parallel-units on|off (campaign_run.h: units side by side on several GPUs of one model,
+# 129-parallel-units: --parallel-units on|off and --units-per-gpu N (campaign_run.h: units side by side on several GPUs of one model,
 # tests/unit/test_campaign_run.c checks that schedule with fake GPUs). Here, without a GPU: a bad value is bad
 # input (one line, exit 2, nothing stored), and a campaign through a unit runner (one evaluator per unit, so one
 # unit at a time whatever the option) reports each search's GPUs, start and end in its JSON, the second unit
@@ -9,6 +9,9 @@ A="--arch sm_90 --campaign $T/two.yaml --space $SPACES/attention.yaml --strategy
 
 run search $A --parallel-units maybe --db "$T/bad.db"
 expect_bad_input "bad --parallel-units 'maybe': use on or off"
+[ ! -e "$T/bad.db" ] || fail "bad input created the database"
+run search $A --units-per-gpu 9 --db "$T/bad.db"
+expect_bad_input "--units-per-gpu 9 is out of range: use 1 to 4"
 [ ! -e "$T/bad.db" ] || fail "bad input created the database"
 
 for v in on off; do

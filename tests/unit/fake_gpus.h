@@ -10,7 +10,9 @@
  * watchdog must act). MODE "race" answers after FAKE_RACE_MS by the
  * candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
- * raw samples a real worker sends back, as many as it would take.
+ * raw samples a real worker sends back, as many as it would take. With
+ * $FAKE_JOBS_LOG, each job of the other modes appends "ORDINAL START END"
+ * (CLOCK_MONOTONIC ms) to that file when it ends.
  */
 #ifndef FAKE_GPUS_H
 #define FAKE_GPUS_H
@@ -39,6 +41,15 @@ static void fake_sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* CLOCK_MONOTONIC in ms: one clock for every process of the host */
+static double fake_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int fake_open(void *ctx, const char *ref, int device, struct ft_device_info *info,
@@ -111,13 +122,20 @@ static int fake_race(const struct ft_job *job, struct ft_job_result *res)
 static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *res)
 {
 	const char *mode = ctx;
+	double t0;
+	FILE *f;
 
 	if (!strcmp(mode, "race"))
 		return fake_race(job, res);
 	if (!strcmp(mode, "hang0") && fake_ordinal == 0)
 		for (;;)
 			fake_sleep_ms(1000);
+	t0 = fake_now_ms();
 	fake_sleep_ms(strcmp(mode, "fast") ? FAKE_JOB_MS : FAKE_FAST_MS);
+	if (getenv("FAKE_JOBS_LOG") && (f = fopen(getenv("FAKE_JOBS_LOG"), "a"))) {
+		fprintf(f, "%d %.3f %.3f\n", fake_ordinal, t0, fake_now_ms());
+		fclose(f);
+	}
 	res->status = FT_ST_OK;
 	res->rel_err = job->tolerance / 2;
 	res->t_median_us = 10.0 + fake_ordinal;

@@ -106,11 +106,12 @@ static void test_two_models_kept_apart(void **state)
 /* Bit i set: unit i of the next run_two_h200_as is causal. */
 static unsigned causal_units;
 
-/* Campaign `shapes` (n units) with transfer over the two fake H200s (fake
- * GPUs 0 and 1, fake_gpus.h `mode`), side by side unless one_at_a_time; r is
- * filled. Returns ft_campaign_run's result. */
-static int run_two_h200_as(const char *mode, const char *const *shapes, int n, int one_at_a_time,
-			   struct ft_campaign *camp, struct ft_campaign_result *r)
+/* Campaign `shapes` (n units) with transfer over the fake H200s `devices`
+ * ("0,1", "0": fake_gpus.h `mode`), per_gpu units side by side on each
+ * (--units-per-gpu), side by side unless one_at_a_time; r is filled. Returns
+ * ft_campaign_run's result. */
+static int run_lanes_as(const char *mode, const char *devices, int per_gpu, const char *const *shapes, int n,
+			int one_at_a_time, struct ft_campaign *camp, struct ft_campaign_result *r)
 {
 	int rc;
 	const char *src = getenv("FATUNE_SOURCE_DIR");
@@ -126,12 +127,14 @@ static int run_two_h200_as(const char *mode, const char *const *shapes, int n, i
 	assert_non_null(src);
 	assert_non_null(sp);
 	fake_gpus_use(mode);
-	assert_int_equal(ft_cmd_gpus("search", "0,1", NULL, &g, &err), 0);
+	assert_int_equal(ft_cmd_gpus("search", devices, NULL, &g, &err), 0);
+	assert_int_equal(ft_cmd_gpus_share(&g, per_gpu, &err), 0);
 	fake_gpus_use(NULL);
 	assert_int_equal(g.ngroups, 1);
-	assert_int_equal(g.groups[0].nrunners, 2);
+	assert_int_equal(g.groups[0].nrunners, (int)(strlen(devices) + 1) / 2 * per_gpu);
 	target = (struct ft_campaign_target){ &g.groups[0].arch, g.groups[0].name, g.groups[0].driver,
-					      g.groups[0].runners, 2, g.groups[0].sm_count };
+					      g.groups[0].runners, g.groups[0].nrunners,
+					      g.groups[0].sm_count };
 	snprintf(path, sizeof(path), "%s/tests/spaces/two_gpus.yaml", src);
 	assert_int_equal(ft_space_load(sp, path, &err), 0);
 	ft_campaign_init(camp);
@@ -139,7 +142,8 @@ static int run_two_h200_as(const char *mode, const char *const *shapes, int n, i
 		proto.causal = (causal_units >> i) & 1;
 		assert_int_equal(ft_campaign_add(camp, shapes[i], &proto, &err), 0);
 	}
-	snprintf(path, sizeof(path), "%s/lanes-%s-%d-%d-%u.db", tmp, mode, n, one_at_a_time, causal_units);
+	snprintf(path, sizeof(path), "%s/lanes-%s-%s-%d-%d-%d-%u.db", tmp, mode, devices, per_gpu, n,
+		 one_at_a_time, causal_units);
 	assert_int_equal(ft_db_open(&db, path, 1, &err), 0);
 	o.camp = camp;
 	o.sps = &sp;
@@ -155,6 +159,13 @@ static int run_two_h200_as(const char *mode, const char *const *shapes, int n, i
 	ft_db_close(db);
 	free(sp);
 	return rc;
+}
+
+/* run_lanes_as on fake GPUs 0 and 1, a unit at a time on each */
+static int run_two_h200_as(const char *mode, const char *const *shapes, int n, int one_at_a_time,
+			   struct ft_campaign *camp, struct ft_campaign_result *r)
+{
+	return run_lanes_as(mode, "0,1", 1, shapes, n, one_at_a_time, camp, r);
 }
 
 /* run_two_h200_as with fast fake jobs (100 ms), which must succeed */
@@ -271,6 +282,87 @@ static void test_nearest_unit_waits(void **state)
 	ft_campaign_release(&camp);
 }
 
+/* --units-per-gpu 2 on one GPU: two representatives run side by side on
+ * it, a runner each, and their jobs take turns (the fakes log each job's
+ * start and end: no two overlap), the turns' waits counted apart from the
+ * GPU's busy time. */
+static void test_units_share_a_gpu(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x64x32" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	char log[4096];
+	double iv[512][2], shared = 0;
+	int n = 0, ord;
+	FILE *f;
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s/jobs.log", tmp);
+	setenv("FAKE_JOBS_LOG", log, 1);
+	if (run_lanes_as("fast", "0", 2, shapes, 2, 0, &camp, &r))
+		fail_msg("campaign failed");
+	unsetenv("FAKE_JOBS_LOG");
+	assert_int_equal(r.tuned, 2);
+	for (int u = 0; u < 2; u++) {
+		assert_int_equal(unit_out(&r, u)->gpus, 1);
+		shared += unit_out(&r, u)->res.st.phase_ms[FT_PH_SHARED];
+	}
+	if (!(unit_out(&r, 0)->started_ms < unit_out(&r, 1)->ended_ms &&
+	      unit_out(&r, 1)->started_ms < unit_out(&r, 0)->ended_ms))
+		fail_msg("the two units did not run side by side: %.0f-%.0f and %.0f-%.0f ms",
+			 unit_out(&r, 0)->started_ms, unit_out(&r, 0)->ended_ms, unit_out(&r, 1)->started_ms,
+			 unit_out(&r, 1)->ended_ms);
+	if (!(shared > 0))
+		fail_msg("no job waited for its turn on the GPU");
+	assert_non_null(f = fopen(log, "r"));
+	while (n < 512 && fscanf(f, "%d %lf %lf", &ord, &iv[n][0], &iv[n][1]) == 3) {
+		assert_int_equal(ord, 0);
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 4);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (iv[i][0] < iv[j][1] && iv[j][0] < iv[i][1])
+				fail_msg("jobs %d (%.1f-%.1f ms) and %d (%.1f-%.1f ms) ran at once on the GPU", j,
+					 iv[j][0], iv[j][1], i, iv[i][0], iv[i][1]);
+	ft_campaign_result_release(&r);
+	ft_campaign_release(&camp);
+}
+
+/* --units-per-gpu 2 on one GPU, one group of four: the representative
+ * 1x2x128x64 (the lower middle by size), then 1x2x64x64 beside 1x2x4096x64
+ * (far from its seeds: the longer search); when 1x2x64x64 ends, the one unit
+ * that can start is 1x2x4096x64's causal twin, whose nearest unit runs: a
+ * lane sharing the GPU that another unit keeps busy leaves it waiting for
+ * its twin's best instead of starting it beside the twin. */
+static void test_shared_gpu_nearest_waits(void **state)
+{
+	static const char *const shapes[] = { "1x2x64x64", "1x2x128x64", "1x2x4096x64", "1x2x4096x64" };
+	struct ft_campaign camp;
+	struct ft_campaign_result r;
+	const struct ft_campaign_outcome *a, *b;
+
+	(void)state;
+	causal_units = 1u << 3;
+	if (run_lanes_as("fast", "0", 2, shapes, 4, 0, &camp, &r))
+		fail_msg("campaign failed");
+	causal_units = 0;
+	assert_int_equal(r.tuned, 4);
+	assert_int_equal(ft_campaign_nearest(&camp, 2), 3);
+	assert_int_equal(ft_campaign_nearest(&camp, 3), 2);
+	a = unit_out(&r, 2);
+	b = unit_out(&r, 3);
+	if (a->started_ms > b->started_ms)
+		a = unit_out(&r, 3), b = unit_out(&r, 2);
+	if (b->started_ms < a->ended_ms)
+		fail_msg("a twin started at %.0f ms beside the other (%.0f-%.0f ms)", b->started_ms, a->started_ms,
+			 a->ended_ms);
+	assert_int_equal(b->res.nseeds >= 1, 1);
+	ft_campaign_result_release(&r);
+	ft_campaign_release(&camp);
+}
+
 static void *interrupt_after_1s(void *arg)
 {
 	(void)arg;
@@ -348,6 +440,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lone_unit_takes_every_gpu),
 		cmocka_unit_test(test_nearest_unit_waits),
 		cmocka_unit_test(test_lanes_interrupted),
+		cmocka_unit_test(test_units_share_a_gpu),
+		cmocka_unit_test(test_shared_gpu_nearest_waits),
 	};
 	char cmd[128];
 

@@ -77,6 +77,14 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 		struct ft_err *err);
 void ft_cmd_gpus_stop(struct ft_gpus *g);
 
+/* For a campaign's units side by side (--units-per-gpu): opens per_gpu - 1
+ * more gpu runners on each GPU of the one group (none with several groups),
+ * appended in rounds (GPU 0, GPU 1, ..., GPU 0, ...) so that the first
+ * runners handed out are on different GPUs; never more than FT_MAX_RUNNERS
+ * in all. Runners of one GPU take turns (run/runner_gpu.c). -1 with err (the
+ * runners stay with g, for ft_cmd_gpus_stop). */
+int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err);
+
 /* --timing warm|cold and --budget N|Ns, checked. */
 int ft_cmd_timing(const char *cmd, const char *timing, struct ft_err *err);
 int ft_cmd_budget(const char *cmd, const char *text, long long *n, double *seconds,

@@ -254,6 +254,25 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 	return 0;
 }
 
+int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
+{
+	struct ft_gpu_group *grp = &g->groups[0];
+	int ngpus = grp->nrunners;
+
+	if (g->ngroups != 1)
+		return 0;
+	for (int k = 1; k < per_gpu; k++)
+		for (int i = 0; i < ngpus && grp->nrunners < FT_MAX_RUNNERS; i++) {
+			struct ft_device_info dev;
+			struct ft_runner *w = NULL;
+
+			if (start_one(ft_runner_info(grp->runners[i])->device_index, &w, &dev, err))
+				return -1;
+			grp->runners[grp->nrunners++] = w;
+		}
+	return 0;
+}
+
 void ft_cmd_gpus_stop(struct ft_gpus *g)
 {
 	for (int i = 0; i < g->ngroups; i++)

@@ -296,6 +296,7 @@ struct search_cmd {
 	struct ft_strlist spaces, shapes, seeds_from;
 	const char *strategy, *budget, *timing, *replay_db, *devices, *campaign, *shard, *name;
 	const char *race, *runner, *prefetch, *parallel_units;
+	long long units_per_gpu;
 	const char *unit_runner;	/* a runner other than the GPUs (--replay, --runner), opened per unit */
 	long long jobs, seed, samples, launches, timeout_s, race_samples, race_finalists;
 	double race_margin, race_stable;
@@ -484,6 +485,12 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 	} else {
 		c->arch = c->gpus.arch;
 	}
+	/* a campaign's units side by side: units_per_gpu lanes on each GPU, their
+	 * jobs taking turns, so that one unit's compiles leave the GPU to another
+	 * (docs/timing.md) */
+	if (c->camp.nunits > 1 && !strcmp(c->parallel_units, "on") && c->units_per_gpu > 1 &&
+	    ft_cmd_gpus_share(&c->gpus, (int)c->units_per_gpu, err))
+		return -1;
 	c->timed = c->unit_runner || c->gpus.ngroups > 0;
 	for (int g = 0; g < c->gpus.ngroups; g++) {
 		struct ft_gpu_group *grp = &c->gpus.groups[g];
@@ -698,7 +705,8 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_DBL_("race-stable", 0, &c.race_stable, "X", "end a full measurement once its median's interval is X of it wide (default 0.01; 0: all its samples)", 0, 0.5),
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
-		FT_OPT_STR_("parallel-units", 0, &c.parallel_units, "on|off", "with several GPUs of one model: a campaign's units side by side, a GPU each (default on; off: one unit at a time on every GPU; docs/timing.md)"),
+		FT_OPT_STR_("parallel-units", 0, &c.parallel_units, "on|off", "a campaign's units side by side on the GPUs of one model (default on; off: one unit at a time on every GPU; docs/timing.md)"),
+		FT_OPT_INT_("units-per-gpu", 0, &c.units_per_gpu, "N", "a campaign's units side by side on each GPU, their jobs taking turns on it (default 2; 1: a GPU each; docs/timing.md)", 1, 4),
 		FT_OPT_FLAG_("fresh", 0, &c.fresh, "redo trials finished by an earlier run of this search"),
 		FT_OPT_LIST_("seeds-from", 0, &c.seeds_from, "DB",
 			     "transfer: also start from the best configs in DB (another GPU's, a colleague's; read only)"),
@@ -723,6 +731,7 @@ int cmd_search(int argc, char **argv)
 	c.race = "on";
 	c.prefetch = "on";
 	c.parallel_units = "on";
+	c.units_per_gpu = 2;
 	c.race_margin = FT_RACE_MARGIN;
 	c.race_samples = FT_RACE_QUICK_SAMPLES;
 	c.race_finalists = FT_RACE_FINALISTS;

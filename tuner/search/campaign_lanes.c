@@ -35,6 +35,8 @@ struct lanes {
 	char *ahead;			/* per unit: a lane compiles ahead for it */
 	struct ft_runner *idle[FT_MAX_RUNNERS];	/* the GPUs no lane holds */
 	int nidle;
+	int ngpus;			/* distinct GPUs among the runners */
+	int running;			/* units running */
 	int ended;			/* units done */
 	int stop;			/* a failure or an interrupt: take no more units */
 	int rc;
@@ -56,7 +58,9 @@ static int shadowed(const struct lanes *l, int u)
 
 /* Under the lock: the next unit a lane takes (-1: none can start now) and how
  * many units can start (*ready): the first in the order whose nearest unit is
- * not running, else the first (a GPU never waits for a seed). On two H200s
+ * not running, else the first while fewer units run than there are GPUs (a
+ * GPU never waits for a seed; a lane beyond them, sharing a GPU that another
+ * unit keeps busy, does: --units-per-gpu). On two H200s
  * (2026-11-30) the mission shape's causal and non-causal units, each the
  * other's nearest, ran side by side from their representative's seeds alone
  * (1x8x2048x64 causal, far) and both stopped before their optimum; one after
@@ -74,7 +78,7 @@ static int next_unit(const struct lanes *l, int *ready)
 				pick = l->order[i];
 			++*ready;
 		}
-	return pick >= 0 ? pick : first;
+	return pick >= 0 ? pick : l->running < l->ngpus ? first : -1;
 }
 
 static int pending(const struct lanes *l)
@@ -142,6 +146,7 @@ static void *lane(void *arg)
 		for (int i = 0; i < k; i++)
 			mine[i] = l->idle[--l->nidle];
 		l->state[u] = RUNNING;
+		l->running++;
 		cu.runners = mine;
 		cu.nrunners = k;
 		cu.next = o->no_prefetch ? NULL : ahead_of(l, u);
@@ -154,6 +159,7 @@ static void *lane(void *arg)
 		for (int i = 0; i < k; i++)
 			l->idle[l->nidle++] = mine[i];
 		l->state[u] = DONE;
+		l->running--;
 		l->ended++;
 		ft_campaign_unit_file(o, u, rc, &cu, l->r);
 		if (cu.interrupted)
@@ -203,6 +209,7 @@ int ft_campaign_lanes(struct ft_db *db, const struct ft_campaign_run_opts *o, co
 	}
 	for (int i = 0; i < t->nrunners; i++)
 		l.idle[l.nidle++] = t->runners[t->nrunners - 1 - i];
+	l.ngpus = ft_runners_devices(t->runners, t->nrunners);
 	pthread_mutex_init(&l.m, NULL);
 	pthread_cond_init(&l.c, NULL);
 	for (int i = 0; i < nlanes && i < FT_MAX_RUNNERS; i++) {

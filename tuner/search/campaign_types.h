@@ -29,7 +29,7 @@ struct ft_campaign_outcome {
 					 * unit's end: those still running then are not */
 	const struct ft_prefetch *pf;	/* that prefetch until the unit's end (not owned) */
 	double started_ms, ended_ms;	/* the search's start and end, since the campaign's */
-	int gpus;			/* GPUs (runners) it ran on, 0: none */
+	int gpus;			/* GPUs it ran on (runners on one GPU count once), 0: none */
 	int jobs;			/* its compile threads (search.h jobs) */
 };
 

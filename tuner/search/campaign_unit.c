@@ -138,7 +138,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 		memset(oc, 0, sizeof(*oc));
 		oc->sp = o->sps[i];
 		snprintf(oc->device, sizeof(oc->device), "%s", so.device);
-		oc->gpus = so.nrunners;
+		oc->gpus = ft_runners_devices(so.runners, so.nrunners);
 		oc->jobs = so.jobs;
 		so.compiles_done = NULL;
 		so.compiles_ctx = NULL;
