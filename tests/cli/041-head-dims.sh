@@ -17,12 +17,9 @@ run check --arch sm_90 --shape 1x8x512x256 --space "$SPACES/attention_sm90.yaml"
 expect_rc 0 "D 256 in the wgmma space"
 run check --arch sm_89 --shape 1x8x512x128 --format csv; expect_rc 0 "D 128 in the mma space"
 
-# search: every space skipped with the reason, then one error line, exit 2, nothing stored
+# search: one error line with every space's reason, exit 2, nothing stored
 run search --arch sm_90 --shape 1x8x512x96
-expect_rc 2
-expect_err "skipping space 'attention' .*head dims 32, 64, 128, not 96"
-expect_err "skipping space 'attention_sm90' .*head dims 64, 128, 256, not 96"
-expect_err "^fatune: error: search: no space can run these shapes on sm_90"
+expect_bad_input "^fatune: error: search: no space is searched for 1x8x512x96 on sm_90 \\(space 'attention_sm90': .*head dims 64, 128, 256, not 96.*; space 'attention': .*head dims 32, 64, 128, not 96"
 
 # a space that runs but where every candidate is rejected: exit 1, and the line says why
 run search --arch sm_89 --shape 1x8x512x48 --space "$TESTSPACES/static_smem.yaml" --quiet

@@ -62,7 +62,7 @@ static void test_table(void **state)
 	assert_null(ft_family_at(-1));
 	assert_null(ft_family_at(3));
 	assert_ptr_equal(ft_family_find("cuda"), &ft_family_cuda);
-	assert_null(ft_family_cuda.default_space);
+	assert_null(ft_family_cuda.default_spaces[0]);
 	assert_ptr_equal(ft_family_find("mma"), &ft_family_mma);
 	assert_ptr_equal(ft_family_find("wgmma"), &ft_family_wgmma);
 	assert_null(ft_family_find("WGMMA"));
@@ -174,21 +174,23 @@ static void test_default_spaces(void **state)
 		const struct ft_family *fam = ft_family_at(i);
 
 		if (fam == &ft_family_cuda) {
-			assert_null(fam->default_space);	/* kernels you bring: none ships */
+			assert_null(fam->default_spaces[0]);	/* kernels you bring: none ships */
 			continue;
 		}
-		assert_non_null(fam->default_space);
-		snprintf(path, sizeof(path), "%s/%s", srcdir(), fam->default_space);
-		memset(sp, 0, sizeof(*sp));
-		if (ft_space_load(sp, path, &err))
-			fail_msg("%s: %s", path, err.msg);
-		assert_ptr_equal(sp->family, fam);
+		assert_non_null(fam->default_spaces[0]);
+		for (int k = 0; k < FT_FAMILY_DEFAULTS && fam->default_spaces[k]; k++) {
+			snprintf(path, sizeof(path), "%s/%s", srcdir(), fam->default_spaces[k]);
+			memset(sp, 0, sizeof(*sp));
+			if (ft_space_load(sp, path, &err))
+				fail_msg("%s: %s", path, err.msg);
+			assert_ptr_equal(sp->family, fam);
+		}
 	}
-	assert_string_equal(ft_family_wgmma.default_space, "search_spaces/attention_sm90.yaml");
+	assert_string_equal(ft_family_wgmma.default_spaces[0], "search_spaces/attention_sm90.yaml");
 	assert_int_equal(sp->abi, 2);
 
 	/* the same file with abi: 1 and the template path made absolute */
-	snprintf(path, sizeof(path), "%s/%s", srcdir(), ft_family_wgmma.default_space);
+	snprintf(path, sizeof(path), "%s/%s", srcdir(), ft_family_wgmma.default_spaces[0]);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	{

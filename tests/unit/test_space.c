@@ -249,6 +249,54 @@ static void test_workspace_init(void **state)
 	scratch_close(&s);
 }
 
+/* applies_to: the shapes a space is searched for (a search scope; the
+ * constraints still decide validity, so export and check are unchanged) */
+static void test_applies_to(void **state)
+{
+	static struct ft_space sp;
+	struct ft_err err = { 0 };
+	struct scratch s;
+	char why[512];
+	const struct ft_arch *arch = ft_arch_find("sm_90", NULL);
+	struct ft_shape decode = { 2, 32, 1, 128, 0, FT_FP16, 4096, 8, FT_LAYOUT_BHSD };
+	struct ft_shape prefill = { 1, 8, 512, 64, 0, FT_FP16, 512, 8, FT_LAYOUT_BHSD };
+	static const char body[] = "fatune_space: 1\nname: dec\n"
+				   "template: {file: k.cu, kernel: k, shared_memory: dynamic, abi: 2}\n"
+				   "parameters:\n  W: [1, 2]\n"
+				   "applies_to: S * H / H_KV <= 16 AND CC >= 80\n"
+				   "smem_bytes: 0\nlaunch:\n  threads: 32 * W\n  grid: [1, H, B]\n";
+
+	(void)state;
+	scratch_open(&s);
+	if (ft_space_load(&sp, scratch_write(&s, "dec.yaml", body), &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(sp.applies_to.text, "S * H / H_KV <= 16 AND CC >= 80");
+	assert_int_equal(sp.applies_to.line, 6);
+	assert_int_equal(ft_space_applies(&sp, &decode, arch, &err), 1);
+	assert_int_equal(ft_space_applies(&sp, &prefill, arch, &err), 0);
+	assert_null(ft_space_unsearched(&sp, arch, &decode, why, sizeof(why)));
+	assert_non_null(ft_space_unsearched(&sp, arch, &prefill, why, sizeof(why)));
+	assert_non_null(strstr(why, "searched only for shapes where S * H / H_KV <= 16 AND CC >= 80 (applies_to, line 6)"));
+	/* not a validity rule: the space can run the prefill shape */
+	assert_null(ft_space_unfit(&sp, arch, &prefill, why, sizeof(why)));
+	/* one that cannot be evaluated there is not searched, and says why */
+	if (ft_space_load(&sp, scratch_write(&s, "zero.yaml", "fatune_space: 1\nname: zero\n"
+				   "template: {file: k.cu, kernel: k, shared_memory: dynamic, abi: 2}\n"
+				   "parameters:\n  W: [1, 2]\napplies_to: S / (S_KV - S_KV)\n"
+				   "smem_bytes: 0\nlaunch:\n  threads: 32 * W\n  grid: [1, H, B]\n"), &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(ft_space_applies(&sp, &prefill, arch, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "key 'applies_to'"));
+	assert_non_null(ft_space_unsearched(&sp, arch, &prefill, why, sizeof(why)));
+	assert_non_null(strstr(why, "applies_to"));
+	/* a space without one is searched for every shape */
+	if (ft_space_load(&sp, src("tests/spaces/good_minimal.yaml", why, sizeof(why)), &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(ft_space_applies(&sp, &prefill, arch, &err), 1);
+	scratch_close(&s);
+}
+
 /* ---- bad files --------------------------------------------------------------- */
 
 struct bad {
@@ -260,6 +308,7 @@ struct bad {
 };
 
 static const struct bad bad_files[] = {
+	{ "applies_to_parameter.yaml", 10, "applies_to", "'TILE_M' is not a name of the shape", 0 },
 	{ "bad_expression.yaml", 13, "constraints.warps_fit", "bad expression 'TILE_M ==': the expression is incomplete", 1 },
 	{ "bad_kind.yaml", 10, "parameters.NUM_SPLITS.kind", "'runtime' is neither compile", 0 },
 	{ "bad_param_name.yaml", 10, "parameters.2STAGES", "not a C identifier", 0 },
@@ -520,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_bad_generated), cmocka_unit_test(test_file_problems),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_applies_to),
 	};
 	const char *dir = getenv("FATUNE_SOURCE_DIR");
 

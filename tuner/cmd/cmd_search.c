@@ -252,22 +252,24 @@ static const struct ft_family *default_family(int i)
 	return NULL;
 }
 
-/* The spaces to search: --space (each once), else the default space of every
- * family that can target arch. */
+/* The spaces to search: --space (each once), else the default spaces of every
+ * family that can target arch (just_one: the first family's first). */
 static int load_spaces(const struct ft_strlist *given, const struct ft_arch *arch, int just_one,
 		       struct ft_space **sps, int *n, struct ft_err *err)
 {
 	char path[FT_PATH_MAX];
 
 	*n = 0;
-	for (int i = 0; i < (given->n ? given->n : just_one ? 1 : ft_family_count()); i++) {
+	for (int i = 0; i < (given->n ? given->n : just_one ? 1 : ft_family_count() * FT_FAMILY_DEFAULTS); i++) {
 		const char *p = given->n ? given->v[i] : NULL;
 
 		if (!p) {
-			const struct ft_family *f = just_one ? ft_family_at(0) : default_family(i);
-			if (!f->default_space || f->unsupported(arch))
+			const struct ft_family *f = just_one ? ft_family_at(0) : default_family(i / FT_FAMILY_DEFAULTS);
+			const char *def = f->default_spaces[just_one ? 0 : i % FT_FAMILY_DEFAULTS];
+
+			if (!def || f->unsupported(arch))
 				continue;
-			snprintf(path, sizeof(path), "%s/%s", ft_data_dir(), f->default_space);
+			snprintf(path, sizeof(path), "%s/%s", ft_data_dir(), def);
 			p = path;
 		}
 		if (!(sps[*n] = calloc(1, sizeof(struct ft_space))))
@@ -319,7 +321,12 @@ static void on_skip(void *ctx, int u, const struct ft_space *sp, const char *why
 {
 	const struct search_cmd *c = ctx;
 	char label[128];
+	struct ft_err err = { 0 };
 
+	/* a default space for other shapes (the decode space at a prefill
+	 * shape) is not searched by design: only a space the user named says so */
+	if (!c->spaces.n && !c->camp.nspaces && ft_space_applies(sp, &c->camp.units[u], c->arch, &err) == 0)
+		return;
 	if (c->camp.nunits > 1)
 		ft_campaign_label(&c->camp, u, label, sizeof(label));
 	fprintf(stderr, "fatune: skipping space '%s' (%s)%s%s: %s\n", sp->name, sp->path,
@@ -464,6 +471,33 @@ static int runner_ok(struct search_cmd *c, struct ft_err *err)
 	return 0;
 }
 
+/* Bad input before anything starts: no space is searched for any unit on the
+ * arch (the family needs another arch, the template lacks the head dim, the
+ * space's applies_to picks other shapes): one line with the first unit's
+ * reason per space. 0 when some unit has a space to search. */
+static int some_space_searched(const struct search_cmd *c, struct ft_err *err)
+{
+	char why[512], label[FT_SHAPE_TEXT_MAX], all[1536];
+	size_t n = 0;
+
+	for (int u = 0; u < c->camp.nunits; u++)
+		for (int i = 0; i < c->nsp; i++)
+			if (!ft_space_unsearched(c->sps[i], c->arch, &c->camp.units[u], why, sizeof(why)))
+				return 0;
+	all[0] = '\0';
+	for (int i = 0; i < c->nsp && n < sizeof(all); i++) {
+		/* a default space meant for other shapes (on_skip) goes unsaid */
+		if (!c->spaces.n && !c->camp.nspaces &&
+		    !ft_space_unfit(c->sps[i], c->arch, &c->camp.units[0], why, sizeof(why)))
+			continue;
+		ft_space_unsearched(c->sps[i], c->arch, &c->camp.units[0], why, sizeof(why));
+		n += (size_t)snprintf(all + n, sizeof(all) - n, "%sspace '%s': %s", n ? "; " : " (", c->sps[i]->name, why);
+	}
+	ft_shape_format(&c->camp.units[0], label, sizeof(label));
+	return ft_error(err, FT_EINPUT, "fatune search: no space is searched for %s%s on %s%s%s: pass --space FILE or another --arch",
+			label, c->camp.nunits > 1 ? " or any other shape" : "", c->arch->name, all, n ? ")" : "");
+}
+
 /* The arch, the spaces and where to run: a runner opened per unit (--replay
  * DB, --runner), the GPUs grouped by model, or no GPU (one untimed target). */
 static int setup_targets(struct search_cmd *c, struct ft_err *err)
@@ -477,13 +511,19 @@ static int setup_targets(struct search_cmd *c, struct ft_err *err)
 		if (!c->o.arch)
 			return ft_error(err, FT_EINPUT, "fatune search: --replay needs --arch (the arch the trials were recorded for)");
 		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
-		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err))
+		    load_spaces(&list, c->arch, 1, c->sps, &c->nsp, err) || some_space_searched(c, err))
 			return -1;
-	} else if (ft_cmd_gpus("search", c->devices, c->o.arch, &c->gpus, err) ||
-		   load_spaces(&list, c->gpus.arch, 0, c->sps, &c->nsp, err)) {
-		return -1;
-	} else {
+	} else if (c->o.arch) {
+		/* the spaces checked before any GPU is asked */
+		if (!(c->arch = ft_arch_find(c->o.arch, err)) ||
+		    load_spaces(&list, c->arch, 0, c->sps, &c->nsp, err) || some_space_searched(c, err) ||
+		    ft_cmd_gpus("search", c->devices, c->o.arch, &c->gpus, err))
+			return -1;
 		c->arch = c->gpus.arch;
+	} else if (ft_cmd_gpus("search", c->devices, c->o.arch, &c->gpus, err) ||
+		   load_spaces(&list, c->gpus.arch, 0, c->sps, &c->nsp, err) ||
+		   (c->arch = c->gpus.arch, some_space_searched(c, err))) {
+		return -1;
 	}
 	/* a campaign's units side by side: units_per_gpu lanes on each GPU, their
 	 * jobs taking turns, so that one unit's compiles leave the GPU to another

@@ -21,7 +21,6 @@ static const char *cuda_nvrtc_arch(const struct ft_arch *a)
 const struct ft_family ft_family_cuda = {
 	.name = "cuda",
 	.summary = "plain CUDA kernels you bring (the default for a space that names no family): any arch",
-	.default_space = NULL,
 	.unsupported = cuda_unsupported,
 	.nvrtc_arch = cuda_nvrtc_arch,
 };

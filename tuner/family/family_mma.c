@@ -19,7 +19,7 @@ static const char *mma_nvrtc_arch(const struct ft_arch *a)
 const struct ft_family ft_family_mma = {
 	.name = "mma",
 	.summary = "the shipped mma.sync template (FlashAttention-2 style): any arch",
-	.default_space = "search_spaces/attention.yaml",
+	.default_spaces = { "search_spaces/attention.yaml" },
 	.unsupported = mma_unsupported,
 	.nvrtc_arch = mma_nvrtc_arch,
 };

@@ -69,7 +69,7 @@ static int wgmma_plan(const struct ft_space *sp, const struct ft_shape *shape,
 const struct ft_family ft_family_wgmma = {
 	.name = "wgmma",
 	.summary = "Hopper: wgmma, TMA, warp-specialized producer/consumers (sm_90a)",
-	.default_space = "search_spaces/attention_sm90.yaml",
+	.default_spaces = { "search_spaces/attention_sm90.yaml" },
 	.arch_specific = 1,
 	.unsupported = wgmma_unsupported,
 	.nvrtc_arch = wgmma_nvrtc_arch,

@@ -39,7 +39,7 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
 
 	for (int g = 0; g < o->ntargets; g++)
 		for (int i = 0; i < o->nsp; i++)
-			n += !ft_space_unfit(o->sps[i], o->targets[g].arch, &o->camp->units[u], why,
+			n += !ft_space_unsearched(o->sps[i], o->targets[g].arch, &o->camp->units[u], why,
 					     sizeof(why));
 	return n;
 }
@@ -59,13 +59,13 @@ static int next_search(struct ft_db *db, const struct ft_campaign_run_opts *o, c
 	if (o->no_prefetch || !so->nrunners || !ft_runner_info(so->runners[0])->needs_cubin)
 		return 0;
 	for (int j = i + 1; j < o->nsp && !device; j++)
-		if (!ft_space_unfit(o->sps[j], t->arch, shape, why, sizeof(why))) {
+		if (!ft_space_unsearched(o->sps[j], t->arch, shape, why, sizeof(why))) {
 			*pc = (struct ft_prefetch_cfg){ .sp = o->sps[j], .arch = t->arch, .shape = *shape,
 							.sm_count = t->sm_count, .jobs = so->jobs };
 			device = so->device;
 		}
 	for (int j = 0; next && j < o->nsp && !device; j++)
-		if (!ft_space_unfit(o->sps[j], o->targets[0].arch, next, why, sizeof(why))) {
+		if (!ft_space_unsearched(o->sps[j], o->targets[0].arch, next, why, sizeof(why))) {
 			*pc = (struct ft_prefetch_cfg){ .sp = o->sps[j], .arch = o->targets[0].arch,
 							.shape = *next, .sm_count = o->targets[0].sm_count,
 							.jobs = so->jobs };
@@ -113,7 +113,7 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 			cu->interrupted = 1;
 			break;
 		}
-		if (ft_space_unfit(o->sps[i], t->arch, shape, cu->why, sizeof(cu->why))) {
+		if (ft_space_unsearched(o->sps[i], t->arch, shape, cu->why, sizeof(cu->why))) {
 			if (o->on_skip)
 				o->on_skip(o->ctx, u, o->sps[i], cu->why);
 			continue;

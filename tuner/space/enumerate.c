@@ -192,10 +192,9 @@ static const char *derived_guard(struct ft_enum *e, int k, const char *value, co
 	return n + 1 < FT_EXPR_EXPANDED_MAX ? out : NULL;
 }
 
-static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
-		       const struct ft_arch *arch, struct ft_err *err)
+/* The context row (FT_CONTEXT_NAMES): the shape, then the arch's limits. */
+static void context_row(const struct ft_shape *shape, const struct ft_arch *arch, long long *row)
 {
-	static const char *const names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
 	const long long ctx[FT_CONTEXT_COUNT] = {
 		shape->b,
 		shape->h,
@@ -216,9 +215,20 @@ static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
 		arch->threads_per_sm,
 		arch->cc,
 	};
+
+	memcpy(row, ctx, sizeof(ctx));
+}
+
+static const char *const context_names[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
+
+static int load_tables(struct ft_enum *e, const struct ft_shape *shape,
+		       const struct ft_arch *arch, struct ft_err *err)
+{
+	long long ctx[FT_CONTEXT_COUNT];
 	struct ft_space *sp = &e->sp;
 
-	if (ft_expr_add_table(e->x, names, FT_CONTEXT_COUNT, ctx, 1, err))
+	context_row(shape, arch, ctx);
+	if (ft_expr_add_table(e->x, context_names, FT_CONTEXT_COUNT, ctx, 1, err))
 		return -1;
 	for (int i = 0; i < sp->nparams; i++) {
 		const char *name = sp->params[i].name;
@@ -597,4 +607,29 @@ long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *
 		if (!sp->params[i].derived || sp->params[i].nchoices)
 			total *= table_rows(&sp->params[i]);	/* bounded at load: <= 2^40 */
 	return total;
+}
+
+int ft_space_applies(const struct ft_space *sp, const struct ft_shape *shape, const struct ft_arch *arch,
+		     struct ft_err *err)
+{
+	struct ft_expr *x = NULL;
+	long long ctx[FT_CONTEXT_COUNT], v = 0;
+	struct ft_err why = { 0 };
+	int rc;
+
+	if (!sp->applies_to.text[0])
+		return 1;
+	context_row(shape, arch, ctx);
+	rc = ft_expr_open(&x, err);
+	if (!rc && (ft_expr_add_table(x, context_names, FT_CONTEXT_COUNT, ctx, 1, err) || ft_expr_lock(x, err)))
+		rc = -1;
+	if (!rc && ft_expr_eval(x, sp->applies_to.text, NULL, &v, &why)) {
+		if (why.status == FT_EINPUT)
+			expr_fail(sp, &sp->applies_to, why.msg, err);
+		else if (err)
+			*err = why;
+		rc = -1;
+	}
+	ft_expr_close(x);
+	return rc ? -1 : v != 0;
 }

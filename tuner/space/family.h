@@ -47,11 +47,16 @@ struct ft_launch_plan {
 	struct ft_tma_box tma[FT_TENSOR_COUNT];
 };
 
+/* Most spaces a family searches by default. */
+#define FT_FAMILY_DEFAULTS 4
+
 struct ft_family {
 	const char *name;		/* what a space's template.family says */
 	const char *summary;		/* one line, for listings */
-	const char *default_space;	/* under the data dir: searched by default when the
-					 * arch fits; NULL when none ships */
+	const char *default_spaces[FT_FAMILY_DEFAULTS];	/* under the data dir: searched by
+					 * default, in this order, when the arch fits (each
+					 * for the shapes its applies_to picks); NULL-ended,
+					 * none when none ships */
 	int arch_specific;		/* 1: made for one arch (its instructions exist
 					 * nowhere else): where it fits, its default space is
 					 * searched before the others', so that its best is

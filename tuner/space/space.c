@@ -207,6 +207,24 @@ const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 	return NULL;
 }
 
+const char *ft_space_unsearched(const struct ft_space *sp, const struct ft_arch *a, const struct ft_shape *shape,
+				char *buf, size_t size)
+{
+	struct ft_err e = { 0 };
+	int r;
+
+	if (ft_space_unfit(sp, a, shape, buf, size))
+		return buf;
+	if ((r = ft_space_applies(sp, shape, a, &e)) == 1)
+		return NULL;
+	if (r == 0)
+		snprintf(buf, size, "it is searched only for shapes where %s (applies_to, line %d)", sp->applies_to.text,
+			 sp->applies_to.line);
+	else
+		snprintf(buf, size, "%s", e.msg);
+	return buf;
+}
+
 /* The real directory of path's parent into out; -1 when it cannot be resolved. */
 static int parent_real(const char *path, char *out)
 {

@@ -113,6 +113,10 @@ struct ft_space {
 	char includes[FT_MAX_INCLUDES][FT_PATH_MAX];
 	int include_lines[FT_MAX_INCLUDES];	/* where each was written */
 
+	struct ft_expr_src applies_to;	/* `applies_to`: the shapes the space is for, an
+					 * expression over the shape's and the arch's names
+					 * alone ("" when absent: every shape); where it is
+					 * 0 the space is not searched (ft_space_unsearched) */
 	struct ft_expr_src smem;	/* `smem_bytes`: shared bytes per block */
 	struct ft_expr_src threads;	/* `launch.threads`: threads per block */
 	struct ft_expr_src grid[3];	/* `launch.grid`: [x, y, z] */
@@ -148,6 +152,14 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err);
  * 128, not 96 (FILE:LINE head_dims)"), into buf. */
 const char *ft_space_unfit(const struct ft_space *sp, const struct ft_arch *a,
 			   const struct ft_shape *shape, char *buf, size_t size);
+
+/* Whether a search covers sp at shape on arch a: NULL when it does, else why
+ * not into buf: ft_space_unfit's reason, or the space's `applies_to` (the
+ * shapes it is meant for: a search scope, not a validity rule; a config it
+ * holds stays valid wherever its constraints hold, for export and dispatch)
+ * is false or cannot be evaluated there. */
+const char *ft_space_unsearched(const struct ft_space *sp, const struct ft_arch *a, const struct ft_shape *shape,
+				char *buf, size_t size);
 
 /* A compile.include entry checked and resolved into out (symbolic links and
  * '..' resolved): a path relative to the space file's directory that lands
@@ -264,6 +276,12 @@ int ft_enum_next(struct ft_enum *e, struct ft_candidate *c, struct ft_err *err);
  * goes through. */
 long long ft_space_candidates(const struct ft_space *sp, const struct ft_shape *shape,
 			      const struct ft_arch *arch);
+
+/* sp's `applies_to` for shape on arch: 1 when it holds (or the space has
+ * none), 0 when not, -1 with err when it cannot be evaluated (FT_EINPUT
+ * "FILE:LINE: key 'applies_to': ..."). */
+int ft_space_applies(const struct ft_space *sp, const struct ft_shape *shape, const struct ft_arch *arch,
+		     struct ft_err *err);
 
 /* Size of the cartesian product (1 for a fixed enumeration). */
 long long ft_enum_total(const struct ft_enum *e);

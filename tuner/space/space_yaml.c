@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "base/ident.h"
@@ -590,6 +591,31 @@ static int wgmma_serialized(struct ft_yaml *y, yaml_node_t *v, const char *key, 
 	return 0;
 }
 
+/* applies_to: an expression over the shape's and the arch's names alone (a
+ * space's parameters are not known before it applies) */
+static int context_name(const char *name, size_t len, void *arg)
+{
+	static const char *const context[FT_CONTEXT_COUNT] = { FT_CONTEXT_NAMES };
+	struct ft_yaml *y = arg;
+	struct ft_space *sp = y->user;
+
+	for (int i = 0; i < FT_CONTEXT_COUNT; i++)
+		if (strlen(context[i]) == len && !strncasecmp(context[i], name, len))
+			return 0;
+	return ft_yaml_fail(y, sp->applies_to.line, "applies_to",
+			    "'%.*s' is not a name of the shape (B H S D S_KV H_KV CAUSAL DTYPE DTYPE_BYTES "
+			    "LAYOUT) or of the arch (SMEM_* REGS_PER_SM THREADS_PER_* CC): applies_to picks "
+			    "shapes before any parameter has a value",
+			    (int)len, name);
+}
+
+static int applies_to(struct ft_yaml *y, yaml_node_t *v, const char *key, struct ft_space *sp)
+{
+	if (ft_space_yaml_expression(y, v, key, &sp->applies_to))
+		return -1;
+	return ft_expr_each_name(sp->applies_to.text, context_name, y);
+}
+
 static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_node_t *v, void *arg)
 {
 	static const char *const template_keys[] = { "file",	      "kernel", "combine_kernel",
@@ -620,6 +646,8 @@ static int top_pair(struct ft_yaml *y, const char *key, yaml_node_t *k, yaml_nod
 		return ft_yaml_mapping(y, v, key, NULL, 0, ft_derive_pair, arg);
 	if (!strcmp(key, "smem_bytes"))
 		return ft_space_yaml_expression(y, v, key, &sp->smem);
+	if (!strcmp(key, "applies_to"))
+		return applies_to(y, v, key, sp);
 	if (!strcmp(key, "head_dims"))
 		return head_dims(y, v, key, sp);
 	if (!strcmp(key, "spills"))
@@ -729,7 +757,7 @@ int ft_space_load(struct ft_space *sp, const char *path, struct ft_err *err)
 						"template",	"parameters", "constraints",
 						"smem_bytes",	"workspace",  "compile",
 						"launch",	"head_dims",  "spills",
-						"derive",	"wgmma_serialized" };
+						"derive",	"wgmma_serialized", "applies_to" };
 	static const struct ft_yaml_format fmt = {
 		"space file", "a space", "'fatune_space: 1' (see search_spaces/README.md)",
 		SPACE_FILE_MAX, DEPTH_MAX, "a space nests 4",
