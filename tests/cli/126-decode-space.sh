@@ -2,8 +2,8 @@
 # one m16 tile of decode rows and split its keys) compiles with NVRTC for sm_80, sm_89 and sm_90 - D 32, 64
 # and 128, fp16 and bf16, causal or not, GQA, bhsd and bshd - with no compile failure and no spill, so its
 # smem_bytes formula is the template's layout (the template static_asserts it: a wrong formula is a
-# compile failure here); a prefill shape has no candidate in it; an exported KV_WARPS config, included
-# before the template, builds it with nvcc alone.
+# compile failure here); a prefill shape has no candidate in it and is not searched in it (applies_to,
+# default spaces); an exported KV_WARPS config, included before the template, builds it with nvcc alone.
 . "$FT_TEST_LIB"
 export FATUNE_CACHE_DIR="${FATUNE_TEST_CACHE:-$T/cache}"
 SP="$SPACES/attention_decode.yaml"
@@ -34,6 +34,21 @@ run check --all --arch sm_90 --space "$SP" --shape 1x8x512x64 --format json
 [ "$rc" -le 1 ] || { cat "$T/err"; fail "check of a prefill shape"; }
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r and all(x["status"]=="rejected_constraint" and "rows_in_one_tile" in x["reason"] for x in r), r[:2]' "$T/out" ||
 	fail "a prefill shape has candidates in the decode space"
+# a default space of the mma family, searched only where its applies_to holds: a decode step gets it
+# beside the default ones, a prefill shape does not (and says nothing of it); named with --space at a
+# prefill shape, it is skipped with the reason, and no space left is bad input
+run search --arch sm_90 --shape 1x32x1x128 --kv-heads 8 --kv-len 4096 --budget 1 --jobs 2 --json --quiet --db "$T/d.db"
+expect_rc 0 "default spaces at a decode shape"
+python3 -c 'import json,sys; u=json.loads(open(sys.argv[1]).read()); s=[x["space"] for x in u["spaces"]]; assert s == ["attention_sm90", "attention", "attention_decode"], s' "$T/out" ||
+	fail "the default spaces of a decode step are not the two prefill ones and the decode space"
+run search --arch sm_90 --shape 1x8x512x64 --budget 1 --jobs 2 --json --quiet --db "$T/p.db"
+expect_rc 0 "default spaces at a prefill shape"
+python3 -c 'import json,sys; u=json.loads(open(sys.argv[1]).read()); s=[x["space"] for x in u["spaces"]]; assert s == ["attention_sm90", "attention"], s' "$T/out" ||
+	fail "a prefill shape was searched in the decode space"
+grep -q "attention_decode" "$T/err" && fail "a default space the shape is not for was reported: $(cat "$T/err")"
+run search --arch sm_90 --shape 1x8x512x64 --space "$SP" --runner fake --db "$T/n.db"
+expect_bad_input "no space is searched for 1x8x512x64 on sm_90 \\(space 'attention_decode': it is searched only for shapes where S \\* H / H_KV <= 16 \\(applies_to, line 2[0-9]\\)\\)"
+[ ! -e "$T/n.db" ] || fail "bad input created the database"
 # export a KV_WARPS config and build the template with the header alone
 cfg=NUM_WARPS_PER_BLOCK=4,TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,KV_WARPS=1,NUM_SPLITS=16,COMBINE_IN_KERNEL=0,PDL=0
 run export --arch sm_90 --shape 1x32x1x128 --kv-heads 8 --kv-len 8192 --space "$SP" --config "$cfg" -o "$T/kv.h"

@@ -186,6 +186,7 @@ static void test_default_spaces(void **state)
 			assert_ptr_equal(sp->family, fam);
 		}
 	}
+	assert_string_equal(ft_family_mma.default_spaces[1], "search_spaces/attention_decode.yaml");
 	assert_string_equal(ft_family_wgmma.default_spaces[0], "search_spaces/attention_sm90.yaml");
 	assert_int_equal(sp->abi, 2);
 

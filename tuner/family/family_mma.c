@@ -19,7 +19,8 @@ static const char *mma_nvrtc_arch(const struct ft_arch *a)
 const struct ft_family ft_family_mma = {
 	.name = "mma",
 	.summary = "the shipped mma.sync template (FlashAttention-2 style): any arch",
-	.default_spaces = { "search_spaces/attention.yaml" },
+	/* the decode space only for decode steps (its applies_to) */
+	.default_spaces = { "search_spaces/attention.yaml", "search_spaces/attention_decode.yaml" },
 	.unsupported = mma_unsupported,
 	.nvrtc_arch = mma_nvrtc_arch,
 };
