@@ -39,8 +39,7 @@ static int count_parts(const struct ft_campaign_run_opts *o, int u)
 
 	for (int g = 0; g < o->ntargets; g++)
 		for (int i = 0; i < o->nsp; i++)
-			n += !ft_space_unsearched(o->sps[i], o->targets[g].arch, &o->camp->units[u], why,
-					     sizeof(why));
+			n += !ft_space_unsearched(o->sps[i], o->targets[g].arch, &o->camp->units[u], why, sizeof(why));
 	return n;
 }
 
