@@ -266,8 +266,16 @@ int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 			struct ft_device_info dev;
 			struct ft_runner *w = NULL;
 
-			if (start_one(ft_runner_info(grp->runners[i])->device_index, &w, &dev, err))
+			int ordinal = ft_runner_info(grp->runners[i])->device_index;
+
+			if (start_one(ordinal, &w, &dev, err))
 				return -1;
+			if (!dev.present) {
+				ft_runner_close(w);
+				return ft_error(err, FT_EFAIL,
+						"GPU %d took one worker but not a second (%s): pass --units-per-gpu 1",
+						ordinal, dev.why_not);
+			}
 			grp->runners[grp->nrunners++] = w;
 		}
 	return 0;
