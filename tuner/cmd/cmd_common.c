@@ -265,7 +265,6 @@ int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 		for (int i = 0; i < ngpus && grp->nrunners < FT_MAX_RUNNERS; i++) {
 			struct ft_device_info dev;
 			struct ft_runner *w = NULL;
-
 			int ordinal = ft_runner_info(grp->runners[i])->device_index;
 
 			if (start_one(ordinal, &w, &dev, err))

@@ -317,15 +317,23 @@ struct search_cmd {
 	struct ft_transfer_pool seeds;	/* the best rows of --seeds-from */
 };
 
+/* A default space whose applies_to picks other shapes (the decode space at a
+ * prefill shape): not searched there by design, so nothing is said of it;
+ * only a space the user named (--space, the campaign file) is reported. */
+static int default_for_other_shapes(const struct search_cmd *c, const struct ft_space *sp,
+				    const struct ft_shape *shape)
+{
+	struct ft_err err = { 0 };
+
+	return !c->spaces.n && !c->camp.nspaces && ft_space_applies(sp, shape, c->arch, &err) == 0;
+}
+
 static void on_skip(void *ctx, int u, const struct ft_space *sp, const char *why)
 {
 	const struct search_cmd *c = ctx;
 	char label[128];
-	struct ft_err err = { 0 };
 
-	/* a default space for other shapes (the decode space at a prefill
-	 * shape) is not searched by design: only a space the user named says so */
-	if (!c->spaces.n && !c->camp.nspaces && ft_space_applies(sp, &c->camp.units[u], c->arch, &err) == 0)
+	if (default_for_other_shapes(c, sp, &c->camp.units[u]))
 		return;
 	if (c->camp.nunits > 1)
 		ft_campaign_label(&c->camp, u, label, sizeof(label));
@@ -486,9 +494,7 @@ static int some_space_searched(const struct search_cmd *c, struct ft_err *err)
 				return 0;
 	all[0] = '\0';
 	for (int i = 0; i < c->nsp && n < sizeof(all); i++) {
-		/* a default space meant for other shapes (on_skip) goes unsaid */
-		if (!c->spaces.n && !c->camp.nspaces &&
-		    !ft_space_unfit(c->sps[i], c->arch, &c->camp.units[0], why, sizeof(why)))
+		if (default_for_other_shapes(c, c->sps[i], &c->camp.units[0]))
 			continue;
 		ft_space_unsearched(c->sps[i], c->arch, &c->camp.units[0], why, sizeof(why));
 		n += (size_t)snprintf(all + n, sizeof(all) - n, "%sspace '%s': %s", n ? "; " : " (", c->sps[i]->name, why);
