@@ -5,6 +5,7 @@
  * 16384 bytes smem", "0 bytes stack frame, 0 bytes spill stores, ..."), which
  * ft_parse_ptxas_log reads per entry point. No GPU is needed at any point.
  */
+#include "base/clock.h"
 #include "compile/nvrtc.h"
 
 #include <dlfcn.h>
@@ -16,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "config.h"
 #include "compile/cubin.h"
@@ -31,13 +31,6 @@
  * -Xptxas=-v asks for the resource report. */
 static const char *const base_options[] = { "--std=c++17", "-default-device", "-Xptxas=-v" };
 #define NBASE ((int)(sizeof(base_options) / sizeof(base_options[0])))
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 const char *ft_nvrtc_version(void)
 {
@@ -287,7 +280,7 @@ int ft_compile(const struct ft_compile_req *req, struct ft_compile_out *out, str
 	size_t size;
 	char *src;
 	int nopt = 0, ret = -1;
-	double t0 = now_ms();
+	double t0 = ft_mono_ms();
 
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < 2; i++)
@@ -373,7 +366,7 @@ out:
 	if (prog)
 		nvrtcDestroyProgram(&prog);
 	free(src);
-	out->ms = now_ms() - t0;
+	out->ms = ft_mono_ms() - t0;
 	if (ret && !out->log)
 		out->log = calloc(1, 1);
 	if (ret) {

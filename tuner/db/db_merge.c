@@ -28,6 +28,7 @@
  * remapped. The best row of every search that gained a trial is recomputed
  * with the search's own rule (ft_dbi_best_refresh), in the same transaction.
  */
+#include "base/clock.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -35,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -124,25 +124,17 @@ static int upgrade_copy(struct input *in, struct ft_err *err)
 #define INPUT_BASE_S 60.0
 #define INPUT_S_PER_MB 1.0
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* SQLite's progress handler: interrupts a statement on an input past its deadline. */
 static int past_deadline(void *arg)
 {
 	const struct input *in = arg;
 
-	return now_s() > in->deadline;
+	return ft_mono_ms() / 1e3 > in->deadline;
 }
 
 static void start_clock(struct input *in)
 {
-	in->deadline = now_s() + in->limit_s;
+	in->deadline = ft_mono_ms() / 1e3 + in->limit_s;
 }
 
 /* The URI that opens path read-only and immutable: no locks, no '-shm' or

@@ -9,12 +9,12 @@
  * the job as `crashed` and makes the worker exit, because a fault (illegal
  * address) loses the context.
  */
+#include "base/clock.h"
 #include "run/evaluate.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compile/cache.h"
 #include "fatune_abi.h"
@@ -97,17 +97,10 @@ struct ft_eval {
 	double last_timed_ms;			/* monotonic time the last timing ended, 0: never */
 };
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Minimum warm-up: short when the GPU has just been busy timing (see evaluate.h). */
 static double warmup_min_ms(const struct ft_eval *ev)
 {
-	return ev->last_timed_ms > 0 && mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
+	return ev->last_timed_ms > 0 && ft_mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
 		       ? ev->warmup_hot_ms
 		       : FT_EVAL_WARMUP_MIN_MS;
 }
@@ -526,7 +519,7 @@ static int verify(struct run *r, const char *when, struct ft_job_result *res, st
 	void *args[] = { &ev->in.o, &ev->in.ref, &nn, &bf16, &window, &ev->sums };
 	size_t blocks = (n + CHECK_THREADS - 1) / CHECK_THREADS;
 	struct check_sums cs;
-	double t0 = mono_ms(), rel;
+	double t0 = ft_mono_ms(), rel;
 	float max_abs, win_sq;
 	uint32_t win_bits;
 
@@ -546,11 +539,11 @@ static int verify(struct run *r, const char *when, struct ft_job_result *res, st
 		int zero = workspace_left_zero(r, res, err);
 
 		if (zero) {
-			res->verify_ms += mono_ms() - t0;
+			res->verify_ms += ft_mono_ms() - t0;
 			return zero;
 		}
 	}
-	res->verify_ms += mono_ms() - t0;
+	res->verify_ms += ft_mono_ms() - t0;
 	if (when) {
 		char reason[sizeof(res->reason)];
 		snprintf(reason, sizeof(reason), "%s: %s", when, res->reason);
@@ -582,7 +575,7 @@ static int sampled(struct run *r, const double *us, int n, double *t0)
 
 	r->taken = n;
 	if (n == r->job->quick_samples) {
-		double now = mono_ms();
+		double now = ft_mono_ms();
 
 		r->res->phase_ms[FT_PH_QUICK] += now - *t0;
 		*t0 = now;
@@ -597,7 +590,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
-	double ms, spent = 0, min_ms = warmup_min_ms(ev), t0 = mono_ms();
+	double ms, spent = 0, min_ms = warmup_min_ms(ev), t0 = ft_mono_ms();
 
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
@@ -611,8 +604,8 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (i >= FT_EVAL_MAX_SAMPLES) /* bounds a warm-up of ~0 ms calls */
 			break;
 	}
-	r->res->phase_ms[FT_PH_WARMUP] += mono_ms() - t0;
-	t0 = mono_ms();
+	r->res->phase_ms[FT_PH_WARMUP] += ft_mono_ms() - t0;
+	t0 = ft_mono_ms();
 	for (int i = 0; i < plan->samples; i++) {
 		if (ft_gpu_memset8(ev->gpu, ev->flush, (unsigned char)i, want, "the L2 flush", err) ||
 		    ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
@@ -622,7 +615,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 		if (sampled(r, us, i + 1, &t0))
 			break;
 	}
-	ev->last_timed_ms = mono_ms();
+	ev->last_timed_ms = ft_mono_ms();
 	r->res->phase_ms[FT_PH_SAMPLES] += ev->last_timed_ms - t0;
 	return 0;
 }
@@ -693,7 +686,7 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
 	int k = plan->launches, ret = -1;
-	double ms, spent = 0, min_ms = warmup_min_ms(r->ev), t0 = mono_ms();
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev), t0 = ft_mono_ms();
 	double *ph = r->res->phase_ms;
 
 	if (ft_gpu_capture_begin(gpu, err))
@@ -705,8 +698,8 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		}
 	if (ft_gpu_capture_end(gpu, &graph, err))
 		return -1;
-	ph[FT_PH_GRAPH] += mono_ms() - t0;
-	t0 = mono_ms();
+	ph[FT_PH_GRAPH] += ft_mono_ms() - t0;
+	t0 = ft_mono_ms();
 	if (!r->ev->one_by_one && min_ms < FT_EVAL_WARMUP_MIN_MS) {
 		/* a hot GPU: the warm-up launches are queued ahead of the first
 		 * sample, as many as the sizing call says cover min_ms, so the
@@ -730,18 +723,18 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 				break;
 		}
 	}
-	ph[FT_PH_WARMUP] += mono_ms() - t0;
-	t0 = mono_ms();
+	ph[FT_PH_WARMUP] += ft_mono_ms() - t0;
+	t0 = ft_mono_ms();
 	if ((r->ev->one_by_one ? samples_one_by_one(r, graph, k, plan->samples, us, &t0, err)
 			       : samples_queued(r, graph, k, plan->samples, us, &t0, err)))
 		goto out;
-	r->ev->last_timed_ms = mono_ms();
+	r->ev->last_timed_ms = ft_mono_ms();
 	ph[FT_PH_SAMPLES] += r->ev->last_timed_ms - t0;
 	ret = 0;
 out:
-	t0 = mono_ms();
+	t0 = ft_mono_ms();
 	ft_gpu_graph_destroy(gpu, graph);
-	ph[FT_PH_GRAPH] += mono_ms() - t0;
+	ph[FT_PH_GRAPH] += ft_mono_ms() - t0;
 	return ret;
 }
 
@@ -845,10 +838,10 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	r->smem = (unsigned)job->dynamic_smem;
 
 	/* the verified call, on poisoned outputs */
-	t0 = mono_ms();
+	t0 = ft_mono_ms();
 	if (poison(r, err) || call(r, err) || ft_gpu_sync(ev->gpu, job->kernel, err))
 		return 1;
-	res->verify_ms += mono_ms() - t0;
+	res->verify_ms += ft_mono_ms() - t0;
 	switch (verify(r, NULL, res, err)) {
 	case -1:
 		return 1;
@@ -858,11 +851,11 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	if (!job->timing)
 		return 0;
 	/* one more call, warm now (module loaded, caches filled), sizes K */
-	t0 = mono_ms();
+	t0 = ft_mono_ms();
 	if (ft_gpu_timer_start(ev->gpu, err) || call(r, err) ||
 	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
 		return 1;
-	res->phase_ms[FT_PH_SIZE] += mono_ms() - t0;
+	res->phase_ms[FT_PH_SIZE] += ft_mono_ms() - t0;
 	/* K and R follow the call's duration; the parent's watchdog follows them */
 	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, job->samples, job->warmup,
 		     job->cold, job->sample_max_us, &plan);
@@ -877,7 +870,7 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 		free(us);
 		return 1;
 	}
-	res->time_ms = mono_ms() - t0;
+	res->time_ms = ft_mono_ms() - t0;
 	if (r->taken <= FT_RAW_SAMPLES_MAX) {
 		res->nraw = r->taken;
 		for (int i = 0; i < r->taken; i++)
@@ -914,13 +907,13 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	struct run r;
 	char path[FT_PATH_MAX];
 	int rc, own = 0;
-	double t_job = mono_ms(), t0, inputs_ms = 0, load_ms;
+	double t_job = ft_mono_ms(), t0, inputs_ms = 0, load_ms;
 
 	ft_job_result_init(res);
 	if (!ev->in.valid || ev->in.seed != job->seed ||
 	    memcmp(&ev->in.shape, &job->shape, sizeof(job->shape))) {
 		rc = ft_eval_prepare(ev, job, res);
-		inputs_ms = mono_ms() - t_job;
+		inputs_ms = ft_mono_ms() - t_job;
 		res->phase_ms[FT_PH_INPUTS] = inputs_ms;
 		if (rc)
 			return rc == 2 ? 0 : rc;
@@ -936,7 +929,7 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	r.ev = ev;
 	r.job = job;
 	r.res = res;
-	t0 = mono_ms();
+	t0 = ft_mono_ms();
 	/* the job's key resolved through this host's CUBIN cache */
 	if (ft_modules_get(&ev->mods, ev->gpu, job->cubin_key, &mod, path, sizeof(path), &own,
 			   &err) ||
@@ -944,9 +937,9 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	    (job->num_splits > 1 && job->combine_threads &&
 	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
 		rc = 1;
-		load_ms = mono_ms() - t0;
+		load_ms = ft_mono_ms() - t0;
 	} else {
-		load_ms = mono_ms() - t0;
+		load_ms = ft_mono_ms() - t0;
 		rc = run_loaded(&r, res, &err);
 	}
 	if (rc) {
@@ -956,14 +949,14 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 		if (!ft_gpu_failed(ev->gpu))
 			rc = 0;
 	}
-	t0 = mono_ms();
+	t0 = ft_mono_ms();
 	if (own)
 		ft_gpu_module_unload(ev->gpu, mod);
-	res->phase_ms[FT_PH_UNLOAD] = mono_ms() - t0;
+	res->phase_ms[FT_PH_UNLOAD] = ft_mono_ms() - t0;
 	res->phase_ms[FT_PH_INPUTS] = inputs_ms;
 	res->phase_ms[FT_PH_LOAD] = load_ms;
 	res->phase_ms[FT_PH_VERIFY] = res->verify_ms;
-	res->phase_ms[FT_PH_JOB] = mono_ms() - t_job;
+	res->phase_ms[FT_PH_JOB] = ft_mono_ms() - t_job;
 	return rc;
 }
 

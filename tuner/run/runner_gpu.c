@@ -4,13 +4,13 @@
  * candidate's verdict and the next job gets a fresh worker. Runners opened on one GPU take
  * turns: a job runs only while no other job runs on its GPU (one lock per ordinal), so that
  * units side by side on one GPU never time at once; the wait is the job's FT_PH_SHARED. */
+#include "base/clock.h"
 #include "run/runner.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "run/worker.h"
 
@@ -30,14 +30,6 @@ struct gpu {
 	struct ft_worker *w;
 	int ordinal;			/* -1: no GPU here (evaluates nothing) */
 };
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int gpu_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runner_info *info,
 		    struct ft_err *err)
@@ -79,9 +71,9 @@ static int gpu_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, str
 		return ft_worker_run(g->w, job, timeout_ms, res, err);
 	/* a wait only when another runner's job holds the GPU */
 	if (pthread_mutex_trylock(&turn[g->ordinal])) {
-		t0 = mono_ms();
+		t0 = ft_mono_ms();
 		pthread_mutex_lock(&turn[g->ordinal]);
-		waited = mono_ms() - t0;
+		waited = ft_mono_ms() - t0;
 	}
 	rc = ft_worker_run(g->w, job, timeout_ms, res, err);
 	pthread_mutex_unlock(&turn[g->ordinal]);

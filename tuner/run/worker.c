@@ -25,6 +25,7 @@
  * write to a dead worker fails with EPIPE instead of killing fatune; the
  * worker gets SIGPIPE back at its default through posix_spawn.
  */
+#include "base/clock.h"
 #include "run/worker.h"
 
 #include <errno.h>
@@ -106,13 +107,6 @@ struct ft_worker {
 
 enum io { IO_OK = 0, IO_EOF, IO_TIMEOUT, IO_PROTO, IO_ERR };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Waits for fd to be ready until deadline (ms; < 0: forever). IO_OK or IO_TIMEOUT/IO_ERR. */
 static enum io wait_fd(int fd, short events, double deadline)
 {
@@ -120,7 +114,7 @@ static enum io wait_fd(int fd, short events, double deadline)
 		struct pollfd p = { fd, events, 0 };
 		int wait = -1, r;
 		if (deadline >= 0) {
-			double left = deadline - now_ms();
+			double left = deadline - ft_mono_ms();
 			if (left <= 0)
 				return IO_TIMEOUT;
 			wait = (int)left + 1;
@@ -247,7 +241,7 @@ static void close_fds(struct ft_worker *w)
  * SIGKILL), so no zombie is left. Describes how it ended into how. */
 static void reap(struct ft_worker *w, int grace_ms, char *how, size_t how_size)
 {
-	double deadline = now_ms() + grace_ms;
+	double deadline = ft_mono_ms() + grace_ms;
 	int st = 0, killed = 0;
 	pid_t r;
 
@@ -268,7 +262,7 @@ static void reap(struct ft_worker *w, int grace_ms, char *how, size_t how_size)
 			w->pid = 0;
 			return;
 		}
-		if (!killed && now_ms() >= deadline) {
+		if (!killed && ft_mono_ms() >= deadline) {
 			kill(w->pid, SIGKILL);
 			killed = 1;
 			continue;
@@ -373,7 +367,7 @@ static int start(struct ft_worker *w, struct ft_err *err)
 
 	if (spawn(w, err))
 		return -1;
-	deadline = now_ms() + w->start_timeout_ms;
+	deadline = ft_mono_ms() + w->start_timeout_ms;
 	memset(&init, 0, sizeof(init));
 	snprintf(init.reference_path, sizeof(init.reference_path), "%s", w->reference_path);
 	init.device = w->device;
@@ -515,7 +509,7 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 			return ft_error(err, FT_EFAIL, "the restarted worker found no GPU: %s",
 					w->info.why_not);
 	}
-	r = send_msg(w->to_child, MSG_JOB, job, sizeof(*job), now_ms() + IO_TIMEOUT_MS);
+	r = send_msg(w->to_child, MSG_JOB, job, sizeof(*job), ft_mono_ms() + IO_TIMEOUT_MS);
 	if (r == IO_EOF) {
 		died(w, res, "before it read the job");
 		return 0;
@@ -524,10 +518,10 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 		return broken(w, res, r == IO_TIMEOUT ? "it stopped reading jobs" : strerror(errno),
 			      err);
 	/* inputs and reference first, under their own bound, then the watchdog */
-	r = recv_msg(w->from_child, &type, &msg, sizeof(msg), now_ms() + PREPARE_TIMEOUT_MS, why,
+	r = recv_msg(w->from_child, &type, &msg, sizeof(msg), ft_mono_ms() + PREPARE_TIMEOUT_MS, why,
 		     sizeof(why));
 	if (r == IO_OK && type == MSG_READY) {
-		const double ready = now_ms();
+		const double ready = ft_mono_ms();
 		double deadline = ready + timeout_ms;
 		/* EXPECT messages move the deadline, never past the cap counted from
 		 * READY (so no worker can keep a job alive by repeating them); the
@@ -538,7 +532,7 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 			struct msg_expect e;
 			double hard = ready + ft_watchdog_ms(base_ms, INFINITY);
 			memcpy(&e, &msg, sizeof(e));
-			deadline = now_ms() + ft_watchdog_ms(base_ms, e.ms);
+			deadline = ft_mono_ms() + ft_watchdog_ms(base_ms, e.ms);
 			if (deadline > hard)
 				deadline = hard;
 			timeout_ms = (int)(deadline - ready);

@@ -7,12 +7,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "config.h"
 #include "run/evaluate.h"
 #include "run/gpu.h"
@@ -26,19 +26,12 @@ struct gpu_backend {
 	double inputs_ms;	/* the job's preparation (inputs, reference) */
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static int gpu_open(void *ctx, const char *reference_path, int device,
 		    struct ft_device_info *info, struct ft_err *err)
 {
 	struct gpu_backend *b = ctx;
 	struct ft_err why = { 0 };
-	double t0 = now_ms();
+	double t0 = ft_mono_ms();
 	int rc;
 
 	if (ft_gpu_open(&b->gpu, device, &info->lim, &info->driver_version, &why)) {
@@ -48,17 +41,17 @@ static int gpu_open(void *ctx, const char *reference_path, int device,
 	}
 	info->present = 1;
 	rc = ft_eval_open(&b->ev, b->gpu, &info->lim, reference_path, err);
-	b->start_ms = now_ms() - t0;
+	b->start_ms = ft_mono_ms() - t0;
 	return rc;
 }
 
 static int gpu_prepare(void *ctx, const struct ft_job *job, struct ft_job_result *res)
 {
 	struct gpu_backend *b = ctx;
-	double t0 = now_ms();
+	double t0 = ft_mono_ms();
 	int rc = ft_eval_prepare(b->ev, job, res);
 
-	b->inputs_ms = now_ms() - t0;
+	b->inputs_ms = ft_mono_ms() - t0;
 	return rc;
 }
 

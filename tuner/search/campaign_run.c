@@ -1,4 +1,5 @@
 /* campaign_run.c - the campaign driver: its units one at a time or side by side (see campaign_run.h). */
+#include "base/clock.h"
 #include "search/campaign_run.h"
 
 #include <stdlib.h>
@@ -32,7 +33,7 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 		    struct ft_campaign_result *r, struct ft_err *err)
 {
 	size_t units = (size_t)(o->camp->nunits ? o->camp->nunits : 1);
-	double t0 = ft_now_ms();
+	double t0 = ft_mono_ms();
 	int rc = 0;
 
 	int *order = malloc(units * sizeof(*order));
@@ -53,6 +54,6 @@ int ft_campaign_run(struct ft_db *db, const struct ft_campaign_run_opts *o,
 	free(order);
 	/* the last compiles ahead, before the caller frees their spaces */
 	ft_prefetch_drain();
-	r->wall_ms = ft_now_ms() - t0;
+	r->wall_ms = ft_mono_ms() - t0;
 	return rc || r->interrupted ? -1 : 0;
 }

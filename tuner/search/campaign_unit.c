@@ -1,4 +1,5 @@
 /* campaign_unit.c - one unit of a campaign: every target and space, one search each, then its report (see campaign_unit.h). */
+#include "base/clock.h"
 #include "search/campaign_unit.h"
 
 #include <math.h>
@@ -147,9 +148,9 @@ static int run_target(const struct ft_campaign_run_opts *o, int u, const struct 
 			so.compiles_ctx = pf;
 		}
 		so.incumbent_us = best;
-		oc->started_ms = ft_now_ms() - cu->t0_ms;
+		oc->started_ms = ft_mono_ms() - cu->t0_ms;
 		rc = ft_search_run(cu->db, o->sps[i], shape, &so, &oc->res, err);
-		oc->ended_ms = ft_now_ms() - cu->t0_ms;
+		oc->ended_ms = ft_mono_ms() - cu->t0_ms;
 		ft_runner_close(unit);
 		/* the next search starts at once: the prefetch's running compiles
 		 * finish beside it (joined at the campaign's end) */

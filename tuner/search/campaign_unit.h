@@ -16,7 +16,7 @@ struct ft_campaign_unit {
 	int nrunners;
 	const struct ft_shape *next;	/* the unit to compile ahead for, NULL: none */
 	int position;			/* units ended before this one (the display's ETA) */
-	double t0_ms;			/* the campaign's start (ft_now_ms) */
+	double t0_ms;			/* the campaign's start (ft_mono_ms) */
 	/* out */
 	struct ft_campaign_outcome *out;	/* room for nsp x ntargets searches */
 	int nout;

@@ -10,6 +10,7 @@
  * main thread as each candidate is sent, whether it answers the candidate
  * itself (a recording), and whether its jobs need CUBINs compiled.
  */
+#include "base/clock.h"
 #include "search/pipeline.h"
 
 #include <math.h>
@@ -112,13 +113,6 @@ struct run {
 	int ncompilers, nevaluators;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void q_init(struct queue *q)
 {
 	pthread_mutex_init(&q->m, NULL);
@@ -175,7 +169,7 @@ static struct item *q_pop(struct queue *q, int wait)
 
 static int should_drop(struct run *r)
 {
-	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && now_ms() > r->deadline) ||
+	return atomic_load(&r->stop) || ft_interrupted() || (r->deadline > 0 && ft_mono_ms() > r->deadline) ||
 	       (r->cfg->cancel && atomic_load(r->cfg->cancel));
 }
 
@@ -295,7 +289,7 @@ static int compile_held(struct run *r, struct item *it, const struct ft_compile_
 		atomic_fetch_add(&r->cache_hits, 1);
 		it->t.compile_ms = 0;
 	} else {
-		double c0 = now_ms();
+		double c0 = ft_mono_ms();
 
 		pthread_mutex_lock(&r->stat_m);
 		if (r->first_compile_ms < 0) {
@@ -314,8 +308,8 @@ static int compile_held(struct run *r, struct item *it, const struct ft_compile_
 		it->t.compile_ms = out.ms;
 		pthread_mutex_lock(&r->stat_m);
 		r->compile_ms += out.ms;
-		if (now_ms() > r->compile_t1)
-			r->compile_t1 = now_ms();
+		if (ft_mono_ms() > r->compile_t1)
+			r->compile_t1 = ft_mono_ms();
 		pthread_mutex_unlock(&r->stat_m);
 		if (!out.ok) {
 			it->t.status = FT_ST_COMPILE_FAILED;
@@ -574,7 +568,7 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 	struct ft_job job;
 	struct ft_job_result res;
 	struct ft_err err = { 0 };
-	double t0 = now_ms();
+	double t0 = ft_mono_ms();
 	int rc;
 
 	rc = ft_pipeline_job(r->cfg, &it->t, &job, &err);
@@ -593,7 +587,7 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 	/* this GPU's drift by the race's latest anchor on it (race.h) */
 	it->t.race_drift = ft_race_drift(r->race);
 	/* busy: not while the job waited for its GPU (another unit's turn) */
-	add_phases(r, now_ms() - t0 - res.phase_ms[FT_PH_SHARED], &res);
+	add_phases(r, ft_mono_ms() - t0 - res.phase_ms[FT_PH_SHARED], &res);
 	return;
 fatal:
 	set_fatal(r, &err);
@@ -604,19 +598,19 @@ static void *eval_thread(void *arg)
 {
 	struct eval_arg *a = arg;
 	struct item *it;
-	double w0 = now_ms();
+	double w0 = ft_mono_ms();
 
 	while ((it = q_pop(&a->r->eval_q, 1))) {
 		/* the GPU stood idle from w0: waiting for a compiled candidate */
 		pthread_mutex_lock(&a->r->stat_m);
-		a->r->gpu_wait_ms += now_ms() - w0;
+		a->r->gpu_wait_ms += ft_mono_ms() - w0;
 		pthread_mutex_unlock(&a->r->stat_m);
 		if (should_skip(a->r, it))
 			it->dropped = 1;
 		else
 			evaluate_one(a->r, a->x, it);
 		q_push(&a->r->done_q, it);
-		w0 = now_ms();
+		w0 = ft_mono_ms();
 	}
 	return NULL;
 }
@@ -762,7 +756,7 @@ static void send(struct run *r, struct item *it)
 		atomic_fetch_add(&r->evaluated, 1);
 	}
 	if (r->first_send_ms < 0)
-		r->first_send_ms = now_ms() - r->t0;
+		r->first_send_ms = ft_mono_ms() - r->t0;
 	q_push(&r->compile_q, it);
 	r->sent++;
 }
@@ -1029,7 +1023,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
-	double t0 = now_ms(), shared = 0;
+	double t0 = ft_mono_ms(), shared = 0;
 
 	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
 		return 0;
@@ -1067,7 +1061,7 @@ static int run_final(struct run *r, struct ft_err *err)
 			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");
 	}
 	pthread_mutex_lock(&r->stat_m);
-	r->gpu_ms += now_ms() - t0 - shared;	/* busy: not while waiting for the GPU */
+	r->gpu_ms += ft_mono_ms() - t0 - shared;	/* busy: not while waiting for the GPU */
 	pthread_mutex_unlock(&r->stat_m);
 done:
 	free(jobs);
@@ -1095,7 +1089,7 @@ int ft_pipeline_run(const struct ft_pipeline_cfg *cfg, struct ft_pipeline_stats 
 	memset(st, 0, sizeof(*st));
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
-	r.t0 = now_ms();
+	r.t0 = ft_mono_ms();
 	r.first_compile_ms = -1;
 	r.first_send_ms = -1;
 	r.deadline = cfg->budget_seconds > 0 ? r.t0 + cfg->budget_seconds * 1e3 : 0;
@@ -1179,7 +1173,7 @@ out:
 	st->first_send_ms = r.first_send_ms;
 	ft_race_stats(r.race, &st->race);
 out_nothreads:
-	st->wall_ms = now_ms() - r.t0;
+	st->wall_ms = ft_mono_ms() - r.t0;
 	ft_race_free(r.race);
 	free(r.held);
 	ft_guide_free(r.guide);

@@ -1,4 +1,5 @@
 /* race.c - quick pass, cut, full measurement and the interleaved final (see race.h). */
+#include "base/clock.h"
 #include "search/race.h"
 
 #include <math.h>
@@ -59,18 +60,10 @@ struct lane {
 static _Thread_local struct lane lane;
 static atomic_llong races;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static struct lane *my_lane(const struct ft_race *rc)
 {
 	if (lane.race != rc->id)
-		lane = (struct lane){ .race = rc->id, .at_ms = now_ms(), .drift = 1 };
+		lane = (struct lane){ .race = rc->id, .at_ms = ft_mono_ms(), .drift = 1 };
 	return &lane;
 }
 
@@ -162,7 +155,7 @@ static int anchor(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn r
 	double ref = 0;
 	int have, r;
 
-	if (!(rc->o.anchor_ms > 0) || !job->timing || now_ms() - l->at_ms < rc->o.anchor_ms)
+	if (!(rc->o.anchor_ms > 0) || !job->timing || ft_mono_ms() - l->at_ms < rc->o.anchor_ms)
 		return 0;
 	pthread_mutex_lock(&rc->m);
 	have = rc->has_anchor;
@@ -181,7 +174,7 @@ static int anchor(struct ft_race *rc, const struct ft_job *job, ft_race_run_fn r
 	ft_job_result_init(&res);
 	if ((r = run(ctx, &a, &res, err)))
 		return r;
-	l->at_ms = now_ms();
+	l->at_ms = ft_mono_ms();
 	ft_phases_add(spent, &res, 0);
 	spent->verify_ms += res.verify_ms;
 	spent->time_ms += res.time_ms;

@@ -1,11 +1,11 @@
 /* progress.c - the progress line and the plain per-candidate lines (see progress.h). */
+#include "base/clock.h"
 #include "ui/progress.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 /* Redraw interval on a terminal: 10 Hz is smooth and costs nothing. */
 #define REDRAW_MS 100.0
@@ -15,27 +15,20 @@
  * own: their lines go to stderr one at a time. */
 static pthread_mutex_t out_m = PTHREAD_MUTEX_INITIALIZER;
 
-double ft_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long long total)
 {
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
 	p->total = total;
 	p->best_us = NAN;
-	p->t0_ms = ft_now_ms();
+	p->t0_ms = ft_mono_ms();
 }
 
 void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units, int part,
 		      int parts, long long total)
 {
 	enum ft_progress_mode mode = p->mode;
-	double t0 = (unit == 0 && part == 0) || !p->campaign_t0_ms ? ft_now_ms() : p->campaign_t0_ms;
+	double t0 = (unit == 0 && part == 0) || !p->campaign_t0_ms ? ft_mono_ms() : p->campaign_t0_ms;
 
 	ft_progress_init(p, mode, total);
 	snprintf(p->label, sizeof(p->label), "%s", label);
@@ -73,7 +66,7 @@ double ft_progress_eta_s(const struct ft_progress *p, double now)
 
 static void draw(struct ft_progress *p, int force)
 {
-	double now = ft_now_ms(), eta;
+	double now = ft_mono_ms(), eta;
 	long long rejected = p->counts[FT_ST_REJECTED_CONSTRAINT] + p->counts[FT_ST_REJECTED_SMEM];
 	long long failed = p->counts[FT_ST_COMPILE_FAILED] + p->counts[FT_ST_SPILLS] +
 			   p->counts[FT_ST_WRONG_RESULT] + p->counts[FT_ST_CRASHED] +

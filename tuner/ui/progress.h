@@ -48,7 +48,7 @@ void ft_progress_init(struct ft_progress *p, enum ft_progress_mode mode, long lo
 void ft_progress_unit(struct ft_progress *p, const char *label, int unit, int units, int part,
 		      int parts, long long total);
 
-/* Seconds left at time now (ft_now_ms), of the search or, in a campaign, of
+/* Seconds left at time now (ft_mono_ms), of the search or, in a campaign, of
  * the campaign; -1 when nothing is done yet to estimate from. */
 double ft_progress_eta_s(const struct ft_progress *p, double now);
 
@@ -64,7 +64,5 @@ void ft_progress_phases(struct ft_progress *p, double compile_wall_ms, double gp
 
 /* Clears the TTY line (before printing the summary). */
 void ft_progress_end(struct ft_progress *p);
-
-double ft_now_ms(void);
 
 #endif
