@@ -95,6 +95,11 @@ int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeou
 	return r->ops->evaluate(r->ctx, job, timeout_ms, res, err);
 }
 
+double ft_runner_hold(struct ft_runner *r, int on)
+{
+	return r && r->ops->hold ? r->ops->hold(r->ctx, on) : 0;
+}
+
 void ft_runner_close(struct ft_runner *r)
 {
 	if (!r)

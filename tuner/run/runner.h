@@ -47,6 +47,13 @@
  *                  GPU ordinal around a job), so that no two jobs ever time
  *                  at once on one GPU; the wait is the job's FT_PH_SHARED
  *                  phase (run/job.h).
+ *   hold(on)       optional; the thread that evaluates the runner's jobs. on 1:
+ *                  the GPU is this runner's until hold(0): the jobs of other
+ *                  runners on its GPU wait, this runner's own jobs run
+ *                  (the race's final holds it through its rounds, so that no
+ *                  other unit's job lands between two finalists' samples).
+ *                  Returns the ms waited for the GPU (FT_PH_SHARED). Runners
+ *                  that share nothing have none (ft_runner_hold returns 0).
  *   close()        stops what open started. NULL-safe through ft_runner_close.
  *
  * A runner whose times are not measurements of its device (info.measured 0:
@@ -108,6 +115,7 @@ struct ft_runner_ops {
 	int (*answer)(void *ctx, struct ft_trial *t);
 	int (*evaluate)(void *ctx, const struct ft_job *job, int timeout_ms, struct ft_job_result *res,
 			struct ft_err *err);
+	double (*hold)(void *ctx, int on);
 	void (*close)(void *ctx);
 };
 
@@ -129,6 +137,8 @@ int ft_runner_evaluates(const struct ft_runner *r);
 /* The op's evaluate (res initialised first, ft_job_result_init). */
 int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeout_ms,
 		       struct ft_job_result *res, struct ft_err *err);
+/* The op's hold (see the contract above): ms waited; 0 without the op. */
+double ft_runner_hold(struct ft_runner *r, int on);
 void ft_runner_close(struct ft_runner *r);
 
 /* The devices among rs[0..n): runners on one GPU ordinal count once

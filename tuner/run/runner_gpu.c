@@ -3,7 +3,8 @@
  * cache of this host (run/evaluate.c), verifies and times; a fault or a hang is the
  * candidate's verdict and the next job gets a fresh worker. Runners opened on one GPU take
  * turns: a job runs only while no other job runs on its GPU (one lock per ordinal), so that
- * units side by side on one GPU never time at once; the wait is the job's FT_PH_SHARED. */
+ * units side by side on one GPU never time at once; the wait is the job's FT_PH_SHARED. A
+ * runner that holds its GPU (hold 1, the race's final) keeps the lock between its jobs. */
 #include "base/clock.h"
 #include "run/runner.h"
 
@@ -29,7 +30,20 @@ static void turn_init(void)
 struct gpu {
 	struct ft_worker *w;
 	int ordinal;			/* -1: no GPU here (evaluates nothing) */
+	int holding;			/* 1: this runner holds turn[ordinal] between jobs */
 };
+
+/* Takes the GPU's turn: the ms waited, 0 when no other runner's job held it. */
+static double take_turn(int ordinal)
+{
+	double t0;
+
+	if (!pthread_mutex_trylock(&turn[ordinal]))
+		return 0;
+	t0 = ft_mono_ms();
+	pthread_mutex_lock(&turn[ordinal]);
+	return ft_mono_ms() - t0;
+}
 
 static int gpu_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runner_info *info,
 		    struct ft_err *err)
@@ -64,21 +78,31 @@ static int gpu_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, str
 			struct ft_err *err)
 {
 	struct gpu *g = ctx;
-	double waited = 0, t0;
+	double waited;
 	int rc;
 
-	if (g->ordinal < 0)
+	if (g->ordinal < 0 || g->holding)
 		return ft_worker_run(g->w, job, timeout_ms, res, err);
-	/* a wait only when another runner's job holds the GPU */
-	if (pthread_mutex_trylock(&turn[g->ordinal])) {
-		t0 = ft_mono_ms();
-		pthread_mutex_lock(&turn[g->ordinal]);
-		waited = ft_mono_ms() - t0;
-	}
+	waited = take_turn(g->ordinal);
 	rc = ft_worker_run(g->w, job, timeout_ms, res, err);
 	pthread_mutex_unlock(&turn[g->ordinal]);
 	res->phase_ms[FT_PH_SHARED] += waited;
 	return rc;
+}
+
+static double gpu_hold(void *ctx, int on)
+{
+	struct gpu *g = ctx;
+	double waited = 0;
+
+	if (g->ordinal < 0 || g->holding == !!on)
+		return 0;
+	if (on)
+		waited = take_turn(g->ordinal);
+	else
+		pthread_mutex_unlock(&turn[g->ordinal]);
+	g->holding = !!on;
+	return waited;
 }
 
 static void gpu_close(void *ctx)
@@ -87,6 +111,7 @@ static void gpu_close(void *ctx)
 
 	if (!g)
 		return;
+	gpu_hold(g, 0);
 	ft_worker_stop(g->w);
 	free(g);
 }
@@ -96,5 +121,6 @@ const struct ft_runner_ops ft_runner_gpu = {
 	.summary = "a worker process on one GPU: verified and timed there",
 	.open = gpu_open,
 	.evaluate = gpu_evaluate,
+	.hold = gpu_hold,
 	.close = gpu_close,
 };

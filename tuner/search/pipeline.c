@@ -1023,7 +1023,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
-	double t0 = ft_mono_ms(), shared = 0;
+	double t0 = ft_mono_ms(), shared = 0, held;
 
 	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
 		return 0;
@@ -1041,8 +1041,16 @@ static int run_final(struct run *r, struct ft_err *err)
 			rc = -1;
 		}
 	}
-	if (rc || (rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, err)))
+	if (rc)
 		goto done;
+	/* the GPU is the final's through its rounds: another unit's job on it
+	 * (--units-per-gpu) would land between two finalists' samples */
+	held = ft_runner_hold(x.x, 1);
+	rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, err);
+	ft_runner_hold(x.x, 0);
+	if (rc)
+		goto done;
+	out[0].phase_ms[FT_PH_SHARED] += held;	/* the wait for the hold: the first job's */
 	for (int i = 0; i < n && !rc; i++) {
 		shared += out[i].phase_ms[FT_PH_SHARED];
 		take_result(&ts[i], &out[i], x.x);
