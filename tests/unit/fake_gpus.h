@@ -7,7 +7,8 @@
  * and 2 "fake H100" (both sm_90), 3 "fake L40S" (sm_89); 4 devices in all.
  * A job answers ok after FAKE_JOB_MS (MODE "fast": FAKE_FAST_MS) with time
  * 10 + ordinal us; in MODE "hang0" the fake of GPU 0 never answers (its
- * watchdog must act). MODE "race" answers after FAKE_RACE_MS by the
+ * watchdog must act); in MODE "slowstart" each fake takes FAKE_START_MS to
+ * say hello (a real worker's start: driver and context). MODE "race" answers after FAKE_RACE_MS by the
  * candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
  * raw samples a real worker sends back, as many as it would take. With
@@ -33,6 +34,7 @@
 #define FAKE_JOB_MS 3000
 #define FAKE_FAST_MS 100
 #define FAKE_RACE_MS 5
+#define FAKE_START_MS 500
 
 static int fake_ordinal;
 
@@ -57,7 +59,9 @@ static int fake_open(void *ctx, const char *ref, int device, struct ft_device_in
 {
 	static const char *const names[] = { "fake H200", "fake H200", "fake H100", "fake L40S" };
 
-	(void)ctx, (void)ref, (void)err;
+	(void)ref, (void)err;
+	if (!strcmp(ctx, "slowstart"))
+		fake_sleep_ms(FAKE_START_MS);
 	fake_ordinal = device < 0 ? 0 : device;
 	info->present = 1;
 	info->driver_version = 13000;

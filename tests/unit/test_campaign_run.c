@@ -364,6 +364,33 @@ static void test_shared_gpu_nearest_waits(void **state)
 	ft_campaign_release(&camp);
 }
 
+/* Workers start at once: two GPUs with four runners each (eight workers of
+ * FAKE_START_MS each) open in the first worker's start, then one start for
+ * the other GPU and one for the seven shared ones, not eight one after
+ * another. */
+static void test_workers_start_at_once(void **state)
+{
+	struct ft_gpus g;
+	struct ft_err err = { 0 };
+	double t0, ms;
+
+	(void)state;
+	fake_gpus_use("slowstart");
+	t0 = ft_mono_ms();
+	assert_int_equal(ft_cmd_gpus("search", "0,1", NULL, &g, &err), 0);
+	assert_int_equal(ft_cmd_gpus_share(&g, 4, &err), 0);
+	ms = ft_mono_ms() - t0;
+	fake_gpus_use(NULL);
+	assert_int_equal(g.ngroups, 1);
+	assert_int_equal(g.groups[0].nrunners, 8);
+	/* in rounds: GPU 0, GPU 1, GPU 0, ... */
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ft_runner_info(g.groups[0].runners[i])->device_index, i % 2);
+	ft_cmd_gpus_stop(&g);
+	if (ms > 5.0 * FAKE_START_MS)
+		fail_msg("8 workers of %d ms each took %.0f ms to start", FAKE_START_MS, ms);
+}
+
 static void *interrupt_after_1s(void *arg)
 {
 	(void)arg;
@@ -443,6 +470,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lanes_interrupted),
 		cmocka_unit_test(test_units_share_a_gpu),
 		cmocka_unit_test(test_shared_gpu_nearest_waits),
+		cmocka_unit_test(test_workers_start_at_once),
 	};
 	char cmd[128];
 

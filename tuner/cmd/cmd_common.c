@@ -1,5 +1,6 @@
 /* cmd_common.c - what every subcommand shares: reporting errors, parsing options. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,66 @@ static int start_one(int ordinal, struct ft_runner **w, struct ft_device_info *d
 	return 0;
 }
 
+struct starting {
+	int ordinal;
+	struct ft_runner *w;
+	struct ft_device_info dev;
+	struct ft_err err;
+	int rc;
+};
+
+static void *start_thread(void *arg)
+{
+	struct starting *s = arg;
+
+	s->rc = start_one(s->ordinal, &s->w, &s->dev, &s->err);
+	return NULL;
+}
+
+/* Opens a gpu runner on each of ordinals[0..n) at once (a worker's start, the
+ * driver's and the context's, takes a few hundred ms; n of them one after
+ * another held a two-GPU campaign's start by a second), into ws[] and devs[]
+ * in that order. All or nothing: -1 with the first failure's err in list order,
+ * every runner that did start closed. */
+static int start_many(const int *ordinals, int n, struct ft_runner **ws, struct ft_device_info *devs,
+		      struct ft_err *err)
+{
+	struct starting s[FT_MAX_RUNNERS];
+	pthread_t t[FT_MAX_RUNNERS];
+	int started[FT_MAX_RUNNERS] = { 0 }, failed = -1;
+
+	if (n > FT_MAX_RUNNERS)
+		return ft_error(err, FT_EFAIL, "%d workers to start: at most %d", n, FT_MAX_RUNNERS);
+	for (int i = 0; i < n; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].ordinal = ordinals[i];
+		/* no thread: started here, in this thread */
+		if (pthread_create(&t[i], NULL, start_thread, &s[i]))
+			start_thread(&s[i]);
+		else
+			started[i] = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(t[i], NULL);
+		if (s[i].rc && failed < 0)
+			failed = i;
+	}
+	for (int i = 0; i < n; i++) {
+		ws[i] = s[i].w;
+		devs[i] = s[i].dev;
+		if (failed >= 0) {
+			ft_runner_close(s[i].w);
+			ws[i] = NULL;
+		}
+	}
+	if (failed >= 0) {
+		*err = s[failed].err;
+		return -1;
+	}
+	return 0;
+}
+
 /* Adds an opened gpu runner to the group of its model (or to unused). */
 static void place(struct ft_gpus *g, struct ft_runner *w, const struct ft_device_info *dev)
 {
@@ -204,8 +265,8 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 		struct ft_err *err)
 {
 	int list[FT_MAX_RUNNERS], n, count;
-	struct ft_device_info first, dev;
-	struct ft_runner *w = NULL;
+	struct ft_device_info first, devs[FT_MAX_RUNNERS];
+	struct ft_runner *w = NULL, *ws[FT_MAX_RUNNERS];
 
 	memset(g, 0, sizeof(*g));
 	if (parse_devices(cmd, devices, list, &n, err))
@@ -232,19 +293,20 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 		/* the first is started; the rest follow */
 		memmove(list, list + 1, (size_t)(--n) * sizeof(*list));
 	}
-	for (int i = 0; i < n; i++) {
-		if (start_one(list[i], &w, &dev, err)) {
-			ft_cmd_gpus_stop(g);
-			return -1;
-		}
-		if (!dev.present) {
-			ft_runner_close(w);
+	if (start_many(list, n, ws, devs, err)) {
+		ft_cmd_gpus_stop(g);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!devs[i].present) {
+			for (int k = 0; k < n; k++)
+				ft_runner_close(ws[k]);
 			ft_cmd_gpus_stop(g);
 			return ft_error(err, FT_EINPUT, "fatune %s: GPU %d cannot be used: %s", cmd,
-					list[i], dev.why_not);
+					list[i], devs[i].why_not);
 		}
-		place(g, w, &dev);
-	}
+	for (int i = 0; i < n; i++)
+		place(g, ws[i], &devs[i]);
 	if (!g->ngroups)
 		fprintf(stderr, "fatune: the GPU here is '%s' (sm_%d), not %s: running the feasibility part for %s only; timing needs an %s device\n",
 			first.lim.name, first.lim.cc, g->arch->name, g->arch->name, g->arch->name);
@@ -257,26 +319,27 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 {
 	struct ft_gpu_group *grp = &g->groups[0];
-	int ngpus = grp->nrunners;
+	struct ft_device_info devs[FT_MAX_RUNNERS];
+	struct ft_runner *ws[FT_MAX_RUNNERS];
+	int ngpus = grp->nrunners, list[FT_MAX_RUNNERS] = { 0 }, n = 0;
 
 	if (g->ngroups != 1)
 		return 0;
 	for (int k = 1; k < per_gpu; k++)
-		for (int i = 0; i < ngpus && grp->nrunners < FT_MAX_RUNNERS; i++) {
-			struct ft_device_info dev;
-			struct ft_runner *w = NULL;
-			int ordinal = ft_runner_info(grp->runners[i])->device_index;
-
-			if (start_one(ordinal, &w, &dev, err))
-				return -1;
-			if (!dev.present) {
-				ft_runner_close(w);
-				return ft_error(err, FT_EFAIL,
-						"GPU %d took one worker but not a second (%s): pass --units-per-gpu 1",
-						ordinal, dev.why_not);
-			}
-			grp->runners[grp->nrunners++] = w;
+		for (int i = 0; i < ngpus && grp->nrunners + n < FT_MAX_RUNNERS; i++)
+			list[n++] = ft_runner_info(grp->runners[i])->device_index;
+	if (start_many(list, n, ws, devs, err))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (!devs[i].present) {
+			for (int k = 0; k < n; k++)
+				ft_runner_close(ws[k]);
+			return ft_error(err, FT_EFAIL,
+					"GPU %d took one worker but not a second (%s): pass --units-per-gpu 1",
+					list[i], devs[i].why_not);
 		}
+	for (int i = 0; i < n; i++)
+		grp->runners[grp->nrunners++] = ws[i];
 	return 0;
 }
 
