@@ -175,7 +175,7 @@ for path in sys.argv[1:]:
     tail = [r for r in rows if "campaign" in r]
     print(f"== {path}: {len(units)} units" + (f", campaign wall {tail[0]['wall_s']:.1f} s" if tail else ""))
     print(f"{'shape':<22}{'c':>2}{'wall s':>8}{'cand':>6}{'eval':>6}{'cut':>5}{'quick':>6}{'full':>5}{'stbl':>5}{'fin':>4}"
-          f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'send s':>7}{'verify s':>9}{'time s':>8}{'ms/cand':>8}  best us")
+          f"{'compile s':>10}{'busy s':>8}{'wait s':>8}{'send s':>7}{'verify s':>9}{'time s':>8}{'shared s':>9}{'db s':>6}{'ms/cand':>8}  best us")
     per = []
     for r in units:
         p, rc = r["phases"], r["race"]
@@ -186,12 +186,15 @@ for path in sys.argv[1:]:
               f"{r['status'].get('cut', 0):>5}{rc['quick']:>6}{rc['full']:>5}{rc.get('stable', 0):>5}{rc['final_jobs']:>4}"
               f"{p['compile_wall_ms']/1e3:>10.2f}{p['gpu_busy_ms']/1e3:>8.2f}{p['gpu_wait_ms']/1e3:>8.2f}"
               f"{p.get('first_send_ms', float('nan'))/1e3:>7.2f}"
-              f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}{per[-1]:>8.1f}  {best:.4f}")
+              f"{p['verify_ms']/1e3:>9.2f}{p['timing_ms']/1e3:>8.2f}"
+              f"{p.get('worker', {}).get('shared_ms', 0)/1e3:>9.2f}{p.get('db_wait_ms', float('nan'))/1e3:>6.2f}"
+              f"{per[-1]:>8.1f}  {best:.4f}")
     if per:
         print(f"median GPU ms per candidate {statistics.median(per):.1f}")
         sends = [r["phases"].get("first_send_ms", 0) for r in units]
         print(f"before the first candidate is sent, per unit: median {statistics.median(sends):.1f} ms, "
               f"{sum(sends) / 1e3:.2f} s in all")
+        print(f"waited for the database's write lock: {sum(r['phases'].get('db_wait_ms', 0) for r in units) / 1e3:.2f} s in all")
     # the workers' split per evaluated candidate (phases.worker, docs/timing.md); "other" is
     # the job's host bookkeeping, "ipc" the evaluation thread's time outside the worker's jobs
     keys = ["start", "load", "inputs", "verify", "size", "graph", "warmup", "quick", "samples", "unload"]

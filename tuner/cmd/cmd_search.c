@@ -76,7 +76,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
 	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, evaluated = 0, prefetched = 0;
-	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0;
+	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0, dbw = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
 	for (int i = 0; i < n; i++) {
@@ -98,6 +98,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		for (int k = 0; k < FT_PH_COUNT; k++)
 			ph[k] += st->phase_ms[k];
 		fsend += st->first_send_ms > 0 ? st->first_send_ms : 0;
+		dbw += out[i].res.db_wait_ms;
 		evaluated += st->evaluated;
 		quick += st->race.quick;
 		full += st->race.full;
@@ -114,8 +115,8 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	       compiles, hits, prefetched, cms, gpu, first);
 	/* where the time went (docs/timing.md): per phase, and the race's passes */
 	printf(",\"phases\":{\"compile_wall_ms\":%.1f,\"gpu_busy_ms\":%.1f,\"gpu_wait_ms\":%.1f,"
-	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f,",
-	       cwall, gpu, wait, ver, tim, fsend);
+	       "\"verify_ms\":%.1f,\"timing_ms\":%.1f,\"first_send_ms\":%.1f,\"db_wait_ms\":%.1f,",
+	       cwall, gpu, wait, ver, tim, fsend, dbw);
 	/* the workers' split of their jobs' wall time (run/job.h enum ft_phase) */
 	printf("\"worker\":{");
 	for (int k = 0; k < FT_PH_COUNT; k++)

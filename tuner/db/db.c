@@ -8,6 +8,7 @@
  * write lock is taken (or waited for) up front and two searches sharing a file
  * queue behind each other instead of failing with SQLITE_BUSY halfway through.
  */
+#include "base/clock.h"
 #include "db/db.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -28,6 +30,42 @@
  * limit only bites when something holds the lock for good (an sqlite3 shell
  * left inside BEGIN), and then a clear error after 30 s beats hanging. */
 #define BUSY_TIMEOUT_MS 30000
+
+/* The wait for another connection's lock: SQLite has no wake-up, a waiter
+ * polls. Its own handler (sqlite3_busy_timeout) sleeps 1, 2, 5, 10 ... up to
+ * 100 ms between polls, made for writers that hold the lock long; fatune's
+ * hold it a millisecond, and a campaign's units side by side (one connection
+ * each, a write per claim, per trial and per batch of rejections) then slept
+ * tens of ms for a lock that was free after one, with their GPUs idle. So
+ * polls here start at 50 us and double up to 2 ms, until BUSY_TIMEOUT_MS. */
+#define BUSY_POLL_FIRST_US 50
+#define BUSY_POLL_MAX_US 2000
+
+static int busy_wait(void *arg, int count)
+{
+	struct ft_db *db = arg;
+	long us = BUSY_POLL_MAX_US;
+	struct timespec ts;
+
+	if (count == 0)
+		db->busy_t0_ms = ft_mono_ms();
+	else if (ft_mono_ms() - db->busy_t0_ms >= BUSY_TIMEOUT_MS)
+		return 0;	/* SQLITE_BUSY: the caller says who holds it */
+	if (count < 6)
+		us = (long)BUSY_POLL_FIRST_US << count;
+	if (us > BUSY_POLL_MAX_US)
+		us = BUSY_POLL_MAX_US;
+	ts.tv_sec = 0;
+	ts.tv_nsec = us * 1000L;
+	nanosleep(&ts, NULL);
+	db->busy_ms += us / 1e3;
+	return 1;
+}
+
+double ft_db_wait_ms(const struct ft_db *db)
+{
+	return db ? db->busy_ms : 0;
+}
 
 
 
@@ -459,7 +497,7 @@ static int open_db(struct ft_db **out, const char *path, int create, int check, 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+		rc = sqlite3_busy_handler(db->h, busy_wait, db);
 	if (rc != SQLITE_OK) {
 		ft_dbi_fail(db, rc, err, "configuring the connection");
 		goto fail;

@@ -67,6 +67,10 @@ void ft_db_close(struct ft_db *db);
  * SQLite's WAL mode and busy timeout let the connections write in turn). */
 int ft_db_open_again(const struct ft_db *db, struct ft_db **out, struct ft_err *err);
 
+/* ms this connection has waited for another connection's write lock since it
+ * opened (a campaign's units side by side write in turn: docs/timing.md). */
+double ft_db_wait_ms(const struct ft_db *db);
+
 /* Schema version this build writes. */
 int ft_db_schema_version(void);
 

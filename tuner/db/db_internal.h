@@ -24,6 +24,8 @@ struct ft_db {
 	sqlite3_stmt *latest_trial;	/* cached: runs once per candidate on resume */
 	int opened;			/* ft_db_open succeeded: writes may have happened since */
 	int damaged;			/* SQLite reported SQLITE_CORRUPT/NOTADB: write nothing more */
+	double busy_t0_ms;		/* when the current wait for another's lock began */
+	double busy_ms;			/* the waits so far (ft_db_wait_ms) */
 };
 
 /* Binds parameters 1, 2, ... in order; the first failure sticks in rc. */

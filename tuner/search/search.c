@@ -219,6 +219,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	struct ft_best_key bk;
 	struct ft_transfer_seeds seeds = { 0 };
 	int rc = -1;
+	double waited = ft_db_wait_ms(db);
 
 	memset(res, 0, sizeof(*res));
 	ft_trial_init(&res->top[0]);
@@ -332,6 +333,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 			 rc ? (res->interrupted ? "interrupted" : "failed") : "done",
 			 res->st.wall_ms / 1e3, NULL);
 out:
+	res->db_wait_ms = ft_db_wait_ms(db) - waited;
 	if (s)
 		free(s->oks);
 	free(s);

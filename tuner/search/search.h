@@ -61,6 +61,7 @@ struct ft_search_result {
 	int nseeds;			/* transfer: configs of tuned neighbours tried first */
 	int nseeds_other;		/* ... of them, tuned on another GPU model */
 	int finals;			/* the race's final: finalists measured again */
+	double db_wait_ms;		/* waited for the database's write lock (ft_db_wait_ms) */
 };
 
 /* Runs one search of sp for shape and stores it in db. Returns 0 when it ran
