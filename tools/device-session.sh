@@ -5,7 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) unseen ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
-#                                          prefetch-order race-form machine-warmup stress
+#                                          prefetch-order race-form machine-warmup stress db-busy
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -26,6 +26,9 @@
 # exhaustive pass for the quality comparison (THROUGHPUT_QUALITY=0 skips it; the step
 # throughput-quality runs it alone, against THROUGHPUT_RACE_JSON and THROUGHPUT_RACE_DB); per-unit breakdown in
 # $OUT/throughput-*.txt, the passes' JSON lines and stderr in $OUT/throughput-*.tar.gz.
+# db-busy (issue 16; not part of all): suite24 warm on $THROUGHPUT_DEVICES (default 0,1) with
+# fatune's wait for the database's write lock against SQLite's (FATUNE_DB_BUSY=sqlite), alternated;
+# walls and tables in $OUT/db-busy-*.txt.
 # prefetch-order (issue 16; not part of all): suite24 cold with the prefetch in transfer order
 # against the model's order (FATUNE_PREFETCH_ORDER=model), with THROUGHPUT_SEEDS_FROM's seeds
 # when given and without; tables in $OUT/prefetch-order.txt.
@@ -261,6 +264,26 @@ if [[ " $steps " == *" throughput "* || " $steps " == *" throughput-quality "* ]
 	tag=$(echo "${THROUGHPUT_DEVICES:-0}" | tr ',' '+')
 	(cd "$OUT" && tar -czf "throughput-$tag.tar.gz" throughput-*-"$tag".json throughput-*-"$tag".err 2>/dev/null &&
 		rm -f throughput-*-"$tag".json throughput-*-"$tag".err)
+fi
+if [[ " $steps " == *" db-busy "* ]]; then
+	# issue 16: the wait for another connection's database lock, fatune's polls against SQLite's
+	# sleeps (FATUNE_DB_BUSY=sqlite), suite24 warm on $THROUGHPUT_DEVICES, alternated (DB_BUSY_RUNS,
+	# default "sqlite fatune sqlite fatune"), each a fresh DB on the cache a first pass fills
+	dev=${THROUGHPUT_DEVICES:-0,1}
+	tag=$(echo "$dev" | tr ',' '_')
+	mkdir -p /tmp/dbb
+	$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer \
+		--db /tmp/dbb/fill.db --json --quiet >/dev/null 2>&1
+	i=0
+	for rn in ${DB_BUSY_RUNS:-sqlite fatune sqlite fatune}; do
+		i=$((i + 1))
+		rm -f /tmp/dbb/run.db*
+		env FATUNE_DB_BUSY=$rn /usr/bin/time -f "suite24 warm, database wait $rn ($i): %e s wall" \
+			$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer \
+			--db /tmp/dbb/run.db --json --quiet >"/tmp/dbb/$i-$rn.json" 2>"/tmp/dbb/$i-$rn.err"
+		tail -1 "/tmp/dbb/$i-$rn.err" | tee -a "$OUT/db-busy-$tag.txt"
+	done
+	throughput_table /tmp/dbb/[0-9]*.json >>"$OUT/db-busy-$tag.txt"
 fi
 if [[ " $steps " == *" prefetch-order "* ]]; then
 	# issue 16: the prefetch in transfer order (the next search's seeds, then their neighbourhood)

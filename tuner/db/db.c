@@ -497,7 +497,10 @@ static int open_db(struct ft_db **out, const char *path, int create, int check, 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_busy_handler(db->h, busy_wait, db);
+		/* FATUNE_DB_BUSY=sqlite: SQLite's own wait, kept to time one against the other */
+		rc = getenv("FATUNE_DB_BUSY") && !strcmp(getenv("FATUNE_DB_BUSY"), "sqlite")
+			     ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS)
+			     : sqlite3_busy_handler(db->h, busy_wait, db);
 	if (rc != SQLITE_OK) {
 		ft_dbi_fail(db, rc, err, "configuring the connection");
 		goto fail;
