@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct other {
 	struct ft_job_result res;
 	double start_ms, end_ms;
 	int rc;
+	atomic_int asking;	/* 1 from just before its job is asked for */
 };
 
 static void *other_job(void *arg)
@@ -30,6 +32,7 @@ static void *other_job(void *arg)
 	struct ft_err err = { 0 };
 
 	o->start_ms = ft_mono_ms();
+	atomic_store(&o->asking, 1);
 	o->rc = ft_runner_evaluate(o->r, &job, 10000, &o->res, &err);
 	o->end_ms = ft_mono_ms();
 	return NULL;
@@ -102,9 +105,11 @@ static void test_hold_waits_for_a_running_job(void **state)
 	open_two(&a, &b);
 	o.r = b;
 	assert_int_equal(pthread_create(&t, NULL, other_job, &o), 0);
-	fake_sleep_ms(FAKE_FAST_MS / 4);	/* B's job has the GPU now */
+	while (!atomic_load(&o.asking))
+		fake_sleep_ms(1);
+	fake_sleep_ms(FAKE_FAST_MS / 2);	/* B's job has the GPU now, half done */
 	held = ft_runner_hold(a, 1);
-	if (!(held > FAKE_FAST_MS / 4))
+	if (!(held > FAKE_FAST_MS / 10))
 		fail_msg("the hold waited %.0f ms for a job of %d ms", held, FAKE_FAST_MS);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(ft_runner_hold(a, 1), 0);	/* held already: nothing to wait for */
