@@ -46,10 +46,11 @@ static int busy_wait(void *arg, int count)
 	struct ft_db *db = arg;
 	long us = BUSY_POLL_MAX_US;
 	struct timespec ts;
+	double now = ft_mono_ms();
 
 	if (count == 0)
-		db->busy_t0_ms = ft_mono_ms();
-	else if (ft_mono_ms() - db->busy_t0_ms >= BUSY_TIMEOUT_MS)
+		db->busy_t0_ms = now;
+	else if (now - db->busy_t0_ms >= BUSY_TIMEOUT_MS)
 		return 0;	/* SQLITE_BUSY: the caller says who holds it */
 	if (count < 6)
 		us = (long)BUSY_POLL_FIRST_US << count;
@@ -58,7 +59,7 @@ static int busy_wait(void *arg, int count)
 	ts.tv_sec = 0;
 	ts.tv_nsec = us * 1000L;
 	nanosleep(&ts, NULL);
-	db->busy_ms += us / 1e3;
+	db->busy_ms += ft_mono_ms() - now;	/* as slept, not as asked */
 	return 1;
 }
 
