@@ -8,12 +8,12 @@
  * A job answers ok after FAKE_JOB_MS (MODE "fast": FAKE_FAST_MS) with time
  * 10 + ordinal us; in MODE "hang0" the fake of GPU 0 never answers (its
  * watchdog must act); in MODE "slowstart" each fake takes FAKE_START_MS to
- * say hello (a real worker's start: driver and context). MODE "race" answers after FAKE_RACE_MS by the
- * candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
+ * say hello (a real worker's start: driver and context). MODE "race"
+ * answers after FAKE_RACE_MS by the candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
  * raw samples a real worker sends back, as many as it would take. With
  * $FAKE_JOBS_LOG, each job of the other modes appends "ORDINAL START END"
- * (CLOCK_MONOTONIC ms) to that file when it ends.
+ * (ft_mono_ms, base/clock.h: CLOCK_MONOTONIC, one clock for every process of the host) to that file when it ends.
  */
 #ifndef FAKE_GPUS_H
 #define FAKE_GPUS_H
@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "run/evaluate.h"
 #include "run/sampling.h"
 #include "run/verify.h"
@@ -43,15 +44,6 @@ static void fake_sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-/* CLOCK_MONOTONIC in ms: one clock for every process of the host */
-static double fake_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int fake_open(void *ctx, const char *ref, int device, struct ft_device_info *info,
@@ -134,10 +126,10 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	if (!strcmp(mode, "hang0") && fake_ordinal == 0)
 		for (;;)
 			fake_sleep_ms(1000);
-	t0 = fake_now_ms();
+	t0 = ft_mono_ms();
 	fake_sleep_ms(strcmp(mode, "fast") ? FAKE_JOB_MS : FAKE_FAST_MS);
 	if (getenv("FAKE_JOBS_LOG") && (f = fopen(getenv("FAKE_JOBS_LOG"), "a"))) {
-		fprintf(f, "%d %.3f %.3f\n", fake_ordinal, t0, fake_now_ms());
+		fprintf(f, "%d %.3f %.3f\n", fake_ordinal, t0, ft_mono_ms());
 		fclose(f);
 	}
 	res->status = FT_ST_OK;

@@ -63,6 +63,14 @@ static int busy_wait(void *arg, int count)
 	return 1;
 }
 
+/* FATUNE_DB_BUSY=sqlite: SQLite's own wait instead (A/B timing only) */
+static int sqlite_wait(void)
+{
+	const char *v = getenv("FATUNE_DB_BUSY");
+
+	return v && !strcmp(v, "sqlite");
+}
+
 double ft_db_wait_ms(const struct ft_db *db)
 {
 	return db ? db->busy_ms : 0;
@@ -498,10 +506,8 @@ static int open_db(struct ft_db **out, const char *path, int create, int check, 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 	if (rc == SQLITE_OK)
-		/* FATUNE_DB_BUSY=sqlite: SQLite's own wait, kept to time one against the other */
-		rc = getenv("FATUNE_DB_BUSY") && !strcmp(getenv("FATUNE_DB_BUSY"), "sqlite")
-			     ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS)
-			     : sqlite3_busy_handler(db->h, busy_wait, db);
+		rc = sqlite_wait() ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS)
+				   : sqlite3_busy_handler(db->h, busy_wait, db);
 	if (rc != SQLITE_OK) {
 		ft_dbi_fail(db, rc, err, "configuring the connection");
 		goto fail;
