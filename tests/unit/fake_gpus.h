@@ -13,7 +13,8 @@
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
  * raw samples a real worker sends back, as many as it would take. With
  * $FAKE_JOBS_LOG, each job of the other modes appends "ORDINAL START END"
- * (ft_mono_ms, base/clock.h: CLOCK_MONOTONIC, one clock for every process of the host) to that file when it ends.
+ * (ft_mono_ms: CLOCK_MONOTONIC, one clock for every process of the host)
+ * to that file when it ends.
  */
 #ifndef FAKE_GPUS_H
 #define FAKE_GPUS_H
