@@ -720,6 +720,60 @@ static void test_trial_latest_and_batch(void **state)
 					   " wall_s = 1.5 AND finished_at >= started_at"), 1);
 }
 
+/* Trials stored 16 to a statement (db.c put_trials): every row as given, in
+ * the given order, a whole batch or nothing; with only_new, a config already
+ * stored, or earlier in the batch (within and across the 16), left out. */
+static void test_trial_batches_of_rows(void **state)
+{
+	struct fx *fx = *state;
+	struct ft_db *db = open_ok(fx->path);
+	struct ft_run r = sample_run("", "key-m", 512, 0);
+	struct ft_trial t[40], got;
+	struct ft_err err = { 0 };
+	long long run = begin_run(db, &r);
+
+	for (int i = 0; i < 40; i++) {
+		ft_trial_init(&t[i]);
+		snprintf(t[i].config, sizeof(t[i].config), "M=%d", i);
+		snprintf(t[i].reason, sizeof(t[i].reason), "reason %d", i);
+		t[i].status = i % 2 ? FT_ST_REJECTED_CONSTRAINT : FT_ST_REJECTED_SMEM;
+		t[i].smem_model = 1000 + i;
+		t[i].threads = i;
+	}
+	/* 37: two statements of 16, then 5 one by one */
+	assert_int_equal(ft_db_trials_put(db, run, "key-m", t, 37, &err), 0);
+	for (int i = 0; i < 37; i++) {
+		assert_int_equal(ft_db_trial_latest(db, "key-m", t[i].config, &got, &err), 1);
+		assert_int_equal(got.status, t[i].status);
+		assert_string_equal(got.reason, t[i].reason);
+		assert_int_equal(got.smem_model, 1000 + i);
+		assert_int_equal(got.threads, i);
+	}
+	/* only_new: 37 stored, 3 new, one of them (M=38) twice; then a batch of
+	 * 20 new ones with a repeat inside the first 16 and one across them */
+	snprintf(t[39].config, sizeof(t[39].config), "M=38");
+	assert_int_equal(ft_db_trials_put_new(db, run, "key-m", t, 40, &err), 0);
+	for (int i = 0; i < 20; i++)
+		snprintf(t[i].config, sizeof(t[i].config), "N=%d", i == 5 ? 2 : i == 17 ? 3 : i);
+	assert_int_equal(ft_db_trials_put_new(db, run, "key-m", t, 20, &err), 0);
+	/* a broken row inside a statement of 16 (no such run) rolls the batch back */
+	for (int i = 0; i < 20; i++)
+		snprintf(t[i].config, sizeof(t[i].config), "R=%d", i);
+	assert_int_equal(ft_db_trials_put(db, run + 100, "key-m", t, 20, &err), -1);
+	assert_non_null(strstr(err.msg, "FOREIGN KEY"));
+	assert_non_null(strstr(err.msg, "'R=0' or one of the 15 after it"));
+	ft_db_close(db);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE config GLOB 'M=*'"), 39);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE config GLOB 'N=*'"), 18);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE config GLOB 'R=*'"), 0);
+	/* ids in the order given: M=0..M=38, then N=0.. */
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials a JOIN trials b ON b.id = a.id + 1"
+					   " WHERE a.config GLOB 'M=*' AND b.config GLOB 'M=*' AND"
+					   " CAST(substr(b.config, 3) AS INTEGER) != CAST(substr(a.config, 3) AS INTEGER) + 1"), 0);
+	assert_int_equal(raw_int(fx->path, "SELECT max(id) FROM trials WHERE config GLOB 'M=*'") + 1,
+			 raw_int(fx->path, "SELECT min(id) FROM trials WHERE config GLOB 'N=*'"));
+}
+
 /* ---- best rows ---------------------------------------------------------- */
 
 static void test_best_refresh_and_get(void **state)
@@ -1380,6 +1434,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_status_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_latest_and_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trial_batches_of_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_final_decides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_ambiguous_device, setup, teardown),

@@ -443,14 +443,22 @@ static int use_wal(struct ft_db *db, struct ft_err *err)
 	return 0;
 }
 
-static const char sql_put_trial[] =
-	"INSERT INTO trials (run_id, search_key, config, status, reason, log, compile_key,"
-	" smem_model, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"
-	" combine_grid_y, combine_grid_z, regs, smem_static, stack_bytes, spill_stores,"
-	" spill_loads, compile_ms, rel_err, t_median_us, t_min_us, t_p90_us, t_spread,"
-	" samples, workspace_bytes, device_index, device, stage, created_at)"
-	" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	" ?, ?, ?, ?, ?, ?, ?, ?, " NOW_SQL ")";
+#define PUT_TRIAL_INTO                                                                      \
+	"INSERT INTO trials (run_id, search_key, config, status, reason, log, compile_key,"  \
+	" smem_model, threads, grid_x, grid_y, grid_z, combine_threads, combine_grid_x,"     \
+	" combine_grid_y, combine_grid_z, regs, smem_static, stack_bytes, spill_stores,"    \
+	" spill_loads, compile_ms, rel_err, t_median_us, t_min_us, t_p90_us, t_spread,"     \
+	" samples, workspace_bytes, device_index, device, stage, created_at) VALUES "
+/* one trial's values, in bind_trial's order */
+#define PUT_TRIAL_ROW                                                                       \
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"          \
+	" ?, ?, ?, ?, ?, ?, ?, ?, " NOW_SQL ")"
+#define PUT_TRIAL_ROWS_4 PUT_TRIAL_ROW ", " PUT_TRIAL_ROW ", " PUT_TRIAL_ROW ", " PUT_TRIAL_ROW
+#define PUT_TRIAL_ROWS_16 PUT_TRIAL_ROWS_4 ", " PUT_TRIAL_ROWS_4 ", " PUT_TRIAL_ROWS_4 ", " PUT_TRIAL_ROWS_4
+
+static const char sql_put_trial[] = PUT_TRIAL_INTO PUT_TRIAL_ROW;
+static const char sql_put_trials[] = PUT_TRIAL_INTO PUT_TRIAL_ROWS_16;
+_Static_assert(FT_DBI_PUT_ROWS == 16, "sql_put_trials holds 16 rows");
 
 /* Columns of a trial as ft_db_trial_latest reads them (see read_trial). */
 #define TRIAL_COLS                                                                          \
@@ -469,6 +477,8 @@ static const char sql_latest_trial[] =
 static int prepare_cached(struct ft_db *db, struct ft_err *err)
 {
 	return ft_dbi_prep(db, sql_put_trial, SQLITE_PREPARE_PERSISTENT, &db->put_trial, "preparing the trial insert", err) ||
+	       ft_dbi_prep(db, sql_put_trials, SQLITE_PREPARE_PERSISTENT, &db->put_trials,
+			   "preparing the trials insert", err) ||
 	       ft_dbi_prep(db, sql_latest_trial, SQLITE_PREPARE_PERSISTENT, &db->latest_trial,
 			   "preparing the trial lookup", err);
 }
@@ -553,6 +563,7 @@ void ft_db_close(struct ft_db *db)
 	if (!db)
 		return;
 	sqlite3_finalize(db->put_trial);	/* returns the last step's error: already reported */
+	sqlite3_finalize(db->put_trials);
 	sqlite3_finalize(db->latest_trial);
 	/* close_v2 always returns SQLITE_OK; the last connection checkpoints the WAL */
 	sqlite3_close_v2(db->h);
@@ -696,50 +707,89 @@ static void bind_trial(struct binder *b, long long run_id, const char *search_ke
 	ft_dbi_b_text(b, ft_stage_name(t->stage > FT_STAGE_MODEL ? t->stage : FT_STAGE_MODEL));
 }
 
-/* Stores trials in one transaction; with only_new, one whose (search_key,
- * config) already has a row is left out (the check and the insert are one
- * transaction, so concurrent writers cannot both add it). */
-static int put_trials(struct ft_db *db, long long run_id, const char *search_key,
-		      const struct ft_trial *t, int n, int only_new, struct ft_err *err)
+/* Runs st (put_trial or put_trials) on the k trials of rows, bound in order. */
+static int put_rows(struct ft_db *db, sqlite3_stmt *st, long long run_id, const char *search_key,
+		    const struct ft_trial *const *rows, int k, struct ft_err *err)
 {
-	sqlite3_stmt *st = db->put_trial;
+	struct binder b = { st, 0, SQLITE_OK };
 	int rc;
 
-	for (int i = 0; i < n; i++)
-		if ((int)t[i].status < 0 || t[i].status >= FT_ST_COUNT ||
-		    t[i].status == FT_ST_ACCEPTED || (int)t[i].stage < 0 || t[i].stage >= FT_STAGE_COUNT)
-			return ft_error(err, FT_EFAIL,
-					"trial '%s' has status %d at stage %d, not a storable one: this is a fatune bug",
-					t[i].config, (int)t[i].status, (int)t[i].stage);
-	if (ft_dbi_begin(db, err))
-		return -1;
-	for (int i = 0; i < n; i++) {
-		struct binder b = { st, 0, SQLITE_OK };
-
-		if (only_new) {
-			int got = ft_db_trial_latest(db, search_key, t[i].config, NULL, err);
-
-			if (got < 0)
-				goto fail;
-			if (got)
-				continue;
-		}
-		bind_trial(&b, run_id, search_key, &t[i]);
-		if (ft_dbi_b_done(db, &b, "storing a trial", err))
-			goto fail;
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_DONE) {
-			ft_dbi_fail(db, rc, err, "storing a trial");
-			ft_err_prefix(err, "trial '%s'", t[i].config);
-			goto fail;
-		}
-		sqlite3_reset(st);	/* returns the step's status: SQLITE_OK here */
+	for (int j = 0; j < k; j++)
+		bind_trial(&b, run_id, search_key, rows[j]);
+	if (ft_dbi_b_done(db, &b, "storing a trial", err))
+		goto fail;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		ft_dbi_fail(db, rc, err, "storing a trial");
+		if (k > 1)
+			ft_err_prefix(err, "trial '%s' or one of the %d after it", rows[0]->config, k - 1);
+		else
+			ft_err_prefix(err, "trial '%s'", rows[0]->config);
+		goto fail;
 	}
+	sqlite3_reset(st);		/* returns the step's status: SQLITE_OK here */
 	sqlite3_clear_bindings(st);	/* always SQLITE_OK */
-	return ft_dbi_commit(db, err) ? (ft_dbi_rollback(db), -1) : 0;
+	return 0;
 fail:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	return -1;
+}
+
+/* Whether config is among the first k of rows. */
+static int among(const struct ft_trial *const *rows, int k, const char *config)
+{
+	for (int j = 0; j < k; j++)
+		if (!strcmp(rows[j]->config, config))
+			return 1;
+	return 0;
+}
+
+/* Stores trials in one transaction, FT_DBI_PUT_ROWS to a statement where
+ * there are that many (the rest one by one); with only_new, one whose
+ * (search_key, config) already has a row, or is earlier in t, is left out
+ * (the check and the insert are one transaction, so concurrent writers
+ * cannot both add it). */
+static int put_trials(struct ft_db *db, long long run_id, const char *search_key,
+		      const struct ft_trial *t, int n, int only_new, struct ft_err *err)
+{
+	const struct ft_trial *rows[FT_DBI_PUT_ROWS];
+	int i = 0;
+
+	for (int j = 0; j < n; j++)
+		if ((int)t[j].status < 0 || t[j].status >= FT_ST_COUNT ||
+		    t[j].status == FT_ST_ACCEPTED || (int)t[j].stage < 0 || t[j].stage >= FT_STAGE_COUNT)
+			return ft_error(err, FT_EFAIL,
+					"trial '%s' has status %d at stage %d, not a storable one: this is a fatune bug",
+					t[j].config, (int)t[j].status, (int)t[j].stage);
+	if (ft_dbi_begin(db, err))
+		return -1;
+	while (i < n) {
+		int k = 0;
+
+		for (; i < n && k < FT_DBI_PUT_ROWS; i++) {
+			if (only_new) {
+				int got = among(rows, k, t[i].config) ? 1 :
+					  ft_db_trial_latest(db, search_key, t[i].config, NULL, err);
+
+				if (got < 0)
+					goto fail;
+				if (got)
+					continue;
+			}
+			rows[k++] = &t[i];
+		}
+		if (k == FT_DBI_PUT_ROWS) {
+			if (put_rows(db, db->put_trials, run_id, search_key, rows, k, err))
+				goto fail;
+			continue;
+		}
+		for (int j = 0; j < k; j++)
+			if (put_rows(db, db->put_trial, run_id, search_key, &rows[j], 1, err))
+				goto fail;
+	}
+	return ft_dbi_commit(db, err) ? (ft_dbi_rollback(db), -1) : 0;
+fail:
 	ft_dbi_rollback(db);
 	return -1;
 }
