@@ -7,8 +7,10 @@ RACE.json and EXHAUSTIVE.json are `fatune search --campaign ... --json` outputs 
 RACE.db and EXHAUSTIVE.db their databases. Where the two bests differ, both are timed again
 interleaved in one worker (`fatune bench --best-from RACE.db --best-from EXHAUSTIVE.db`, 40 samples
 over 10 rounds, on GPU N), which takes the two passes' own noise (+-1.5-4 %) out of the ratio; the
-same config counts 1.000. Prints one row per unit, then `units compared N of M; W within 1 %; worst
-R`. Used by tools/device-session.sh throughput-quality and bench/anchor_ab.sh.
+same config counts 1.000. Each such pair is timed --repeats times (default 3), each a new worker,
+the two bests' order swapped every other time; the ratio is the median and the table shows the
+range, the check's own repeatability. Prints one row per unit, then `units compared N of M; W
+within 1 %; worst R`. Used by tools/device-session.sh throughput-quality and bench/anchor_ab.sh.
 """
 import argparse
 import json
@@ -26,18 +28,28 @@ def bests(path):
     return out
 
 
-def interleaved(args, shape, causal, dtype):
+def interleaved(args, shape, causal, dtype, swap):
     """the race's best over the exhaustive best, timed interleaved in one worker"""
-    cmd = [args.fatune, "bench", "--shape", shape, "--dtype", dtype, "--best-from", args.race_db,
-           "--best-from", args.exhaustive_db, "--samples", "40", "--rounds", "10", "--json"]
+    dbs = [args.race_db, args.exhaustive_db][::-1 if swap else 1]
+    cmd = [args.fatune, "bench", "--shape", shape, "--dtype", dtype, "--best-from", dbs[0],
+           "--best-from", dbs[1], "--samples", "40", "--rounds", "10", "--json"]
     cmd += ["--causal"] if causal else []
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": args.gpu})
     try:
         a, b = (json.loads(line) for line in p.stdout.splitlines())
-        return a["t_median_us"] / b["t_median_us"]
+        return b["t_median_us"] / a["t_median_us"] if swap else a["t_median_us"] / b["t_median_us"]
     except (ValueError, KeyError, TypeError):
         print(f"bench failed: {(p.stderr or p.stdout).strip()[:300]}", file=sys.stderr)
         return float("nan")
+
+
+def repeated(args, key):
+    """the median ratio of args.repeats interleaved timings, and their range"""
+    rs = sorted(r for r in (interleaved(args, *key, i % 2 == 1) for i in range(args.repeats)) if r == r)
+    if not rs:
+        return float("nan"), ""
+    return rs[len(rs) // 2] if len(rs) % 2 else sum(rs[len(rs) // 2 - 1:len(rs) // 2 + 1]) / 2, \
+        f"{rs[0]:.3f}-{rs[-1]:.3f}"
 
 
 def main():
@@ -48,25 +60,26 @@ def main():
     ap.add_argument("exhaustive_db")
     ap.add_argument("--gpu", default="0", help="the GPU that times the pairs (default 0)")
     ap.add_argument("--fatune", default="build/fatune")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved timings of a differing pair (default 3)")
     args = ap.parse_args()
     race, ex = bests(args.race_json), bests(args.exhaustive_json)
     worst, within, n, untimed = 0.0, 0, 0, 0
     print(f"{'shape':<22}{'c':>2}{'race us':>10}{'exh us':>10}{'pass ratio':>11}{'interleaved':>12}"
-          f"{'eval race':>10}{'eval exh':>9}")
+          f"{'range':>13}{'eval race':>10}{'eval exh':>9}")
     for k in sorted(ex):
         if k not in race:
             continue
         (rb, re_), (eb, ee) = race[k], ex[k]
         same = rb["config"] == eb["config"] and rb["space"] == eb["space"]
-        ratio = 1.0 if same else interleaved(args, *k)
+        ratio, spread = (1.0, "") if same else repeated(args, k)
         n += 1
         within += ratio <= 1.01
         untimed += ratio != ratio
         worst = max(worst, ratio) if ratio == ratio else worst
         print(f"{k[0]:<22}{k[1]:>2}{rb['t_median_us']:>10.4f}{eb['t_median_us']:>10.4f}"
-              f"{rb['t_median_us'] / eb['t_median_us']:>11.3f}{ratio:>12.3f}{re_:>10}{ee:>9}")
+              f"{rb['t_median_us'] / eb['t_median_us']:>11.3f}{ratio:>12.3f}{spread:>13}{re_:>10}{ee:>9}")
     print(f"units compared {n} of {len(ex)}; {within} within 1 %; worst transfer/exhaustive {worst:.3f} "
-          "(interleaved in one worker; the same config counts 1.000; target <= 1.01)"
+          f"(interleaved in one worker, the median of {args.repeats}; the same config counts 1.000; target <= 1.01)"
           + (f"; {untimed} pairs could not be timed (bench failed)" if untimed else ""))
 
 
