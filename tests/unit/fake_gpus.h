@@ -8,7 +8,8 @@
  * A job answers ok after FAKE_JOB_MS (MODE "fast": FAKE_FAST_MS) with time
  * 10 + ordinal us; in MODE "hang0" the fake of GPU 0 never answers (its
  * watchdog must act); in MODE "slowstart" each fake takes FAKE_START_MS to
- * say hello (a real worker's start: driver and context). MODE "race"
+ * say hello (a real worker's start: driver and context); in MODE "absent1"
+ * the fake of GPU 1 reports no device. MODE "race"
  * answers after FAKE_RACE_MS by the candidate's grid[0], from $FAKE_RACE: "G=T,G=Tw,..." gives the candidate
  * of grid[0] G samples of T us (w: a wrong result, however fast), with the
  * raw samples a real worker sends back, as many as it would take. With
@@ -56,6 +57,10 @@ static int fake_open(void *ctx, const char *ref, int device, struct ft_device_in
 	if (!strcmp(ctx, "slowstart"))
 		fake_sleep_ms(FAKE_START_MS);
 	fake_ordinal = device < 0 ? 0 : device;
+	if (!strcmp(ctx, "absent1") && fake_ordinal == 1) {
+		snprintf(info->why_not, sizeof(info->why_not), "fake: GPU 1 is gone");
+		return 0;
+	}
 	info->present = 1;
 	info->driver_version = 13000;
 	info->lim.cc = fake_ordinal == 3 ? 89 : 90;

@@ -391,6 +391,30 @@ static void test_workers_start_at_once(void **state)
 		fail_msg("8 workers of %d ms each took %.0f ms to start", FAKE_START_MS, ms);
 }
 
+/* A worker that finds no GPU: every worker started is closed and the first
+ * such GPU is named, when starting the GPUs and when starting second
+ * workers on them. */
+static void test_worker_without_gpu(void **state)
+{
+	struct ft_gpus g;
+	struct ft_err err = { 0 };
+
+	(void)state;
+	fake_gpus_use("absent1");
+	assert_int_equal(ft_cmd_gpus("search", "0,1,2", NULL, &g, &err), -1);
+	assert_int_equal(err.status, FT_EINPUT);
+	assert_non_null(strstr(err.msg, "GPU 1 cannot be used: fake: GPU 1 is gone"));
+	assert_int_equal(g.ngroups, 0);
+	fake_gpus_use("fast");
+	assert_int_equal(ft_cmd_gpus("search", "0,1", NULL, &g, &err), 0);
+	fake_gpus_use("absent1");
+	assert_int_equal(ft_cmd_gpus_share(&g, 2, &err), -1);
+	fake_gpus_use(NULL);
+	assert_non_null(strstr(err.msg, "GPU 1 took one worker but not a second (fake: GPU 1 is gone)"));
+	assert_int_equal(g.groups[0].nrunners, 2);
+	ft_cmd_gpus_stop(&g);
+}
+
 static void *interrupt_after_1s(void *arg)
 {
 	(void)arg;
@@ -471,6 +495,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_units_share_a_gpu),
 		cmocka_unit_test(test_shared_gpu_nearest_waits),
 		cmocka_unit_test(test_workers_start_at_once),
+		cmocka_unit_test(test_worker_without_gpu),
 	};
 	char cmd[128];
 

@@ -261,10 +261,23 @@ static void place(struct ft_gpus *g, struct ft_runner *w, const struct ft_device
 	grp->runners[grp->nrunners++] = w;
 }
 
+/* When a worker of ws found no GPU: closes all n and returns the first such
+ * one's index; else -1 (all kept). */
+static int close_if_absent(struct ft_runner **ws, const struct ft_device_info *devs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!devs[i].present) {
+			for (int k = 0; k < n; k++)
+				ft_runner_close(ws[k]);
+			return i;
+		}
+	return -1;
+}
+
 int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, struct ft_gpus *g,
 		struct ft_err *err)
 {
-	int list[FT_MAX_RUNNERS], n, count;
+	int list[FT_MAX_RUNNERS], n, count, absent;
 	struct ft_device_info first, devs[FT_MAX_RUNNERS];
 	struct ft_runner *w = NULL, *ws[FT_MAX_RUNNERS];
 
@@ -297,14 +310,11 @@ int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, stru
 		ft_cmd_gpus_stop(g);
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		if (!devs[i].present) {
-			for (int k = 0; k < n; k++)
-				ft_runner_close(ws[k]);
-			ft_cmd_gpus_stop(g);
-			return ft_error(err, FT_EINPUT, "fatune %s: GPU %d cannot be used: %s", cmd,
-					list[i], devs[i].why_not);
-		}
+	if ((absent = close_if_absent(ws, devs, n)) >= 0) {
+		ft_cmd_gpus_stop(g);
+		return ft_error(err, FT_EINPUT, "fatune %s: GPU %d cannot be used: %s", cmd, list[absent],
+				devs[absent].why_not);
+	}
 	for (int i = 0; i < n; i++)
 		place(g, ws[i], &devs[i]);
 	if (!g->ngroups)
@@ -321,7 +331,7 @@ int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 	struct ft_gpu_group *grp = &g->groups[0];
 	struct ft_device_info devs[FT_MAX_RUNNERS];
 	struct ft_runner *ws[FT_MAX_RUNNERS];
-	int ngpus = grp->nrunners, list[FT_MAX_RUNNERS] = { 0 }, n = 0;
+	int ngpus = grp->nrunners, list[FT_MAX_RUNNERS] = { 0 }, n = 0, absent;
 
 	if (g->ngroups != 1)
 		return 0;
@@ -330,14 +340,9 @@ int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 			list[n++] = ft_runner_info(grp->runners[i])->device_index;
 	if (start_many(list, n, ws, devs, err))
 		return -1;
-	for (int i = 0; i < n; i++)
-		if (!devs[i].present) {
-			for (int k = 0; k < n; k++)
-				ft_runner_close(ws[k]);
-			return ft_error(err, FT_EFAIL,
-					"GPU %d took one worker but not a second (%s): pass --units-per-gpu 1",
-					list[i], devs[i].why_not);
-		}
+	if ((absent = close_if_absent(ws, devs, n)) >= 0)
+		return ft_error(err, FT_EFAIL, "GPU %d took one worker but not a second (%s): pass --units-per-gpu 1",
+				list[absent], devs[absent].why_not);
 	for (int i = 0; i < n; i++)
 		grp->runners[grp->nrunners++] = ws[i];
 	return 0;
