@@ -27,7 +27,8 @@
 # throughput-quality runs it alone, against THROUGHPUT_RACE_JSON and THROUGHPUT_RACE_DB); per-unit breakdown in
 # $OUT/throughput-*.txt, the passes' JSON lines and stderr in $OUT/throughput-*.tar.gz.
 # db-busy (issue 16; not part of all): suite24 warm on $THROUGHPUT_DEVICES (default 0,1) with
-# fatune's wait for the database's write lock against SQLite's (FATUNE_DB_BUSY=sqlite), alternated;
+# fatune's wait for the database's write lock against SQLite's (FATUNE_DB_BUSY=sqlite), alternated
+# (DB_BUSY_ENV=FATUNE_REJECT_WRITE DB_BUSY_RUNS="wait free ...": the rejection batches' write);
 # walls and tables in $OUT/db-busy-*.txt.
 # prefetch-order (issue 16; not part of all): suite24 cold with the prefetch in transfer order
 # against the model's order (FATUNE_PREFETCH_ORDER=model), with THROUGHPUT_SEEDS_FROM's seeds
@@ -268,7 +269,9 @@ fi
 if [[ " $steps " == *" db-busy "* ]]; then
 	# issue 16: the wait for another connection's database lock, fatune's polls against SQLite's
 	# sleeps (FATUNE_DB_BUSY=sqlite), suite24 warm on $THROUGHPUT_DEVICES, alternated (DB_BUSY_RUNS,
-	# default "sqlite fatune sqlite fatune"), each a fresh DB on the cache a first pass fills
+	# default "sqlite fatune sqlite fatune"), each a fresh DB on the cache a first pass fills;
+	# DB_BUSY_ENV names another variable to alternate (FATUNE_REJECT_WRITE with DB_BUSY_RUNS="wait
+	# free wait free": rejection batches that wait for the lock against those written only when free)
 	dev=${THROUGHPUT_DEVICES:-0,1}
 	tag=$(echo "$dev" | tr ',' '_')
 	mkdir -p /tmp/dbb
@@ -278,7 +281,7 @@ if [[ " $steps " == *" db-busy "* ]]; then
 	for rn in ${DB_BUSY_RUNS:-sqlite fatune sqlite fatune}; do
 		i=$((i + 1))
 		rm -f /tmp/dbb/run.db*
-		env FATUNE_DB_BUSY=$rn /usr/bin/time -f "suite24 warm, database wait $rn ($i): %e s wall" \
+		env "${DB_BUSY_ENV:-FATUNE_DB_BUSY}=$rn" /usr/bin/time -f "suite24 warm, ${DB_BUSY_ENV:-FATUNE_DB_BUSY}=$rn ($i): %e s wall" \
 			$F search --campaign bench/campaigns/suite24.yaml --devices "$dev" --strategy transfer \
 			--db /tmp/dbb/run.db --json --quiet >"/tmp/dbb/$i-$rn.json" 2>"/tmp/dbb/$i-$rn.err"
 		tail -1 "/tmp/dbb/$i-$rn.err" | tee -a "$OUT/db-busy-$tag.txt"

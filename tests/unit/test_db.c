@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 
 #include <sqlite3.h>
 
+#include "base/clock.h"
 #include "db/db.h"
 #include "db/embedded_sql.h"
 #include "test_files.h"
@@ -774,6 +777,79 @@ static void test_trial_batches_of_rows(void **state)
 			 raw_int(fx->path, "SELECT min(id) FROM trials WHERE config GLOB 'N=*'"));
 }
 
+/* Another connection holding the write lock (sqlite3 itself, BEGIN
+ * IMMEDIATE) until the time in ms after it took it. */
+struct holder {
+	const char *path;
+	int hold_ms;
+	volatile int held;
+};
+
+static void *hold_lock(void *arg)
+{
+	struct holder *h = arg;
+	sqlite3 *c;
+	struct timespec ts = { h->hold_ms / 1000, (long)(h->hold_ms % 1000) * 1000000L };
+
+	if (sqlite3_open(h->path, &c) != SQLITE_OK || sqlite3_exec(c, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return NULL;
+	h->held = 1;
+	nanosleep(&ts, NULL);
+	sqlite3_exec(c, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(c);
+	return NULL;
+}
+
+/* ft_db_trials_put_if_free: with the lock held elsewhere it stores nothing
+ * and returns 1 at once; the connection's wait is back afterwards (a plain
+ * put waits for the lock and succeeds); with the lock free it stores, with
+ * only_new leaving out what is stored. Both waits: fatune's and SQLite's. */
+static void test_trials_put_if_free(void **state)
+{
+	struct fx *fx = *state;
+
+	for (int mode = 0; mode < 2; mode++) {
+		struct ft_db *db;
+		struct ft_run r;
+		struct ft_trial t[3];
+		struct ft_err err = { 0 };
+		struct holder h = { fx->path, 600, 0 };
+		pthread_t th;
+		long long run;
+		char key[16];
+		double t0;
+
+		if (mode)
+			setenv("FATUNE_DB_BUSY", "sqlite", 1);
+		snprintf(key, sizeof(key), "key-f%d", mode);
+		r = sample_run("", key, 512, 0);
+		db = open_ok(fx->path);
+		run = begin_run(db, &r);
+		for (int i = 0; i < 3; i++) {
+			ft_trial_init(&t[i]);
+			snprintf(t[i].config, sizeof(t[i].config), "F=%d", i);
+			t[i].status = FT_ST_REJECTED_CONSTRAINT;
+		}
+		assert_int_equal(pthread_create(&th, NULL, hold_lock, &h), 0);
+		while (!h.held)
+			sched_yield();
+		t0 = ft_mono_ms();
+		assert_int_equal(ft_db_trials_put_if_free(db, run, key, t, 2, 1, &err), 1);
+		assert_true(ft_mono_ms() - t0 < 300);
+		/* the wait is back: this one waits for the holder, then stores */
+		assert_int_equal(ft_db_trials_put(db, run, key, &t[2], 1, &err), 0);
+		assert_true(ft_mono_ms() - t0 >= 300);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(ft_db_trials_put_if_free(db, run, key, t, 3, 1, &err), 0);
+		assert_int_equal(ft_db_trials_put_if_free(db, run, key, t, 2, 0, &err), 0);
+		ft_db_close(db);
+		unsetenv("FATUNE_DB_BUSY");
+	}
+	/* F=0, F=1 twice (only_new 0), F=2 once, in each of the two keys */
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE config GLOB 'F=*'"), 10);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM trials WHERE config = 'F=2'"), 2);
+}
+
 /* ---- best rows ---------------------------------------------------------- */
 
 static void test_best_refresh_and_get(void **state)
@@ -1435,6 +1511,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trial_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_latest_and_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trial_batches_of_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trials_put_if_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_refresh_and_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_final_decides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_best_ambiguous_device, setup, teardown),

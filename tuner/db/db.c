@@ -71,6 +71,36 @@ static int sqlite_wait(void)
 	return v && !strcmp(v, "sqlite");
 }
 
+/* The connection's wait for another's lock (on 1): fatune's polls, or
+ * SQLite's with FATUNE_DB_BUSY=sqlite; on 0 none (SQLITE_BUSY at once). */
+static int set_wait(struct ft_db *db, int on)
+{
+	if (!on)
+		return sqlite3_busy_handler(db->h, NULL, NULL);
+	return sqlite_wait() ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS) : sqlite3_busy_handler(db->h, busy_wait, db);
+}
+
+/* BEGIN IMMEDIATE only if no other connection holds the write lock: 0
+ * begun, 1 held elsewhere (nothing begun), -1 with err. */
+static int begin_if_free(struct ft_db *db, struct ft_err *err)
+{
+	int rc, rc2;
+
+	if (db->damaged)
+		return ft_dbi_damaged(err, db->path, "found earlier on this connection", 1);
+	rc = set_wait(db, 0);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	rc2 = set_wait(db, 1);
+	if ((rc & 0xff) == SQLITE_BUSY && rc2 == SQLITE_OK)
+		return 1;
+	if (rc == SQLITE_OK && rc2 != SQLITE_OK)
+		ft_dbi_rollback(db);
+	if (rc != SQLITE_OK || rc2 != SQLITE_OK)
+		return ft_dbi_fail(db, rc != SQLITE_OK ? rc : rc2, err, "BEGIN IMMEDIATE");
+	return 0;
+}
+
 double ft_db_wait_ms(const struct ft_db *db)
 {
 	return db ? db->busy_ms : 0;
@@ -516,8 +546,7 @@ static int open_db(struct ft_db **out, const char *path, int create, int check, 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite_wait() ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS)
-				   : sqlite3_busy_handler(db->h, busy_wait, db);
+		rc = set_wait(db, 1);
 	if (rc != SQLITE_OK) {
 		ft_dbi_fail(db, rc, err, "configuring the connection");
 		goto fail;
@@ -749,12 +778,13 @@ static int among(const struct ft_trial *const *rows, int k, const char *config)
  * there are that many (the rest one by one); with only_new, one whose
  * (search_key, config) already has a row, or is earlier in t, is left out
  * (the check and the insert are one transaction, so concurrent writers
- * cannot both add it). */
+ * cannot both add it). With if_free, nothing is stored and 1 returned when
+ * another connection holds the write lock; else 0, or -1 with err. */
 static int put_trials(struct ft_db *db, long long run_id, const char *search_key,
-		      const struct ft_trial *t, int n, int only_new, struct ft_err *err)
+		      const struct ft_trial *t, int n, int only_new, int if_free, struct ft_err *err)
 {
 	const struct ft_trial *rows[FT_DBI_PUT_ROWS];
-	int i = 0;
+	int i = 0, busy;
 
 	for (int j = 0; j < n; j++)
 		if ((int)t[j].status < 0 || t[j].status >= FT_ST_COUNT ||
@@ -762,8 +792,9 @@ static int put_trials(struct ft_db *db, long long run_id, const char *search_key
 			return ft_error(err, FT_EFAIL,
 					"trial '%s' has status %d at stage %d, not a storable one: this is a fatune bug",
 					t[j].config, (int)t[j].status, (int)t[j].stage);
-	if (ft_dbi_begin(db, err))
-		return -1;
+	busy = if_free ? begin_if_free(db, err) : ft_dbi_begin(db, err);
+	if (busy)
+		return busy;
 	while (i < n) {
 		int k = 0;
 
@@ -797,13 +828,19 @@ fail:
 int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 		     const struct ft_trial *t, int n, struct ft_err *err)
 {
-	return put_trials(db, run_id, search_key, t, n, 0, err);
+	return put_trials(db, run_id, search_key, t, n, 0, 0, err);
 }
 
 int ft_db_trials_put_new(struct ft_db *db, long long run_id, const char *search_key,
 			 const struct ft_trial *t, int n, struct ft_err *err)
 {
-	return put_trials(db, run_id, search_key, t, n, 1, err);
+	return put_trials(db, run_id, search_key, t, n, 1, 0, err);
+}
+
+int ft_db_trials_put_if_free(struct ft_db *db, long long run_id, const char *search_key,
+			     const struct ft_trial *t, int n, int only_new, struct ft_err *err)
+{
+	return put_trials(db, run_id, search_key, t, n, only_new, 1, err);
 }
 
 /* Fills *t from a row of TRIAL_COLS. */

@@ -118,6 +118,13 @@ int ft_db_trials_put(struct ft_db *db, long long run_id, const char *search_key,
 int ft_db_trials_put_new(struct ft_db *db, long long run_id, const char *search_key,
 			 const struct ft_trial *t, int n, struct ft_err *err);
 
+/* ft_db_trials_put (only_new 0) or ft_db_trials_put_new (1) without waiting:
+ * when another connection holds the write lock, nothing is stored and it
+ * returns 1 at once (the caller keeps the trials for later); 0 when stored,
+ * -1 with err. */
+int ft_db_trials_put_if_free(struct ft_db *db, long long run_id, const char *search_key,
+			     const struct ft_trial *t, int n, int only_new, struct ft_err *err);
+
 /* Claims candidate (search_key, config) for run_id before it is compiled, so
  * that concurrent searches of one key never evaluate it twice (db_claim.c,
  * db/README.md). In one transaction: 1 when another run has stored a trial of

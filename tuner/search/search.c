@@ -15,16 +15,22 @@
 #include "run/verify.h"
 
 /* Rejections by model are cheap and can number 100k: commit them in batches of
- * this many (one transaction each) instead of one fsync per row. */
+ * this many (one transaction each) instead of one fsync per row. A batch is
+ * written only while no other connection holds the write lock (a campaign's
+ * units side by side each write through their own): when one does, the
+ * rows wait for the next batch's turn, or the search's next trial, up to
+ * REJECT_HOLD rows, after which the batch waits for the lock like any write. */
 #define REJECT_BATCH 256
+#define REJECT_HOLD 4096
 
 struct ctx {
 	struct ft_db *db;
 	long long run_id;
 	const char *search_key;
 	int fresh;
-	struct ft_trial batch[REJECT_BATCH];
+	struct ft_trial *batch;	/* REJECT_HOLD rows */
 	int nbatch;
+	int reject_wait;	/* FATUNE_REJECT_WRITE=wait */
 	struct ft_progress *prog;
 	struct ft_search_result *res;
 	struct ft_err err;
@@ -123,14 +129,27 @@ static void choose_top(struct ctx *s)
 			top_insert(r, &s->oks[i]);
 }
 
-static int flush(struct ctx *s)
+/* Stores the batched rejections, waiting for the write lock (wait 1) or only
+ * if it is free now (wait 0: when it is not, they stay batched). */
+static int flush(struct ctx *s, int wait)
 {
 	int rc = 0;
 
+	if (!s->nbatch)
+		return 0;
+	/* FATUNE_REJECT_WRITE=wait: every batch waits for the lock, as before
+	 * 2026-11-30 (A/B timing only) */
+	if (s->reject_wait)
+		wait = 1;
 	/* a concurrent search of this key may have stored the same rejections */
-	if (s->nbatch)
+	if (!wait)
+		rc = ft_db_trials_put_if_free(s->db, s->run_id, s->search_key, s->batch, s->nbatch, !s->fresh,
+					      &s->err);
+	else
 		rc = (s->fresh ? ft_db_trials_put : ft_db_trials_put_new)(s->db, s->run_id, s->search_key,
 									   s->batch, s->nbatch, &s->err);
+	if (rc == 1)
+		return 0;	/* the lock is held elsewhere: kept for later */
 	s->nbatch = 0;
 	return rc;
 }
@@ -149,9 +168,9 @@ static int on_trial(void *arg, struct ft_trial *t)
 		 * row: flush's ft_db_trials_put_new skips it (in its transaction) */
 		s->batch[s->nbatch] = *t;
 		s->batch[s->nbatch++].log = NULL;
-		return s->nbatch == REJECT_BATCH ? flush(s) : 0;
+		return s->nbatch % REJECT_BATCH ? 0 : flush(s, s->nbatch == REJECT_HOLD);
 	}
-	if (flush(s))
+	if (flush(s, 0))
 		return -1;
 	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
 }
@@ -165,7 +184,7 @@ static int on_final(void *arg, struct ft_trial *t)
 
 	latest_ok(s, t);
 	s->res->finals++;
-	if (flush(s))
+	if (flush(s, 0))
 		return -1;
 	return ft_db_trials_put(s->db, s->run_id, s->search_key, t, 1, &s->err);
 }
@@ -224,8 +243,11 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	memset(res, 0, sizeof(*res));
 	ft_trial_init(&res->top[0]);
 	ft_trial_init(&res->top[1]);
-	if (!s)
+	if (!s || !(s->batch = malloc(REJECT_HOLD * sizeof(*s->batch)))) {
+		free(s);
 		return ft_error(err, FT_EFAIL, "out of memory starting a search");
+	}
+	s->reject_wait = getenv("FATUNE_REJECT_WRITE") && !strcmp(getenv("FATUNE_REJECT_WRITE"), "wait");
 	res->timed = o->nrunners > 0;
 	if (ft_space_template_hash(sp, res->template_hash, err))
 		goto out;
@@ -313,7 +335,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 	cfg.compiles_done = o->compiles_done;
 	cfg.compiles_ctx = o->compiles_ctx;
 	rc = ft_pipeline_run(&cfg, &res->st, err);
-	if (flush(s) && !rc) {
+	if (flush(s, 1) && !rc) {
 		*err = s->err;
 		rc = -1;
 	}
@@ -336,6 +358,7 @@ out:
 	res->db_wait_ms = ft_db_wait_ms(db) - waited;
 	if (s)
 		free(s->oks);
+	free(s->batch);
 	free(s);
 	return rc;
 }
