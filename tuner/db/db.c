@@ -77,7 +77,7 @@ static int set_wait(struct ft_db *db, int on)
 {
 	if (!on)
 		return sqlite3_busy_handler(db->h, NULL, NULL);
-	return sqlite_wait() ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS) : sqlite3_busy_handler(db->h, busy_wait, db);
+	return db->sqlite_wait ? sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS) : sqlite3_busy_handler(db->h, busy_wait, db);
 }
 
 /* BEGIN IMMEDIATE only if no other connection holds the write lock: 0
@@ -540,6 +540,7 @@ static int open_db(struct ft_db **out, const char *path, int create, int check, 
 		ft_dbi_fail(db, rc, err, "opening");
 		goto fail;
 	}
+	db->sqlite_wait = sqlite_wait();
 	rc = sqlite3_extended_result_codes(db->h, 1);
 	/* until the file is known to be ours, closing must not checkpoint a WAL
 	 * left behind into it (refusals leave the file and its WAL as they were) */

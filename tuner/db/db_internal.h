@@ -37,6 +37,7 @@ struct ft_db {
 	int damaged;			/* SQLite reported SQLITE_CORRUPT/NOTADB: write nothing more */
 	double busy_t0_ms;		/* when the current wait for another's lock began */
 	double busy_ms;			/* the waits so far (ft_db_wait_ms) */
+	int sqlite_wait;		/* FATUNE_DB_BUSY=sqlite, read at open */
 };
 
 /* Binds parameters 1, 2, ... in order; the first failure sticks in rc. */

@@ -356,8 +356,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 			 res->st.wall_ms / 1e3, NULL);
 out:
 	res->db_wait_ms = ft_db_wait_ms(db) - waited;
-	if (s)
-		free(s->oks);
+	free(s->oks);
 	free(s->batch);
 	free(s);
 	return rc;
