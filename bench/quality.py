@@ -62,6 +62,8 @@ def main():
     ap.add_argument("--fatune", default="build/fatune")
     ap.add_argument("--repeats", type=int, default=3, help="interleaved timings of a differing pair (default 3)")
     args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error(f"--repeats {args.repeats}: give 1 or more timings of a differing pair")
     race, ex = bests(args.race_json), bests(args.exhaustive_json)
     worst, within, n, untimed = 0.0, 0, 0, 0
     print(f"{'shape':<22}{'c':>2}{'race us':>10}{'exh us':>10}{'pass ratio':>11}{'interleaved':>12}"
