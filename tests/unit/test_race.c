@@ -35,6 +35,7 @@ struct fake {
 	double cap[64];		/* the job's sample_max_us */
 	int warmup[64];		/* the job's warm-up launches */
 	double line[64];	/* the job's cut_above_us */
+	double heat[64];	/* the job's heat_ms */
 	int fail_at;		/* the call that fails as fatune's own error, -1: none */
 	double slow;		/* > 0: every time this much longer (a GPU whose clocks fell) */
 };
@@ -54,6 +55,7 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	f->cap[f->nlog] = job->sample_max_us;
 	f->warmup[f->nlog] = job->warmup;
 	f->line[f->nlog] = job->cut_above_us;
+	f->heat[f->nlog] = job->heat_ms;
 	f->log[f->nlog++] = (int)job->grid[0];
 	ft_job_result_init(res);
 	/* phase times that say which job they came from: 1 ms load, a ms a sample */
@@ -150,6 +152,16 @@ static void test_defaults(void **state)
 	ft_race_defaults(&o);
 	assert_true(o.anchor_ms == 0);
 	unsetenv("FATUNE_RACE_ANCHOR_MS");
+	unsetenv("FATUNE_RACE_HEAT_MS");
+	ft_race_defaults(&o);
+	assert_true(o.heat_ms == FT_RACE_HEAT_MS);
+	setenv("FATUNE_RACE_HEAT_MS", "0", 1);	/* off */
+	ft_race_defaults(&o);
+	assert_true(o.heat_ms == 0);
+	setenv("FATUNE_RACE_HEAT_MS", "5000", 1);	/* out of range: the default */
+	ft_race_defaults(&o);
+	assert_true(o.heat_ms == FT_RACE_HEAT_MS);
+	unsetenv("FATUNE_RACE_HEAT_MS");
 	assert_int_equal(ft_race_parse("off", &on, &err), 0);
 	assert_int_equal(on, 0);
 	assert_int_equal(ft_race_parse("on", &on, &err), 0);
@@ -473,6 +485,63 @@ static void test_final_leaves_the_slow(void **state)
 	ft_race_free(rc);
 }
 
+/* A heavy final (its fastest finalist at FT_RACE_HEAT_MIN_US or more) takes
+ * every candidate within FT_RACE_HEAT_SPAN of the fastest (the finalists
+ * asked for at least), and only its first job heats the GPU; a light one
+ * keeps the finalists asked for and no heat; with the heat off (0), a heavy
+ * one is as a light one. */
+static void test_heavy_final(void **state)
+{
+	const double at[] = { 1.0, 1.04, 1.08, FT_RACE_HEAT_SPAN * 0.999, FT_RACE_HEAT_SPAN * 1.01, 1.3 };
+	const int nat = (int)(sizeof(at) / sizeof(at[0]));
+
+	(void)state;
+	for (int pass = 0; pass < 3; pass++) {
+		/* pass 0 heavy, 1 light, 2 heavy with the heat off */
+		double base = pass == 1 ? FT_RACE_HEAT_MIN_US / 4 : FT_RACE_HEAT_MIN_US * 2;
+		struct ft_race_opts o;
+		struct ft_race *rc;
+		struct fake f = { .fail_at = -1 };
+		struct ft_job jobs[FT_RACE_MAX_FINALISTS];
+		struct ft_job_result out[FT_RACE_MAX_FINALISTS];
+		struct ft_race_stats st;
+		struct ft_err err = { 0 };
+		const struct ft_trial *fin;
+		int n, want = pass == 0 ? 4 : 3;
+
+		ft_race_defaults(&o);
+		o.finalists = 3;
+		o.anchor_ms = 0;
+		o.heat_ms = pass == 2 ? 0 : FT_RACE_HEAT_MS;
+		assert_non_null(rc = ft_race_new(&o));
+		for (int i = nat - 1; i >= 0; i--) {
+			char cfg[16];
+			struct ft_trial t;
+
+			snprintf(cfg, sizeof(cfg), "A=%d", i);
+			t = trial(cfg, FT_ST_OK, base * at[i]);
+			ft_race_offer(rc, &t);
+		}
+		n = ft_race_finalists(rc, &fin);
+		assert_int_equal(n, want);
+		for (int i = 0; i < n; i++) {
+			char cfg[16];
+
+			snprintf(cfg, sizeof(cfg), "A=%d", i);
+			assert_string_equal(fin[i].config, cfg);
+			f.c[i].us = fin[i].t_median_us;
+			job_of(&jobs[i], i);
+		}
+		assert_int_equal(ft_race_final(rc, jobs, n, fake_run, &f, out, NULL, &err), 0);
+		assert_true(f.heat[0] == (pass == 0 ? FT_RACE_HEAT_MS : 0));
+		for (int k = 1; k < f.nlog; k++)
+			assert_true(f.heat[k] == 0);
+		ft_race_stats(rc, &st);
+		assert_int_equal(st.heated, pass == 0);
+		ft_race_free(rc);
+	}
+}
+
 /* A GPU whose clocks fall as the search goes on: candidate 0 (100 us) is the
  * first best; then every time is 1.2x. With anchors (every evaluation here)
  * the best is timed again before the next candidate, the drift is 1.2, and
@@ -553,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_final_round_robin),
 		cmocka_unit_test(test_final_leaves_the_slow),
 		cmocka_unit_test(test_anchor_drift),
+		cmocka_unit_test(test_heavy_final),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

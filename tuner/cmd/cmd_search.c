@@ -75,7 +75,8 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, evaluated = 0, prefetched = 0;
+	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, evaluated = 0,
+		  prefetched = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0, dbw = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
@@ -105,6 +106,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		stable += st->race.stable;
 		finals += st->race.final_jobs;
 		anchors += st->race.anchors;
+		heated += st->race.heated;
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
 	}
@@ -122,8 +124,8 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	for (int k = 0; k < FT_PH_COUNT; k++)
 		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
 	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
-	       "\"final_jobs\":%lld,\"anchors\":%lld}",
-	       evaluated, quick, full, stable, finals, anchors);
+	       "\"final_jobs\":%lld,\"anchors\":%lld,\"heated_finals\":%lld}",
+	       evaluated, quick, full, stable, finals, anchors, heated);
 }
 
 /* "spaces": one object per search. */
@@ -750,7 +752,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_DBL_("race-margin", 0, &c.race_margin, "X", "cut a candidate whose quick min is over X times the best median (default 1.15)", 1.0001, 100),
 		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 3)", 1, 100),
 		FT_OPT_DBL_("race-stable", 0, &c.race_stable, "X", "end a full measurement once its median's interval is X of it wide (default 0.01; 0: all its samples)", 0, 0.5),
-		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none)", 0, FT_RACE_MAX_FINALISTS),
+		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none; a final of kernels over 30 us takes all within 1.10x of the fastest, up to 16)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),
 		FT_OPT_STR_("parallel-units", 0, &c.parallel_units, "on|off", "a campaign's units side by side on the GPUs of one model (default on; off: one unit at a time on every GPU; docs/timing.md)"),
 		FT_OPT_INT_("units-per-gpu", 0, &c.units_per_gpu, "N", "a campaign's units side by side on each GPU, their jobs taking turns on it (default 2; 1: a GPU each; docs/timing.md)", 1, 4),

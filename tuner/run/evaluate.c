@@ -97,12 +97,18 @@ struct ft_eval {
 	double last_timed_ms;			/* monotonic time the last timing ended, 0: never */
 };
 
-/* Minimum warm-up: short when the GPU has just been busy timing (see evaluate.h). */
-static double warmup_min_ms(const struct ft_eval *ev)
+/* Whether the GPU has just been busy timing (see evaluate.h). */
+static int hot(const struct ft_eval *ev)
 {
-	return ev->last_timed_ms > 0 && ft_mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS
-		       ? ev->warmup_hot_ms
-		       : FT_EVAL_WARMUP_MIN_MS;
+	return ev->last_timed_ms > 0 && ft_mono_ms() - ev->last_timed_ms < FT_EVAL_HOT_WINDOW_MS;
+}
+
+/* Minimum warm-up: short when the GPU is hot, the job's heat at least. */
+static double warmup_min_ms(const struct ft_eval *ev, const struct ft_job *job)
+{
+	double ms = hot(ev) ? ev->warmup_hot_ms : FT_EVAL_WARMUP_MIN_MS;
+
+	return job->heat_ms > ms ? job->heat_ms : ms;
 }
 
 /* ---- CPU-side pieces ------------------------------------------------------ */
@@ -590,7 +596,7 @@ static int time_cold(struct run *r, const struct ft_timing_plan *plan, double *u
 {
 	struct ft_eval *ev = r->ev;
 	size_t want = ev->lim.l2_bytes > 0 ? 2 * (size_t)ev->lim.l2_bytes : FLUSH_FALLBACK_BYTES;
-	double ms, spent = 0, min_ms = warmup_min_ms(ev), t0 = ft_mono_ms();
+	double ms, spent = 0, min_ms = warmup_min_ms(ev, r->job), t0 = ft_mono_ms();
 
 	if (grow(ev, &ev->flush, &ev->flush_bytes, want, "the L2 flush buffer", err))
 		return -1;
@@ -686,7 +692,7 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 	struct ft_gpu *gpu = r->ev->gpu;
 	struct ft_gpu_graph *graph = NULL;
 	int k = plan->launches, ret = -1;
-	double ms, spent = 0, min_ms = warmup_min_ms(r->ev), t0 = ft_mono_ms();
+	double ms, spent = 0, min_ms = warmup_min_ms(r->ev, r->job), t0 = ft_mono_ms();
 	double *ph = r->res->phase_ms;
 
 	if (ft_gpu_capture_begin(gpu, err))
@@ -700,11 +706,11 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		return -1;
 	ph[FT_PH_GRAPH] += ft_mono_ms() - t0;
 	t0 = ft_mono_ms();
-	if (!r->ev->one_by_one && min_ms < FT_EVAL_WARMUP_MIN_MS) {
+	if (!r->ev->one_by_one && hot(r->ev)) {
 		/* a hot GPU: the warm-up launches are queued ahead of the first
-		 * sample, as many as the sizing call says cover min_ms, so the
-		 * samples follow them with no gap (their GPU time is waited for
-		 * with the first sample's) */
+		 * sample, as many as the sizing call says cover min_ms (a heat's
+		 * too), so the samples follow them with no gap (their GPU time is
+		 * waited for with the first sample's) */
 		double n = ceil(min_ms / (plan->sample_ms > 0 ? plan->sample_ms : min_ms));
 
 		n = n > r->job->warmup ? n : r->job->warmup;

@@ -62,6 +62,8 @@
 /* Bounds on a job's counts: K calls in one graph and R samples. */
 #define FT_EVAL_MAX_LAUNCHES 1000
 #define FT_EVAL_MAX_SAMPLES 10000
+/* Bound on a job's heat (ft_job.heat_ms: the race's heated final, search/race.h). */
+#define FT_EVAL_HEAT_MAX_MS 1000.0
 /* A K asked for (--launches, default 20) is kept while K calls last at most
  * 20 ms: every kernel of the benchmark suite (at most ~1 ms a call) keeps the
  * K = 20 its timings were taken with, and a 50 ms kernel gets K = 1 instead

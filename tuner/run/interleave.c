@@ -127,6 +127,8 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 
 			if (done[i] || left[i])
 				continue;
+			if (!ran && o->heat_ms > 0)
+				job.heat_ms = o->heat_ms;
 			if ((rc = run(ctx, &job, &res, err)))
 				break;
 			ran++;

@@ -33,6 +33,8 @@ struct ft_interleave_opts {
 	double leave_over;	/* > 1: after the first round, a candidate whose fastest
 				 * sample is over this times the round's fastest median
 				 * leaves with that round's samples; 0: none leaves */
+	double heat_ms;		/* > 0: the first job run heats the GPU this long first
+				 * (ft_job.heat_ms) */
 	const double *prior;	/* NULL, or each candidate's median measured before
 				 * (NaN: none): then a candidate leaves only when its prior
 				 * is over leave_over times the fastest prior too, so a

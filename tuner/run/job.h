@@ -44,6 +44,10 @@ struct ft_job {
 	double tolerance;		/* max relative L2 error vs the reference */
 	int timing;			/* 0: verify only; 1: verify, then time */
 	int warmup;			/* untimed graph launches before sampling */
+	double heat_ms;			/* > 0: the warm-up lasts at least this long, the
+					 * kernel back to back: the GPU brought to the clock
+					 * it holds under sustained load (search/race.h,
+					 * FT_RACE_HEAT_MS); 0..FT_EVAL_HEAT_MAX_MS */
 	int samples;			/* R: timed samples; the median is reported */
 	int launches_per_sample;	/* K: back-to-back calls captured in one CUDA graph */
 	int cold;			/* 1: flush L2 before each call (not graph-captured) */

@@ -49,6 +49,14 @@ void ft_race_defaults(struct ft_race_opts *o)
 		if (!*end && v >= 0 && v <= 60000)
 			o->anchor_ms = v;
 	}
+	o->heat_ms = FT_RACE_HEAT_MS;
+	if (getenv("FATUNE_RACE_HEAT_MS") && *getenv("FATUNE_RACE_HEAT_MS")) {
+		char *end;
+		double v = strtod(getenv("FATUNE_RACE_HEAT_MS"), &end);
+
+		if (!*end && v >= 0 && v <= 1000)
+			o->heat_ms = v;
+	}
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
@@ -341,6 +349,21 @@ void ft_race_recorded(struct ft_race *rc, struct ft_trial *t)
 	note(rc, &rc->st.full, &res, NULL, 1);
 }
 
+/* How many candidates the race keeps as possible finalists: a heavy final
+ * may take up to FT_RACE_MAX_FINALISTS. */
+static int keep(const struct ft_race *rc)
+{
+	return rc->o.heat_ms > 0 && rc->o.finalists >= 2 ? FT_RACE_MAX_FINALISTS : rc->o.finalists;
+}
+
+/* Whether the final is heavy (FT_RACE_HEAT_MIN_US): heated and widened. A
+ * final asked to be none (finalists 0 or 1) stays none. */
+static int heavy(const struct ft_race *rc)
+{
+	return rc->o.heat_ms > 0 && rc->o.finalists >= 2 && rc->nfin > 0 &&
+	       ft_race_time(&rc->fin[0]) >= FT_RACE_HEAT_MIN_US;
+}
+
 void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
 {
 	int at;
@@ -355,9 +378,9 @@ void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
 	 * ranked by its time against the anchor's then */
 	for (at = rc->nfin; at > 0 && ft_race_time(&rc->fin[at - 1]) > ft_race_time(t); at--)
 		;
-	if (at >= rc->o.finalists)
+	if (at >= keep(rc))
 		return;
-	if (rc->nfin < rc->o.finalists)
+	if (rc->nfin < keep(rc))
 		rc->nfin++;
 	memmove(&rc->fin[at + 1], &rc->fin[at], (size_t)(rc->nfin - 1 - at) * sizeof(rc->fin[0]));
 	rc->fin[at] = *t;
@@ -366,8 +389,17 @@ void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)
 
 int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out)
 {
+	int n;
+
 	*out = rc ? rc->fin : NULL;
-	return rc ? rc->nfin : 0;
+	if (!rc)
+		return 0;
+	n = rc->nfin < rc->o.finalists ? rc->nfin : rc->o.finalists;
+	if (heavy(rc))
+		while (n < rc->nfin &&
+		       ft_race_time(&rc->fin[n]) <= FT_RACE_HEAT_SPAN * ft_race_time(&rc->fin[0]))
+			n++;
+	return n;
 }
 
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
@@ -392,10 +424,13 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 			prior[i] = ft_race_time(&rc->fin[i]);
 		o.prior = prior;
 	}
+	if (rc && heavy(rc))
+		o.heat_ms = rc->o.heat_ms;
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
 	if (rc) {
 		pthread_mutex_lock(&rc->m);
 		rc->st.final_jobs += ran;
+		rc->st.heated += o.heat_ms > 0 && ran > 0;
 		pthread_mutex_unlock(&rc->m);
 	}
 	return r;

@@ -120,6 +120,30 @@
  * 21 of 24 suite24 units within 1 % of exhaustive against 24 of 24 without
  * it, docs/perf.md 2026-11-29 eighth session; bench/anchor_ab.sh). */
 #define FT_RACE_ANCHOR_MS 250.0
+/* The power cap: a Hopper GPU kept busy by a heavy kernel lowers its SM clock
+ * 50-75 ms into the load and is back at its boost clock after 20-100 ms idle
+ * (bench/power_curve.py on an H200, 2026-11-30: 1x32x8192x128 3.08 ms a call
+ * for 50 ms, then 3.22; after a 20 ms gap 4 % faster, after 100 ms 6.6 %).
+ * A full measurement (a few ms of samples, gaps of a few ms for the next
+ * candidate's load and verification) runs at either clock or between, and
+ * configs do not slow alike under the cap: in a one-GPU suite24 pass the
+ * exhaustive pass's best for 1x32x8192x128 had been 1.07x the race's
+ * fastest in the race's full measurements (23rd), 8x16x1024x128's 1.037x
+ * (14th), yet both were faster when timed sustained, as the user's product
+ * runs a heavy kernel. So a final whose fastest finalist takes at least
+ * FT_RACE_HEAT_MIN_US is heated: its first job runs its kernel back to back
+ * for `heat_ms` (FT_RACE_HEAT_MS) before its samples, the GPU reaches the
+ * capped state, and the final's jobs, following one another within a few ms,
+ * keep it there; and it takes every candidate within FT_RACE_HEAT_SPAN of
+ * the fastest full measurement (`finalists` at least, FT_RACE_MAX_FINALISTS
+ * at most), so that a config ranked late at the wrong clock still gets its
+ * interleaved rounds (those clearly behind leave after the first).
+ * Shorter kernels showed no cap in a final (final over full medians 0.99-1.01
+ * under 21 us, up to 1.11 over 30 us, docs/perf.md 2026-11-30 fourteenth
+ * session). FATUNE_RACE_HEAT_MS=N sets the heat (0: off, the earlier final). */
+#define FT_RACE_HEAT_MIN_US 30.0
+#define FT_RACE_HEAT_MS 100.0
+#define FT_RACE_HEAT_SPAN 1.10
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
 /* How the reason of a final's ok row starts ("" is every other ok row's;
  * base/trial.h). */
@@ -138,11 +162,15 @@ struct ft_race_opts {
 	double anchor_ms;	/* > 0: time the best again every this many ms of a
 				 * thread's wall time (FT_RACE_ANCHOR_MS); 0: never
 				 * (the default for now) */
+	double heat_ms;		/* > 0: a heavy final is heated this long and widened
+				 * (FT_RACE_HEAT_MS); 0: never */
 };
 
 /* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
- * from FATUNE_RACE_SAMPLE_US (10..20000) and anchor_ms from
- * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) when set. */
+ * from FATUNE_RACE_SAMPLE_US (10..20000), anchor_ms from
+ * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) and
+ * heat_ms from FATUNE_RACE_HEAT_MS (0..1000; unset, empty or not a number:
+ * FT_RACE_HEAT_MS) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
@@ -187,10 +215,14 @@ void ft_race_recorded(struct ft_race *rc, struct ft_trial *t);
  * thread. */
 void ft_race_offer(struct ft_race *rc, const struct ft_trial *t);
 
-/* The finalists, fastest first, and how many (<= opts.finalists). */
+/* The finalists, fastest first, and how many: opts.finalists, or for a
+ * heavy final (FT_RACE_HEAT_MIN_US, heat on) every offered candidate within
+ * FT_RACE_HEAT_SPAN of the fastest, opts.finalists at least and
+ * FT_RACE_MAX_FINALISTS at most; no more than were offered. */
 int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
 
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
+ * a heavy final's first job heats the GPU (heat_ms, above) first;
  * each gets up to FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples,
  * run round-robin by ft_interleave (run/interleave.h; after the first
  * round, those over FT_RACE_FINAL_CUT of its fastest leave, when their full
@@ -210,6 +242,7 @@ struct ft_race_stats {
 	long long final_jobs;	/* jobs of the final */
 	long long stable;	/* full measurements ended stable, before their samples */
 	long long anchors;	/* anchor jobs: the best timed again (FT_RACE_ANCHOR_MS) */
+	long long heated;	/* finals heated (FT_RACE_HEAT_MS) */
 };
 void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st);
 
