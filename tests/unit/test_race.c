@@ -489,15 +489,17 @@ static void test_final_leaves_the_slow(void **state)
  * every candidate within FT_RACE_HEAT_SPAN of the fastest (the finalists
  * asked for at least), and only its first job heats the GPU; a light one
  * keeps the finalists asked for and no heat; with the heat off (0), a heavy
- * one is as a light one. */
+ * one is as a light one, and so is one whose fastest is over the span behind
+ * the unit's best in another space (its rival). */
 static void test_heavy_final(void **state)
 {
 	const double at[] = { 1.0, 1.04, 1.08, FT_RACE_HEAT_SPAN * 0.999, FT_RACE_HEAT_SPAN * 1.01, 1.3 };
 	const int nat = (int)(sizeof(at) / sizeof(at[0]));
 
 	(void)state;
-	for (int pass = 0; pass < 3; pass++) {
-		/* pass 0 heavy, 1 light, 2 heavy with the heat off */
+	for (int pass = 0; pass < 5; pass++) {
+		/* pass 0 heavy, 1 light, 2 heavy with the heat off, 3 heavy behind
+		 * another space's best by more than the span, 4 within it */
 		double base = pass == 1 ? FT_RACE_HEAT_MIN_US / 4 : FT_RACE_HEAT_MIN_US * 2;
 		struct ft_race_opts o;
 		struct ft_race *rc;
@@ -507,12 +509,14 @@ static void test_heavy_final(void **state)
 		struct ft_race_stats st;
 		struct ft_err err = { 0 };
 		const struct ft_trial *fin;
-		int n, want = pass == 0 ? 4 : 3;
+		int n, hot = pass == 0 || pass == 4, want = hot ? 4 : 3;
 
 		ft_race_defaults(&o);
 		o.finalists = 3;
 		o.anchor_ms = 0;
 		o.heat_ms = pass == 2 ? 0 : FT_RACE_HEAT_MS;
+		if (pass >= 3)
+			o.rival_us = base / FT_RACE_HEAT_SPAN * (pass == 3 ? 0.99 : 1.01);
 		assert_non_null(rc = ft_race_new(&o));
 		for (int i = nat - 1; i >= 0; i--) {
 			char cfg[16];
@@ -533,11 +537,11 @@ static void test_heavy_final(void **state)
 			job_of(&jobs[i], i);
 		}
 		assert_int_equal(ft_race_final(rc, jobs, n, fake_run, &f, out, NULL, &err), 0);
-		assert_true(f.heat[0] == (pass == 0 ? FT_RACE_HEAT_MS : 0));
+		assert_true(f.heat[0] == (hot ? FT_RACE_HEAT_MS : 0));
 		for (int k = 1; k < f.nlog; k++)
 			assert_true(f.heat[k] == 0);
 		ft_race_stats(rc, &st);
-		assert_int_equal(st.heated, pass == 0);
+		assert_int_equal(st.heated, hot);
 		ft_race_free(rc);
 	}
 }

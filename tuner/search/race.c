@@ -49,6 +49,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 		if (!*end && v >= 0 && v <= 60000)
 			o->anchor_ms = v;
 	}
+	o->rival_us = 0;
 	o->heat_ms = FT_RACE_HEAT_MS;
 	if (getenv("FATUNE_RACE_HEAT_MS") && *getenv("FATUNE_RACE_HEAT_MS")) {
 		char *end;
@@ -357,11 +358,17 @@ static int keep(const struct ft_race *rc)
 }
 
 /* Whether the final is heavy (FT_RACE_HEAT_MIN_US): heated and widened. A
- * final asked to be none (finalists 0 or 1) stays none. */
+ * final asked to be none (finalists 0 or 1) stays none, and one too far
+ * behind its rival (another space's best) is as before. */
 static int heavy(const struct ft_race *rc)
 {
-	return rc->o.heat_ms > 0 && rc->o.finalists >= 2 && rc->nfin > 0 &&
-	       ft_race_time(&rc->fin[0]) >= FT_RACE_HEAT_MIN_US;
+	double fastest;
+
+	if (!(rc->o.heat_ms > 0) || rc->o.finalists < 2 || rc->nfin < 1)
+		return 0;
+	fastest = ft_race_time(&rc->fin[0]);
+	return fastest >= FT_RACE_HEAT_MIN_US &&
+	       !(rc->o.rival_us > 0 && fastest > FT_RACE_HEAT_SPAN * rc->o.rival_us);
 }
 
 void ft_race_offer(struct ft_race *rc, const struct ft_trial *t)

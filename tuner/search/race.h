@@ -140,7 +140,11 @@
  * interleaved rounds (those clearly behind leave after the first).
  * Shorter kernels showed no cap in a final (final over full medians 0.99-1.01
  * under 21 us, up to 1.11 over 30 us, docs/perf.md 2026-11-30 fourteenth
- * session). FATUNE_RACE_HEAT_MS=N sets the heat (0: off, the earlier final). */
+ * session). A space whose fastest is over FT_RACE_HEAT_SPAN x the unit's
+ * best in another space (`rival_us`; on sm_90 the mma space after the Hopper
+ * one) cannot hold the unit's best: its final stays as before (in a one-GPU
+ * suite24 pass, 17 of 33 heated finals were such, 1.7 s of heat).
+ * FATUNE_RACE_HEAT_MS=N sets the heat (0: off, the earlier final). */
 #define FT_RACE_HEAT_MIN_US 30.0
 #define FT_RACE_HEAT_MS 100.0
 #define FT_RACE_HEAT_SPAN 1.10
@@ -164,6 +168,10 @@ struct ft_race_opts {
 				 * (the default for now) */
 	double heat_ms;		/* > 0: a heavy final is heated this long and widened
 				 * (FT_RACE_HEAT_MS); 0: never */
+	double rival_us;	/* > 0: the unit's best in another space (search.h
+				 * incumbent_us): a final whose fastest finalist is over
+				 * FT_RACE_HEAT_SPAN x this cannot hold the unit's best
+				 * and is neither heated nor widened; 0: none */
 };
 
 /* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
@@ -216,7 +224,7 @@ void ft_race_recorded(struct ft_race *rc, struct ft_trial *t);
 void ft_race_offer(struct ft_race *rc, const struct ft_trial *t);
 
 /* The finalists, fastest first, and how many: opts.finalists, or for a
- * heavy final (FT_RACE_HEAT_MIN_US, heat on) every offered candidate within
+ * heavy final (FT_RACE_HEAT_MIN_US, heat on, not behind its rival) every offered candidate within
  * FT_RACE_HEAT_SPAN of the fastest, opts.finalists at least and
  * FT_RACE_MAX_FINALISTS at most; no more than were offered. */
 int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);

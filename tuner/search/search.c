@@ -327,6 +327,7 @@ int ft_search_run(struct ft_db *db, const struct ft_space *sp, const struct ft_s
 		cfg.patience_frac = 0;
 	}
 	cfg.race = o->race;
+	cfg.race.rival_us = o->incumbent_us;	/* a space that cannot hold the unit's best: no heated final */
 	cfg.skip = on_skip;
 	cfg.claim = on_claim;
 	cfg.emit = on_trial;
