@@ -23,7 +23,10 @@
  * them tie on 5 us kernels. `@drift=P` (0..100) makes the fake a GPU whose
  * clocks fall as it runs: each timed job's times are P % of the base longer
  * than the one before on that runner (one runner, one GPU), for testing the
- * race's anchor (search/race.h) end to end.
+ * race's anchor (search/race.h) end to end. `@scale=N` (1..1000) makes every ok
+ * config's time N times longer (10N..100N us): heavy kernels, whose race final is
+ * heated and widened (search/race.h FT_RACE_HEAT_MIN_US); a job's heat is
+ * reported as its warm-up phase, as the GPU worker's is.
  * E.g. fake:@cubin,@ms=30,BLOCK_M=64.
  */
 #include "run/runner.h"
@@ -46,6 +49,7 @@ struct fake {
 	int ms;				/* @ms=N: each evaluation takes this long */
 	int tie;			/* @tie: jobs with no quick pass take FAKE_TIE_US */
 	int drift;			/* @drift=P: each timed job P % slower than the last */
+	int scale;			/* @scale=N: ok configs' times N x (0: 1) */
 	long long timed;		/* timed jobs so far (one runner: one thread) */
 };
 
@@ -118,8 +122,16 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 		} else if (n > 7 && !strncmp(p, "@drift=", 7)) {
 			if (int_item(p, n, 7, 100, "@drift=P takes 0..100 % per timed job", &f->drift, err))
 				goto bad;
+		} else if (n > 7 && !strncmp(p, "@scale=", 7)) {
+			if (int_item(p, n, 7, 1000, "@scale=N takes 1..1000 (times N x longer)", &f->scale, err))
+				goto bad;
+			if (!f->scale) {
+				ft_error(err, FT_EINPUT, "bad fake runner item '%.*s': @scale=N takes 1..1000 (times N x longer)",
+					 (int)n, p);
+				goto bad;
+			}
 		} else if (*p == '@') {
-			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @ms=N or @drift=P",
+			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @ms=N, @drift=P or @scale=N",
 				 (int)n, p);
 			goto bad;
 		} else {
@@ -185,6 +197,9 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 		return 0;
 	/* a GPU slowing as it runs: this job's times drift x the timed jobs before it */
 	base *= 1.0 + f->drift / 100.0 * (double)f->timed++;
+	if (!wrong && f->scale > 1)
+		base *= f->scale;
+	res->phase_ms[FT_PH_WARMUP] += job->heat_ms;	/* the heat asked for, as the worker counts it */
 	/* samples base * (1 + i/1000), ended early as the GPU worker would
 	 * (run/sampling.h): min base, median and p90 from the sorted list */
 	res->launches_per_sample = job->launches_per_sample > 0 ? job->launches_per_sample : 1;

@@ -1024,6 +1024,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_trial *ts;
 	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
 	double t0 = ft_mono_ms(), shared = 0, held;
+	char heat[48] = "";
 
 	if (n < 2 || !x.x || atomic_load(&r->stop) || ft_interrupted())
 		return 0;
@@ -1043,6 +1044,9 @@ static int run_final(struct run *r, struct ft_err *err)
 	}
 	if (rc)
 		goto done;
+	/* a heated final's rows say so (race.h FT_RACE_HEAT_MS) */
+	if (ft_race_heat_ms(r->race) > 0)
+		snprintf(heat, sizeof(heat), ", the GPU heated %.0f ms first", ft_race_heat_ms(r->race));
 	/* the GPU is the final's through its rounds: another unit's job on it
 	 * (--units-per-gpu) would land between two finalists' samples */
 	held = ft_runner_hold(x.x, 1);
@@ -1057,12 +1061,12 @@ static int run_final(struct run *r, struct ft_err *err)
 		/* a row of the final says so: queries and tests tell it from the first one */
 		if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
-				 "%s %d samples over %d interleaved rounds of %d finalists",
-				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n);
+				 "%s %d samples over %d interleaved rounds of %d finalists%s",
+				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n, heat);
 		else if (ts[i].status == FT_ST_OK)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
-				 "%s %d samples over %d of %d interleaved rounds of %d finalists (left over %.3gx the fastest of round 1)",
-				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], FT_RACE_ROUNDS, n,
+				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s (left over %.3gx the fastest of round 1)",
+				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], FT_RACE_ROUNDS, n, heat,
 				 FT_RACE_FINAL_CUT);
 		add_phases(r, 0, &out[i]);
 		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))

@@ -409,6 +409,11 @@ int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out)
 	return n;
 }
 
+double ft_race_heat_ms(const struct ft_race *rc)
+{
+	return rc && heavy(rc) ? rc->o.heat_ms : 0;
+}
+
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
 		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err)
 {
@@ -431,8 +436,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 			prior[i] = ft_race_time(&rc->fin[i]);
 		o.prior = prior;
 	}
-	if (rc && heavy(rc))
-		o.heat_ms = rc->o.heat_ms;
+	o.heat_ms = ft_race_heat_ms(rc);
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
 	if (rc) {
 		pthread_mutex_lock(&rc->m);

@@ -128,7 +128,7 @@
  * candidate's load and verification) runs at either clock or between, and
  * configs do not slow alike under the cap: in a one-GPU suite24 pass the
  * exhaustive pass's best for 1x32x8192x128 had been 1.07x the race's
- * fastest in the race's full measurements (23rd), 8x16x1024x128's 1.037x
+ * fastest in the race's full measurements (24th), 8x16x1024x128's 1.037x
  * (14th), yet both were faster when timed sustained, as the user's product
  * runs a heavy kernel. So a final whose fastest finalist takes at least
  * FT_RACE_HEAT_MIN_US is heated: its first job runs its kernel back to back
@@ -228,6 +228,9 @@ void ft_race_offer(struct ft_race *rc, const struct ft_trial *t);
  * FT_RACE_HEAT_SPAN of the fastest, opts.finalists at least and
  * FT_RACE_MAX_FINALISTS at most; no more than were offered. */
 int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out);
+
+/* The heat the final gets now: opts.heat_ms for a heavy final (above), else 0. */
+double ft_race_heat_ms(const struct ft_race *rc);
 
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
  * a heavy final's first job heats the GPU (heat_ms, above) first;

@@ -1,0 +1,36 @@
+# 132-heated-final: the race's heated final (search/race.h FT_RACE_HEAT_MS) end to end through the fake runner,
+# whose @scale=N makes every kernel N times longer. A search whose fastest kernel takes 30 us or more ends in a
+# final that is heated (its first job asks for 100 ms of heat, which the fake counts as warm-up, as the GPU worker
+# does) and widened to every candidate within 1.10x of the fastest (here more than the 4 finalists asked for); its
+# rows say so. FATUNE_RACE_HEAT_MS=0 and a light search (the fake's 10-100 us, its fastest near 10) keep the final
+# as before; a bad @scale is refused with one line.
+. "$FT_TEST_LIB"
+# --seed 3: the fake's times (a hash of config and seed) put 7 full measurements within 1.10x of the fastest
+A="--arch sm_90 --shape 1x8x512x64 --space $SPACES/attention_sm90.yaml --strategy exhaustive --seed 3 --quiet --json"
+field() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"j": j}))' "$T/out" "$1"; }
+finalists() { sql "$1" "SELECT max(CAST(substr(reason, instr(reason, 'rounds of ') + 10) AS INTEGER)) FROM trials WHERE reason LIKE 'race final%'"; }
+
+run search $A --runner fake:@scale=10 --db "$T/heavy.db"; expect_rc 0
+[ "$(field 'j["race"]["heated_finals"]')" = 1 ] || fail "the heavy search's final was not heated: $(field 'j["race"]')"
+python3 -c "import sys; sys.exit(not float('$(field 'j["phases"]["worker"]["warmup_ms"]')') >= 100)" \
+	|| fail "no 100 ms of heat in the warm-up phase: $(field 'j["phases"]["worker"]')"
+n=$(finalists "$T/heavy.db")
+near=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%' AND t_median_us <= 1.10 * (SELECT min(t_median_us) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%')")
+[ "$near" -gt 4 ] || fail "only $near full measurements within 1.10x: the case does not widen the final (pick another --seed)"
+[ "$n" = "$near" ] || fail "the heated final took $n finalists, $near were within 1.10x of the fastest"
+heated=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%the GPU heated 100 ms first%'")
+[ "$heated" = "$n" ] || fail "$heated of the final's $n rows say it was heated"
+# every finalist was within 1.10x of the fastest full measurement
+sql "$T/heavy.db" "SELECT count(*) FROM trials f WHERE f.reason LIKE 'race final%' AND (SELECT t_median_us FROM trials o WHERE o.config = f.config AND o.reason NOT LIKE 'race final%' AND o.status = 'ok') > 1.10 * (SELECT min(t_median_us) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%')" >"$T/far"
+[ "$(cat "$T/far")" = 0 ] || fail "$(cat "$T/far") finalists were over 1.10x the fastest"
+
+FATUNE_RACE_HEAT_MS=0 run search $A --runner fake:@scale=10 --db "$T/off.db"; expect_rc 0
+[ "$(field 'j["race"]["heated_finals"]')" = 0 ] || fail "FATUNE_RACE_HEAT_MS=0 heated the final"
+[ "$(finalists "$T/off.db")" = 4 ] || fail "with the heat off the final took $(finalists "$T/off.db") finalists (want 4)"
+
+run search $A --runner fake --db "$T/light.db"; expect_rc 0
+[ "$(field 'j["race"]["heated_finals"]')" = 0 ] || fail "the light search's final was heated"
+[ "$(sql "$T/light.db" "SELECT count(*) FROM trials WHERE reason LIKE '%heated%'")" = 0 ] || fail "a light final's row says heated"
+
+run search $A --runner fake:@scale=0 --db "$T/bad.db"; expect_bad_input "@scale=N takes 1..1000"
+echo "heavy finals heated and widened; heat off and light finals as before"
