@@ -717,6 +717,9 @@ static int time_warm(struct run *r, const struct ft_timing_plan *plan, double *u
 		for (int i = 0; i < n && i <= FT_EVAL_MAX_SAMPLES; i++)
 			if (ft_gpu_graph_launch(gpu, graph, err))
 				goto out;
+		/* a heat is waited for here, so that the warm-up phase holds it */
+		if (r->job->heat_ms > 0 && ft_gpu_sync(gpu, "the heat before sampling", err))
+			goto out;
 	} else {
 		/* an idle GPU: launches timed until min_ms of them ran (its clock
 		 * rises under load, so the sizing call says too little) */
