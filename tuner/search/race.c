@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/evaluate.h"
 #include "run/sampling.h"
 
 struct ft_race {
@@ -55,7 +56,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 		char *end;
 		double v = strtod(getenv("FATUNE_RACE_HEAT_MS"), &end);
 
-		if (!*end && v >= 0 && v <= 1000)
+		if (!*end && v >= 0 && v <= FT_EVAL_HEAT_MAX_MS)
 			o->heat_ms = v;
 	}
 }

@@ -177,8 +177,8 @@ struct ft_race_opts {
 /* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
  * from FATUNE_RACE_SAMPLE_US (10..20000), anchor_ms from
  * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) and
- * heat_ms from FATUNE_RACE_HEAT_MS (0..1000; unset, empty or not a number:
- * FT_RACE_HEAT_MS) when set. */
+ * heat_ms from FATUNE_RACE_HEAT_MS (0..FT_EVAL_HEAT_MAX_MS; unset, empty or
+ * not a number: FT_RACE_HEAT_MS) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
