@@ -77,13 +77,13 @@ static int is_wrong(const struct fake *f, const char *config)
 /* The integer of a spec item `@NAME=V` (p, n long; its value from p + skip)
  * into *out; an FT_EINPUT error quoting the item and `usage` when it is not
  * 0..max. */
-static int int_item(const char *p, size_t n, size_t skip, long max, const char *usage, int *out,
-		    struct ft_err *err)
+static int int_item(const char *p, size_t n, size_t skip, long min, long max, const char *usage,
+		    int *out, struct ft_err *err)
 {
 	char *end;
 	long v = strtol(p + skip, &end, 10);
 
-	if (end != p + n || v < 0 || v > max)
+	if (end != p + n || v < min || v > max)
 		return ft_error(err, FT_EINPUT, "bad fake runner item '%.*s': %s", (int)n, p, usage);
 	*out = (int)v;
 	return 0;
@@ -117,19 +117,14 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 		} else if (n == 4 && !strncmp(p, "@tie", 4)) {
 			f->tie = 1;
 		} else if (n > 4 && !strncmp(p, "@ms=", 4)) {
-			if (int_item(p, n, 4, 1000, "@ms=N takes 0..1000 ms per evaluation", &f->ms, err))
+			if (int_item(p, n, 4, 0, 1000, "@ms=N takes 0..1000 ms per evaluation", &f->ms, err))
 				goto bad;
 		} else if (n > 7 && !strncmp(p, "@drift=", 7)) {
-			if (int_item(p, n, 7, 100, "@drift=P takes 0..100 % per timed job", &f->drift, err))
+			if (int_item(p, n, 7, 0, 100, "@drift=P takes 0..100 % per timed job", &f->drift, err))
 				goto bad;
 		} else if (n > 7 && !strncmp(p, "@scale=", 7)) {
-			if (int_item(p, n, 7, 1000, "@scale=N takes 1..1000 (times N x longer)", &f->scale, err))
+			if (int_item(p, n, 7, 1, 1000, "@scale=N takes 1..1000 (times N x longer)", &f->scale, err))
 				goto bad;
-			if (!f->scale) {
-				ft_error(err, FT_EINPUT, "bad fake runner item '%.*s': @scale=N takes 1..1000 (times N x longer)",
-					 (int)n, p);
-				goto bad;
-			}
 		} else if (*p == '@') {
 			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @ms=N, @drift=P or @scale=N",
 				 (int)n, p);

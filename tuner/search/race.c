@@ -27,6 +27,20 @@ struct ft_race {
 	int nfin;
 };
 
+/* The number in environment variable name when it is one in 0..max (the
+ * whole value), else dflt (unset, empty, not a number, out of range). */
+static double env_number(const char *name, double max, double dflt)
+{
+	const char *text = getenv(name);
+	char *end;
+	double v;
+
+	if (!text || !*text)
+		return dflt;
+	v = strtod(text, &end);
+	return !*end && v >= 0 && v <= max ? v : dflt;
+}
+
 void ft_race_defaults(struct ft_race_opts *o)
 {
 	o->on = 1;
@@ -42,23 +56,9 @@ void ft_race_defaults(struct ft_race_opts *o)
 		if (v >= 10 && v <= 20000)
 			o->sample_us = v;
 	}
-	o->anchor_ms = 0;
-	if (getenv("FATUNE_RACE_ANCHOR_MS") && *getenv("FATUNE_RACE_ANCHOR_MS")) {
-		char *end;
-		double v = strtod(getenv("FATUNE_RACE_ANCHOR_MS"), &end);
-
-		if (!*end && v >= 0 && v <= 60000)
-			o->anchor_ms = v;
-	}
+	o->anchor_ms = env_number("FATUNE_RACE_ANCHOR_MS", 60000, 0);
 	o->rival_us = 0;
-	o->heat_ms = FT_RACE_HEAT_MS;
-	if (getenv("FATUNE_RACE_HEAT_MS") && *getenv("FATUNE_RACE_HEAT_MS")) {
-		char *end;
-		double v = strtod(getenv("FATUNE_RACE_HEAT_MS"), &end);
-
-		if (!*end && v >= 0 && v <= FT_EVAL_HEAT_MAX_MS)
-			o->heat_ms = v;
-	}
+	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
