@@ -175,7 +175,7 @@ def launcher(fk, torch, row, cubin, q, k, v, o):
     return att, (lambda: att(q, k, v, o))
 
 
-def compare_one(torch, fk, pe, row, cache, peer_names, tune_budget=None):
+def compare_one(torch, fk, pe, row, cache, peer_names, tune_budget=None, heat_ms=0.0):
     b, h, s, d, causal, dtype = row["b"], row["h"], row["s"], row["d"], row["causal"], row["dtype"]
     h_kv, s_kv, layout = row["h_kv"], row["s_kv"], row["layout"]
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -207,7 +207,7 @@ def compare_one(torch, fk, pe, row, cache, peer_names, tune_budget=None):
         torch.cuda.synchronize()
         fat["rel_l2"], fat["nonfinite"] = fk.rel_l2(o, ref)
         kk, rr = fk.plan_timing(fk.quick_time(call))
-        fat.update(fk.time_graph(call, kk, rr))
+        fat.update(fk.time_graph(call, kk, rr, warmup_ms=max(20.0, heat_ms)))
         fat["ok"] = fat["nonfinite"] == 0 and fat["rel_l2"] <= tol
     except (fk.CudaError, OSError, RuntimeError, KeyError) as e:
         fat.update(ok=False, error=str(e))
@@ -215,7 +215,7 @@ def compare_one(torch, fk, pe, row, cache, peer_names, tune_budget=None):
 
     # the peers, on the same inputs, with the same method (bench/peers.py)
     names = peer_names or pe.default_peers(s)
-    results = pe.run_peers(q, k, v, bool(causal), names, ref=ref, tune_budget=tune_budget)
+    results = pe.run_peers(q, k, v, bool(causal), names, ref=ref, tune_budget=tune_budget, heat_ms=heat_ms)
     res["peers"] = results
     for col, name in COLUMNS.items():
         r = next((x for x in results if x["name"] == name), None)
@@ -316,12 +316,18 @@ def main():
     ap.add_argument("--ceiling", action="store_true",
                     help="also time a 1 GiB device-to-device copy (the bandwidth target of decode shapes)")
     ap.add_argument("--no-precompile", action="store_true", help="compile the Triton peers on first use")
+    ap.add_argument("--heat-ms", type=float, default=0.0, metavar="MS",
+                    help="run every timed kernel (fatune's and each peer's) back to back for at least MS "
+                         "before its samples, so that heavy kernels are timed at the clock the GPU's power "
+                         "cap leaves, as the race's heated final ranks them (default 0: the 20 ms warm-up)")
     ap.add_argument("--peers", default="all",
                     help="peers to time next to fatune: all (SDPA flash, cuDNN, efficient and the "
                          "Triton kernel), or a comma list of flash, cudnn, efficient, triton, decode")
     args = ap.parse_args()
     if not args.all and not args.shape:
         ap.error("give --shape BxHxSxD (repeatable) or --all")
+    if not 0 <= args.heat_ms <= 10000:
+        ap.error(f"--heat-ms {args.heat_ms:g}: give 0..10000 ms")
     peer_names = None
     if args.peers not in ("", "all"):
         known = {"flash", "cudnn", "efficient", "triton", "decode"} | set(COLUMNS.values())
@@ -372,7 +378,8 @@ def main():
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))  # fresh inputs every run
     if not args.no_precompile:
         precompile_peers(torch, pe, rows, peer_names, args.compile_budget)
-    print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method", flush=True)
+    heat = f", each kernel heated {args.heat_ms:g} ms first" if args.heat_ms > 0 else ""
+    print(f"{device} ({arch}), torch {torch.__version__}; us per call, fatune's timing method{heat}", flush=True)
     ceiling = None
     if args.ceiling:
         ceiling = pe.copy_ceiling()
@@ -385,14 +392,14 @@ def main():
         if not args.json:
             return
         text = json.dumps(dict(device=device, arch=arch, torch=torch.__version__, copy_ceiling=ceiling,
-                               results=results), indent=1)
+                               heat_ms=args.heat_ms, results=results), indent=1)
         if args.json == "-":
             print(text)
         else:
             with open(args.json, "w") as f:
                 f.write(text + "\n")
     for r in rows:
-        results.append(compare_one(torch, fk, pe, r, cache, peer_names, args.tune_budget or None))
+        results.append(compare_one(torch, fk, pe, r, cache, peer_names, args.tune_budget or None, args.heat_ms))
         print_row(results[-1])
         if args.json != "-":
             save()  # as it goes: a run cut short keeps what it measured

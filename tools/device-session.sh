@@ -3,7 +3,7 @@
 #
 #   tools/device-session.sh [step ...]     steps: build gpu-tests runner mission retune suite compare
 #                                          hopper serving campaign24 all, and (only when
-#                                          named) unseen ablation ablation-compare ablation-sanitizer
+#                                          named) unseen unseen-heat ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
 #                                          prefetch-order race-form machine-warmup stress db-busy
 #
@@ -11,7 +11,8 @@
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
 # kernels, same inputs, same method; campaign24: issue 10's 24-shape campaign from a cold
 # cache, its dispatch header exported and compiled. Each keeps a gzipped copy of its DB.
-# unseen: the same for bench/campaigns/unseen.yaml (shapes no other campaign holds).
+# unseen: the same for bench/campaigns/unseen.yaml (shapes no other campaign holds); unseen-heat:
+# its bests against the peers again, each kernel heated first (compare_torch.py --heat-ms).
 # CAMPAIGN_SEARCH_ARGS adds search options to these campaigns (--space FILE names the spaces, the
 # default ones included when they should stay).
 # ablation: issue 17's FlashAttention-3 mechanisms: bench/ablation.py searches seven shapes and
@@ -147,6 +148,14 @@ fi
 if [[ " $steps " == *" unseen "* ]]; then
 	# issue 17: shapes no other campaign holds (bench/campaigns/unseen.yaml), against the peers
 	campaign_vs_peers unseen bench/campaigns/unseen.yaml
+fi
+if [[ " $steps " == *" unseen-heat "* ]]; then
+	# the unseen step's bests (its DB, left in /tmp by an earlier call on this machine) against the
+	# peers again, every timed kernel heated COMPARE_HEAT_MS (default 100) first: the clock the
+	# power cap leaves, as the race's heated final ranks heavy configs
+	timeout 420 python3 bench/compare_torch.py --db /tmp/fatune-unseen.db --all --heat-ms "${COMPARE_HEAT_MS:-100}" \
+		--json "$OUT/unseen-heat-compare.json" 2>"$OUT/unseen-heat-compare.err" | tee "$OUT/unseen-heat-compare.txt"
+	tail -3 "$OUT/unseen-heat-compare.err"
 fi
 if has campaign24; then
 	# issue 10's target: tuned, exported as a dispatch header and compiled, from a cold cache
@@ -332,7 +341,8 @@ if [[ " $steps " == *" race-form "* ]]; then
 	# before the next is launched (FATUNE_EVAL_SAMPLES=one-by-one, the worker's method until
 	# 2026-11-29, second session); full - every candidate enumerated before the first is sent
 	# (FATUNE_ENUM=full, the first pass until 2026-11-29, fourth session); wN - a guide keeps N
-	# candidates in flight (FATUNE_GUIDE_WINDOW=N; the default is the compile threads + 2 per GPU).
+	# candidates in flight (FATUNE_GUIDE_WINDOW=N; the default is the compile threads + 2 per GPU);
+	# kN - N calls per sample (--launches N, 20 by default); qN - N quick samples (--race-samples N).
 	# RACE_COLD=1: every pass from a cold cache (no cold pass first). Then the mission shape
 	# with every CUBIN cached, MISSION_REPEAT times per form (default 1; 0 none), the forms alternating. Tables in $OUT/race-form.txt, the JSON lines in
 	# $OUT/race-form.tar.gz, the last default pass's DB in $OUT/race-form-one.db.gz.
@@ -351,7 +361,13 @@ if [[ " $steps " == *" race-form "* ]]; then
 		w[0-9]*) echo "FATUNE_GUIDE_WINDOW=${1#w}" ;;
 		esac
 	}
-	form_opt() { [ "$1" = two ] && echo "--race-stable 0"; }
+	form_opt() {
+		case $1 in
+		two) echo "--race-stable 0" ;;
+		k[0-9]*) echo "--launches ${1#k}" ;;
+		q[0-9]*) echo "--race-samples ${1#q}" ;;
+		esac
+	}
 	declare -A seen=()
 	first=(cold)
 	[ -n "${RACE_COLD:-}" ] && first=()
