@@ -34,8 +34,8 @@ python3 -c "import sys; sys.exit(not (float('$(phase quick)') > 0 and float('$(p
 [ "$(best_of)" = "$off_best" ] || fail "racing lost the true best $off_best (got $(best_of))"
 ncut=$(count "$T/on.db" "status = 'cut'")
 [ "$ncut" -gt $((nok / 2)) ] || fail "only $ncut of $nok candidates cut: the race did not race"
-[ "$(count "$T/on.db" "status = 'cut' AND (samples <> 3 OR t_median_us IS NULL OR t_min_us IS NULL OR stage <> 'timed')")" -eq 0 ] ||
-	fail "a cut row lacks its quick pass (3 samples, timed, with a time)"
+[ "$(count "$T/on.db" "status = 'cut' AND (samples <> 2 OR t_median_us IS NULL OR t_min_us IS NULL OR stage <> 'timed')")" -eq 0 ] ||
+	fail "a cut row lacks its quick pass (2 samples, timed, with a time)"
 [ "$(sql "$T/on.db" "SELECT count(*) FROM trials c JOIN trials o ON o.run_id = c.run_id AND o.config = c.config
 	WHERE c.status = 'cut' AND o.status = 'ok'")" -eq 0 ] || fail "a cut candidate was also stored ok"
 # a cut's quick min is over the margin times the best so far, which is never below the final best
@@ -47,7 +47,7 @@ ncut=$(count "$T/on.db" "status = 'cut'")
 [ "$(count "$T/on.db" "reason LIKE 'race final:%'")" -ge 2 ] || fail "the race's final did not run through the runner"
 run query --best --db "$T/on.db" --format json; expect_rc 0; expect_out "$off_best"
 # a full measurement ends once its median is stable (run/sampling.h): the fake's samples are 0.1 % apart,
-# so after the fewest the rule allows (5, the quick pass's 3 among them), in the quick pass's one job
+# so after the fewest the rule allows (5, the quick pass's 2 among them), in the quick pass's one job
 [ "$(count "$T/on.db" "status = 'ok' AND reason NOT LIKE 'race final:%' AND samples <> 5")" -eq 0 ] ||
 	fail "a full measurement did not end stable at 5 samples: $(sql "$T/on.db" "SELECT group_concat(DISTINCT samples) FROM trials WHERE status = 'ok'")"
 [ "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["race"]; print(r["stable"] == r["full"] > 0)' "$T/on.json")" = True ] ||

@@ -35,10 +35,10 @@ bad=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE (status = 'ok' AND sta
 [ "$bad" -eq 0 ] || fail "$bad trials have a stage that does not fit their status"
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM runs WHERE mode != 'timed'")" -eq 0 ] || fail "a GPU run is not stored as timed"
 # the race in one job per candidate (run/sampling.h): the real worker ends a cut candidate's samples
-# after the quick pass (3) and a full measurement between the 5 of the stable rule and the search's 15;
+# after the quick pass (2) and a full measurement between the 5 of the stable rule and the search's 15;
 # some full measurements end stable on a GPU (the mission kernels' samples are well under 1 % apart)
-[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'cut' AND samples != 3")" -eq 0 ] ||
-	fail "a cut trial's samples are not the quick pass's 3"
+[ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'cut' AND samples != 2")" -eq 0 ] ||
+	fail "a cut trial's samples are not the quick pass's 2"
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final:%'
 	AND (samples < 5 OR samples > 15)")" -eq 0 ] || fail "a full measurement took outside 5..15 samples"
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials WHERE status = 'cut'")" -gt 0 ] || fail "the race cut nothing"

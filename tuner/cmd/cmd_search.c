@@ -750,7 +750,7 @@ int cmd_search(int argc, char **argv)
 		FT_OPT_INT_("timeout", 0, &c.timeout_s, "SECONDS", "watchdog per candidate (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
 		FT_OPT_STR_("race", 0, &c.race, "on|off", "quick first pass, full timing only near the best, an interleaved final (default on; docs/timing.md)"),
 		FT_OPT_DBL_("race-margin", 0, &c.race_margin, "X", "cut a candidate whose quick min is over X times the best median (default 1.15)", 1.0001, 100),
-		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 3)", 1, 100),
+		FT_OPT_INT_("race-samples", 0, &c.race_samples, "N", "samples of the quick first pass (default 2)", 1, 100),
 		FT_OPT_DBL_("race-stable", 0, &c.race_stable, "X", "end a full measurement once its median's interval is X of it wide (default 0.01; 0: all its samples)", 0, 0.5),
 		FT_OPT_INT_("race-finalists", 0, &c.race_finalists, "N", "fastest candidates timed again, interleaved, at the end (default 4, 0 or 1: none; a final of kernels over 30 us takes all within 1.10x of the fastest, up to 16)", 0, FT_RACE_MAX_FINALISTS),
 		FT_OPT_STR_("prefetch", 0, &c.prefetch, "on|off", "compile the next search's first candidates while this one's last are timed (default on; docs/timing.md)"),

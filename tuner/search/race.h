@@ -51,9 +51,14 @@
  * median) is 0.6 % in the median and 5 % at the 90th percentile, and a quick
  * pass of 3 short samples adds a few percent more, so 15 % keeps every
  * candidate that could still be the best while cutting ~80 % of them
- * (docs/timing.md). */
+ * (docs/timing.md). The quick pass was 3 samples until 2026-12-01: its min
+ * of 2 samples places a candidate against that 15 % as well (noise only
+ * makes a sample slower), and the third was a fifth of a small kernel's
+ * GPU time: the mission search (565 candidates, ~90 % cut, 5 us kernels)
+ * took 0.83-0.93 s of unit wall with 2 against 0.96-1.00 s with 3 on one
+ * H200, the same best found (docs/perf.md). */
 #define FT_RACE_MARGIN 1.15
-#define FT_RACE_QUICK_SAMPLES 3
+#define FT_RACE_QUICK_SAMPLES 2
 /* A sample of the quick pass and of a full measurement (one graph in one
  * job) lasts at most ~0.5 ms, not the 20 ms of FT_EVAL_SAMPLE_MAX_US: K
  * calls are graphed into a sample to spread the events' ~0.5 us and a graph
