@@ -430,16 +430,14 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 
 	if (n > FT_RACE_MAX_FINALISTS)
 		n = FT_RACE_MAX_FINALISTS;
-	o.heat_ms = ft_race_heat_ms(rc);
 	/* jobs[i] is finalist i's: its full measurement is the prior that a
-	 * finalist leaving after the first round must agree with; not in a
-	 * heated final, whose first round is the capped state that the full
-	 * measurements missed (FT_RACE_FINAL_CUT) */
-	if (rc && n <= rc->nfin && !(o.heat_ms > 0)) {
+	 * finalist leaving after the first round must agree with */
+	if (rc && n <= rc->nfin) {
 		for (int i = 0; i < n; i++)
 			prior[i] = ft_race_time(&rc->fin[i]);
 		o.prior = prior;
 	}
+	o.heat_ms = ft_race_heat_ms(rc);
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
 	if (rc) {
 		pthread_mutex_lock(&rc->m);

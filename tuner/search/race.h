@@ -88,14 +88,7 @@
  * finalists ended the final over 3 % behind its winner, and the final's
  * own spread (p90 - min over the median, three rounds pooled) averaged
  * 2.2 %, the between-round drift included; within a round the finalists
- * run back to back. In a heated final (FT_RACE_HEAT_MS) the first round
- * alone decides: its finalists were ranked by full measurements taken at
- * whatever clock the search left, which is why the final is widened and
- * heated, and after the heat the round runs in the capped state, back to
- * back. In one-GPU suite24 passes on an H200 (2026-11-30, the heated final
- * with the prior) 62 of the 196 heavy finalists that ran all three rounds
- * ended over 1.03x their final's winner: 2 rounds each that decided
- * nothing. */
+ * run back to back. */
 #define FT_RACE_FINAL_CUT 1.03
 /* Warm-up graph launches of a full measurement after its quick pass and of
  * a final's job (the search's own is 3): the kernel has just run on a GPU at
@@ -253,8 +246,7 @@ double ft_race_heat_ms(const struct ft_race *rc);
  * ft_race_finalists' order); out[i] gets the pooled verdict: ok with statistics
  * over every sample it took (rel_err the largest seen), or the first
  * verdict that was not ok; rounds[i] (rounds may be NULL) the rounds it
- * ran; in a heated final the first round alone decides who leaves.
- * Returns -1 with err when run does. */
+ * ran. Returns -1 with err when run does. */
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
 		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err);
 
