@@ -88,7 +88,15 @@
  * finalists ended the final over 3 % behind its winner, and the final's
  * own spread (p90 - min over the median, three rounds pooled) averaged
  * 2.2 %, the between-round drift included; within a round the finalists
- * run back to back. */
+ * run back to back. A heated final keeps that rule: tried without the full
+ * measurement's agreement (2026-12-01, one H200, suite24 one GPU), the first
+ * five finalists of 2x16x4096x64 causal's round 1 (the fastest full
+ * measurements, so run first after the heat) took 193-196 us in it and left,
+ * the exhaustive pass's best (1.012x faster than the race's pick when the
+ * two were timed interleaved) among them, while the finalists after them
+ * took 181-188 over their three rounds: right after the heat the GPU runs
+ * deeper in its cap than it settles at, so a heated round 1 is not a
+ * steady state either. */
 #define FT_RACE_FINAL_CUT 1.03
 /* Warm-up graph launches of a full measurement after its quick pass and of
  * a final's job (the search's own is 3): the kernel has just run on a GPU at
