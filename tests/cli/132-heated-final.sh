@@ -20,6 +20,16 @@ near=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE status = 'ok' AND re
 [ "$n" = "$near" ] || fail "the heated final took $n finalists, $near were within 1.10x of the fastest"
 heated=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%the GPU heated 100 ms first%'")
 [ "$heated" = "$n" ] || fail "$heated of the final's $n rows say it was heated"
+# each final row's log says what every round it ran measured of it, and where in the round it ran: round 1
+# holds all n finalists, the first of them the fastest full measurement, run right after the heat
+logged=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%' AND log LIKE 'round 1: % of $n, median % us%'")
+[ "$logged" = "$n" ] || fail "$logged of the final's $n rows log their round 1: $(sql "$T/heavy.db" "SELECT log FROM trials WHERE reason LIKE 'race final%' LIMIT 1")"
+first=$(sql "$T/heavy.db" "SELECT f.config FROM trials f WHERE f.reason LIKE 'race final%' AND f.log LIKE 'round 1: 1 of %'")
+fastest=$(sql "$T/heavy.db" "SELECT config FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%' ORDER BY t_median_us LIMIT 1")
+[ -n "$first" ] && [ "$first" = "$fastest" ] || fail "round 1's first place was '$first', not the fastest full measurement '$fastest'"
+full=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: % over 3 interleaved%' AND log LIKE '%round 3: % us'")
+[ "$full" = "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: % over 3 interleaved%'")" ] ||
+	fail "a finalist that ran all three rounds does not log round 3"
 # every finalist was within 1.10x of the fastest full measurement
 sql "$T/heavy.db" "SELECT count(*) FROM trials f WHERE f.reason LIKE 'race final%' AND (SELECT t_median_us FROM trials o WHERE o.config = f.config AND o.reason NOT LIKE 'race final%' AND o.status = 'ok') > 1.10 * (SELECT min(t_median_us) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%')" >"$T/far"
 [ "$(cat "$T/far")" = 0 ] || fail "$(cat "$T/far") finalists were over 1.10x the fastest"

@@ -81,7 +81,9 @@ static void jobs_of(struct ft_job *jobs, int n)
 static void test_round_robin(void **state)
 {
 	struct fake f = { .us = { 10, 20, 30 }, .fail_at = -1 };
-	struct ft_interleave_opts o = { .rounds = 5, .samples = 0, .sample_us = 800, .warmup = 1, .leave_over = 0 };
+	struct ft_interleave_trace tr;
+	struct ft_interleave_opts o = { .rounds = 5, .samples = 0, .sample_us = 800, .warmup = 1, .leave_over = 0,
+					.trace = &tr };
 	struct ft_job jobs[3];
 	struct ft_job_result out[3];
 	int rounds[3];
@@ -101,7 +103,15 @@ static void test_round_robin(void **state)
 			assert_int_equal(f.warmup[j], 1);
 			assert_int_equal(f.quick[j], 0);
 			assert_true(f.cap[j] == 800);
+			/* the trace: where in the round each ran, and what it measured */
+			assert_int_equal(tr.place[(k + r) % 3][r], k);
+			assert_true(tr.median_us[(k + r) % 3][r] == f.us[(k + r) % 3]);
 		}
+	for (int r = 0; r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
+		assert_int_equal(tr.ran[r], r < 5 ? 3 : 0);
+		assert_int_equal(tr.place[0][r] < 0, r >= 5);
+		assert_true(isnan(tr.median_us[3][r]));		/* no candidate 3 */
+	}
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(out[i].status, FT_ST_OK);
 		assert_int_equal(rounds[i], 5);
@@ -113,6 +123,7 @@ static void test_round_robin(void **state)
 	/* a job's own cap stands; opts.samples splits another count */
 	o.samples = 7;
 	o.rounds = 2;
+	o.trace = NULL;
 	jobs[0].sample_max_us = 100;
 	f.nlog = 0;
 	assert_int_equal(ft_interleave(&o, jobs, 1, fake_run, &f, out, NULL, NULL, &err), 0);

@@ -415,7 +415,7 @@ static void final_of_three(struct ft_race *rc, struct fake *f, struct ft_job_res
 
 	for (int i = 0; i < 3; i++)
 		job_of(&jobs[i], i);
-	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, f, out, rounds, &err), 0);
+	assert_int_equal(ft_race_final(rc, jobs, 3, fake_run, f, out, rounds, NULL, &err), 0);
 }
 
 /* The final: every finalist in every round, each round starting one later
@@ -542,7 +542,7 @@ static void test_heavy_final(void **state)
 		 * (right after the heat the first finalists run deeper in the cap:
 		 * FT_RACE_FINAL_CUT) */
 		f.c[0].us *= 1.2;
-		assert_int_equal(ft_race_final(rc, jobs, n, fake_run, &f, out, rounds, &err), 0);
+		assert_int_equal(ft_race_final(rc, jobs, n, fake_run, &f, out, rounds, NULL, &err), 0);
 		assert_int_equal(rounds[0], FT_RACE_ROUNDS);
 		assert_int_equal(rounds[1], FT_RACE_ROUNDS);	/* the final's fastest */
 		assert_int_equal(rounds[n - 1], 1);		/* behind in both */

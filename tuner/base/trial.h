@@ -134,7 +134,8 @@ struct ft_trial {
 	enum ft_status status;		/* the verdict at its stage */
 	enum ft_stage stage;		/* how far it got (the ladder above) */
 	char reason[512];		/* why it was rejected / failed; "" for ok */
-	char *log;			/* compile log or NULL; owned by whoever filled it */
+	char *log;			/* compile log, a final row's rounds (search/pipeline.c)
+					 * or NULL; owned by whoever filled it */
 	char compile_key[17];		/* CUBIN cache key (hex), "" if never compiled */
 
 	long long smem_model;		/* the space's smem_bytes formula */

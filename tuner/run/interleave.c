@@ -119,7 +119,17 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		out[i].rel_err = 0;
 		out[i].max_abs_err = 0;
 	}
+	if (o->trace) {
+		for (int i = 0; i < FT_INTERLEAVE_MAX; i++)
+			for (int r = 0; r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
+				o->trace->median_us[i][r] = NAN;
+				o->trace->place[i][r] = -1;
+			}
+		memset(o->trace->ran, 0, sizeof(o->trace->ran));
+	}
 	for (int round = 0; round < nrounds && !rc; round++) {
+		int placed = 0;
+
 		for (int k = 0; k < n && !rc; k++) {
 			int i = (k + round) % n; /* each round starts one later */
 			struct ft_job job = round_job(o, &jobs[i]);
@@ -132,6 +142,13 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 			if ((rc = run(ctx, &job, &res, err)))
 				break;
 			ran++;
+			if (o->trace) {
+				o->trace->place[i][round] = placed;
+				o->trace->ran[round] = placed + 1;
+				if (res.status == FT_ST_OK)
+					o->trace->median_us[i][round] = res.t_median_us;
+			}
+			placed++;
 			if (res.status != FT_ST_OK) {
 				out[i] = res; /* the first verdict that is not ok stands */
 				done[i] = 1;

@@ -23,6 +23,15 @@ typedef int (*ft_job_run_fn)(void *ctx, const struct ft_job *job, struct ft_job_
 #define FT_INTERLEAVE_MAX 16		/* candidates */
 #define FT_INTERLEAVE_MAX_ROUNDS 64
 
+/* What each round measured of each candidate: the round's median and the
+ * candidate's place in the round (0: run first; after a heat, the first
+ * places run while the GPU's clock is still settling, docs/timing.md). */
+struct ft_interleave_trace {
+	double median_us[FT_INTERLEAVE_MAX][FT_INTERLEAVE_MAX_ROUNDS];	/* NaN: not run, or not ok */
+	int place[FT_INTERLEAVE_MAX][FT_INTERLEAVE_MAX_ROUNDS];		/* -1: not run */
+	int ran[FT_INTERLEAVE_MAX_ROUNDS];				/* jobs run in the round */
+};
+
 struct ft_interleave_opts {
 	int rounds;		/* 1..FT_INTERLEAVE_MAX_ROUNDS */
 	int samples;		/* > 0: each candidate's samples in all (0: its job's),
@@ -40,6 +49,8 @@ struct ft_interleave_opts {
 				 * is over leave_over times the fastest prior too, so a
 				 * burst of load during its one job of the first round (a
 				 * process sharing the GPU) does not make it leave */
+	struct ft_interleave_trace *trace;	/* NULL, or filled for every candidate
+						 * and round (rounds not run: NaN, -1) */
 };
 
 /* Times jobs[0..n) (n <= FT_INTERLEAVE_MAX) interleaved through run. out[i]

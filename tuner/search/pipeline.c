@@ -1008,9 +1008,33 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 	return should_drop(r) ? 0 : rc;
 }
 
+/* A final row's log: each round's median of the finalist and its place in
+ * the round ("round 1: 4th of 16, median 193.1 us"), one line a round it
+ * ran; NULL when out of memory (the row is stored without it). */
+static char *final_log(const struct ft_interleave_trace *tr, int i)
+{
+	size_t size = (size_t)FT_RACE_ROUNDS * 64 + 1, at = 0;
+	char *log = malloc(size);
+
+	if (!log)
+		return NULL;
+	log[0] = 0;
+	for (int r = 0; r < FT_RACE_ROUNDS && r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
+		if (tr->place[i][r] < 0 || !isfinite(tr->median_us[i][r]))
+			continue;
+		at += (size_t)snprintf(log + at, size - at, "%sround %d: %d of %d, median %.1f us",
+				       at ? "\n" : "", r + 1, tr->place[i][r] + 1, tr->ran[r],
+				       tr->median_us[i][r]);
+		if (at >= size)
+			break;
+	}
+	return log;
+}
+
 /* The race's final: the finalists timed again, interleaved, on the first GPU
  * (one GPU, so that they compare); each one's pooled result is emitted as a
- * new trial of its config. Not run with a runner that evaluates no job (a
+ * new trial of its config, its log saying what each round measured of it
+ * and where in the round it ran. Not run with a runner that evaluates no job (a
  * recording: replayed times do not change when taken again). 0, or -1 with
  * err. */
 static int run_final(struct run *r, struct ft_err *err)
@@ -1022,6 +1046,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job *jobs;
 	struct ft_job_result *out;
 	struct ft_trial *ts;
+	struct ft_interleave_trace *trace;
 	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
@@ -1031,7 +1056,8 @@ static int run_final(struct run *r, struct ft_err *err)
 	jobs = calloc((size_t)n, sizeof(*jobs));
 	out = calloc((size_t)n, sizeof(*out));
 	ts = calloc((size_t)n, sizeof(*ts));
-	if (!jobs || !out || !ts) {
+	trace = calloc(1, sizeof(*trace));
+	if (!jobs || !out || !ts || !trace) {
 		rc = ft_error(err, FT_EFAIL, "out of memory for the race's final");
 		goto done;
 	}
@@ -1050,7 +1076,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	/* the GPU is the final's through its rounds: another unit's job on it
 	 * (--units-per-gpu) would land between two finalists' samples */
 	held = ft_runner_hold(x.x, 1);
-	rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, err);
+	rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, trace, err);
 	ft_runner_hold(x.x, 0);
 	if (rc)
 		goto done;
@@ -1068,9 +1094,13 @@ static int run_final(struct run *r, struct ft_err *err)
 				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s (left over %.3gx the fastest of round 1)",
 				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], FT_RACE_ROUNDS, n, heat,
 				 FT_RACE_FINAL_CUT);
+		if (ts[i].status == FT_ST_OK)
+			ts[i].log = final_log(trace, i);
 		add_phases(r, 0, &out[i]);
 		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))
 			rc = ft_error(err, FT_EFAIL, "stopped: storing a result failed");
+		free(ts[i].log);
+		ts[i].log = NULL;
 	}
 	pthread_mutex_lock(&r->stat_m);
 	r->gpu_ms += ft_mono_ms() - t0 - shared;	/* busy: not while waiting for the GPU */
@@ -1079,6 +1109,7 @@ done:
 	free(jobs);
 	free(out);
 	free(ts);
+	free(trace);
 	return rc;
 }
 

@@ -416,14 +416,16 @@ double ft_race_heat_ms(const struct ft_race *rc)
 }
 
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
-		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err)
+		  void *ctx, struct ft_job_result *out, int *rounds,
+		  struct ft_interleave_trace *trace, struct ft_err *err)
 {
 	/* the final follows the search on a GPU at its clocks: one launch
 	 * uploads a finalist's graph */
 	struct ft_interleave_opts o = { .rounds = FT_RACE_ROUNDS,
 					.sample_us = FT_RACE_FINAL_SAMPLE_US,
 					.warmup = FT_RACE_WARMUP,
-					.leave_over = FT_RACE_FINAL_CUT };
+					.leave_over = FT_RACE_FINAL_CUT,
+					.trace = trace };
 	double prior[FT_RACE_MAX_FINALISTS];
 	long long ran = 0;
 	int r;

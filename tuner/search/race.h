@@ -254,9 +254,12 @@ double ft_race_heat_ms(const struct ft_race *rc);
  * ft_race_finalists' order); out[i] gets the pooled verdict: ok with statistics
  * over every sample it took (rel_err the largest seen), or the first
  * verdict that was not ok; rounds[i] (rounds may be NULL) the rounds it
- * ran. Returns -1 with err when run does. */
+ * ran; trace (may be NULL) what each round measured of each finalist and
+ * where in the round it ran (run/interleave.h). Returns -1 with err when run
+ * does. */
 int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_run_fn run,
-		  void *ctx, struct ft_job_result *out, int *rounds, struct ft_err *err);
+		  void *ctx, struct ft_job_result *out, int *rounds,
+		  struct ft_interleave_trace *trace, struct ft_err *err);
 
 /* Counts for the search's report. */
 struct ft_race_stats {
