@@ -5,7 +5,7 @@
 #                                          hopper serving campaign24 all, and (only when
 #                                          named) unseen unseen-heat ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
-#                                          prefetch-order race-form machine-warmup stress db-busy
+#                                          prefetch-order race-form machine-warmup stress db-busy heat-settle
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -43,6 +43,9 @@
 # narrows the configs, STRESS_ROUNDS sets the rounds of fresh inputs, STRESS_TIMEOUT each dim's limit);
 # with STRESS_SANITIZER=1 also compute-sanitizer racecheck and synccheck on STRESS_CONFIG at
 # 2x32x2048x64. Found the Q release of 2026-11-29 (docs/kernel_sm90.md).
+# heat-settle (issue 16; not part of all): bench/campaigns/heavy6.yaml warm with one race heat against
+# another (HEAT_SETTLE_RUNS, FATUNE_RACE_HEAT_MS values), how settled each final's round 1 was
+# (bench/final_rounds.py, from the final rows' logs) in $OUT/heat-settle.txt; see the step.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -400,6 +403,30 @@ if [[ " $steps " == *" race-form "* ]]; then
 	tar -czf "$OUT/race-form.tar.gz" -C /tmp/rf $(cd /tmp/rf && ls ./*.json ./*.err)
 	[ -n "${last_one:-}" ] && cp "/tmp/rf/$last_one.json" "$OUT/race-form-one.json" &&
 		gzip -c "/tmp/rf/$last_one.db" >"$OUT/race-form-one.db.gz"
+fi
+if [[ " $steps " == *" heat-settle "* ]]; then
+	# issue 16: how settled a heated final's round 1 is, one heat against another: the six units of
+	# bench/campaigns/heavy6.yaml on one GPU in the Hopper space, one cold pass to fill the cache, then
+	# warm passes with FATUNE_RACE_HEAT_MS over HEAT_SETTLE_RUNS (default "100 300 100 300"), a fresh DB
+	# each; bench/final_rounds.py on each into $OUT/heat-settle.txt, the DBs' ok and cut rows in
+	# $OUT/heat-settle.tar.gz
+	dev=${THROUGHPUT_DEVICES:-0}
+	hs=(--campaign bench/campaigns/heavy6.yaml --space search_spaces/attention_sm90.yaml --devices "$dev"
+		--strategy transfer --quiet)
+	rm -rf /tmp/hs
+	mkdir -p /tmp/hs
+	/usr/bin/time -f "heavy6 cold: %e s wall" $F search "${hs[@]}" --db /tmp/hs/cold.db >/dev/null 2>/tmp/hs/cold.err
+	tail -1 /tmp/hs/cold.err | tee -a "$OUT/heat-settle.txt"
+	i=0
+	for h in ${HEAT_SETTLE_RUNS:-100 300 100 300}; do
+		i=$((i + 1))
+		FATUNE_RACE_HEAT_MS=$h /usr/bin/time -f "heavy6 heat $h ms ($i): %e s wall" $F search "${hs[@]}" \
+			--db "/tmp/hs/h$h-$i.db" >/dev/null 2>"/tmp/hs/h$h-$i.err"
+		tail -1 "/tmp/hs/h$h-$i.err" | tee -a "$OUT/heat-settle.txt"
+		python3 bench/final_rounds.py "/tmp/hs/h$h-$i.db" | tee -a "$OUT/heat-settle.txt"
+		python3 -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("DELETE FROM trials WHERE status NOT IN (?, ?)", ("ok", "cut")); d.commit(); d.execute("VACUUM")' "/tmp/hs/h$h-$i.db"
+	done
+	tar -czf "$OUT/heat-settle.tar.gz" -C /tmp/hs $(cd /tmp/hs && ls h*.db)
 fi
 if [[ " $steps " == *" worker-costs "* ]]; then
 	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a
