@@ -407,9 +407,9 @@ fi
 if [[ " $steps " == *" heat-settle "* ]]; then
 	# issue 16: how settled a heated final's round 1 is, one heat against another: the six units of
 	# bench/campaigns/heavy6.yaml on one GPU in the Hopper space, one cold pass to fill the cache, then
-	# warm passes with FATUNE_RACE_HEAT_MS over HEAT_SETTLE_RUNS (default "100 300 100 300"), a fresh DB
-	# each; bench/final_rounds.py on each into $OUT/heat-settle.txt, the DBs' ok and cut rows in
-	# $OUT/heat-settle.tar.gz
+	# warm passes with FATUNE_RACE_HEAT_MS over HEAT_SETTLE_RUNS (default "100 300 100 300"; sN: N ms with
+	# FATUNE_RACE_FINAL_ORDER=spread), a fresh DB each; bench/final_rounds.py on each into
+	# $OUT/heat-settle.txt, the DBs' ok and cut rows in $OUT/heat-settle.tar.gz
 	dev=${THROUGHPUT_DEVICES:-0}
 	hs=(--campaign bench/campaigns/heavy6.yaml --space search_spaces/attention_sm90.yaml --devices "$dev"
 		--strategy transfer --quiet)
@@ -420,7 +420,10 @@ if [[ " $steps " == *" heat-settle "* ]]; then
 	i=0
 	for h in ${HEAT_SETTLE_RUNS:-100 300 100 300}; do
 		i=$((i + 1))
-		FATUNE_RACE_HEAT_MS=$h /usr/bin/time -f "heavy6 heat $h ms ($i): %e s wall" $F search "${hs[@]}" \
+		order=next
+		[[ $h == s* ]] && order=spread
+		FATUNE_RACE_FINAL_ORDER=$order FATUNE_RACE_HEAT_MS=${h#s} /usr/bin/time \
+			-f "heavy6 heat ${h#s} ms, final order $order ($i): %e s wall" $F search "${hs[@]}" \
 			--db "/tmp/hs/h$h-$i.db" >/dev/null 2>"/tmp/hs/h$h-$i.err"
 		tail -1 "/tmp/hs/h$h-$i.err" | tee -a "$OUT/heat-settle.txt"
 		python3 bench/final_rounds.py "/tmp/hs/h$h-$i.db" | tee -a "$OUT/heat-settle.txt"

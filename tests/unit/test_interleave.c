@@ -243,10 +243,67 @@ static void test_not_ok_and_failure(void **state)
 	assert_int_equal(ft_interleave(&o, jobs, 2, fake_run, &f, out, NULL, NULL, &err), -1);
 }
 
+/* FATUNE_RACE_FINAL_ORDER=spread (ft_interleave_opts.spread): with fewer
+ * rounds than candidates, round r starts at candidate r x n / rounds, so
+ * each candidate runs early, midway and late once; with as many rounds as
+ * candidates or more, one later each round as without it. */
+static void test_spread_order(void **state)
+{
+	struct fake f = { .us = { 10, 11, 12, 13 }, .fail_at = -1 };
+	struct ft_interleave_trace tr;
+	struct ft_interleave_opts o = { .rounds = 3, .samples = 0, .sample_us = 0, .warmup = -1, .leave_over = 0,
+					.trace = &tr, .spread = 1 };
+	struct ft_job jobs[4];
+	struct ft_job_result out[4];
+	struct ft_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(ft_interleave_start(1, 1, 3, 16), 5);
+	assert_int_equal(ft_interleave_start(1, 2, 3, 16), 10);
+	assert_int_equal(ft_interleave_start(0, 2, 3, 16), 2);
+	assert_int_equal(ft_interleave_start(1, 5, 10, 2), 1);	/* rounds >= n: one later */
+	assert_int_equal(ft_interleave_start(1, 0, 3, 0), 0);
+	jobs_of(jobs, 4);
+	assert_int_equal(ft_interleave(&o, jobs, 4, fake_run, &f, out, NULL, NULL, &err), 0);
+	assert_int_equal(f.nlog, 12);
+	/* starts 0, 1 (4 / 3), 2 (8 / 3) */
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(f.log[r * 4 + k], (k + r * 4 / 3) % 4);
+	/* 6 candidates in 3 rounds: starts 0, 2, 4; candidate 0 at places 0, 4,
+	 * 2, and each one early (places 0-1), midway and late (4-5) once */
+	{
+		struct ft_job six[6];
+		struct ft_job_result out6[6];
+		struct fake g = { .us = { 10, 10, 10, 10 }, .fail_at = -1 };
+
+		memset(six, 0, sizeof(six));
+		for (int i = 0; i < 6; i++) {
+			six[i].seed = (unsigned long long)(i % 4);
+			six[i].samples = 3;
+		}
+		assert_int_equal(ft_interleave(&o, six, 6, fake_run, &g, out6, NULL, NULL, &err), 0);
+		assert_int_equal(tr.place[0][0], 0);
+		assert_int_equal(tr.place[0][1], 4);
+		assert_int_equal(tr.place[0][2], 2);
+		for (int i = 0; i < 6; i++) {
+			int early = 0, late = 0;
+
+			for (int r = 0; r < 3; r++) {
+				early += tr.place[i][r] < 2;
+				late += tr.place[i][r] >= 4;
+			}
+			assert_int_equal(early, 1);
+			assert_int_equal(late, 1);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_robin),
+		cmocka_unit_test(test_spread_order),
 		cmocka_unit_test(test_drift_falls_on_both),
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_leave_prior),

@@ -93,6 +93,15 @@ static struct ft_job round_job(const struct ft_interleave_opts *o, const struct 
 	return j;
 }
 
+int ft_interleave_start(int spread, int round, int rounds, int n)
+{
+	if (n <= 0)
+		return 0;
+	if (spread && rounds < n)
+		return (int)((long long)round * n / rounds % n);
+	return round % n;
+}
+
 int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs, int n,
 		  ft_job_run_fn run, void *ctx, struct ft_job_result *out, int *rounds,
 		  long long *njobs, struct ft_err *err)
@@ -128,10 +137,10 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		memset(o->trace->ran, 0, sizeof(o->trace->ran));
 	}
 	for (int round = 0; round < nrounds && !rc; round++) {
-		int placed = 0;
+		int placed = 0, start = ft_interleave_start(o->spread, round, nrounds, n);
 
 		for (int k = 0; k < n && !rc; k++) {
-			int i = (k + round) % n; /* each round starts one later */
+			int i = (k + start) % n;
 			struct ft_job job = round_job(o, &jobs[i]);
 			struct ft_job_result res;
 

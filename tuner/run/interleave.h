@@ -51,7 +51,19 @@ struct ft_interleave_opts {
 				 * process sharing the GPU) does not make it leave */
 	struct ft_interleave_trace *trace;	/* NULL, or filled for every candidate
 						 * and round (rounds not run: NaN, -1) */
+	int spread;		/* 0: each round starts one candidate later; 1: with
+				 * fewer rounds than candidates, round r starts at
+				 * candidate r x n / rounds, so that each one runs early,
+				 * midway and late in a round alike (ft_interleave_start) */
 };
+
+/* The candidate round `round` of `rounds` starts at, of n. Within a round the
+ * GPU's clock drifts (a final heats it, docs/timing.md), so a candidate's
+ * place in the rounds weighs on its pooled time: starting one later each
+ * round gives candidate i (2 <= i < n) about place i - 1 on average over 3
+ * rounds of 16, so the later ones are always timed later; spread, candidate
+ * i's places are i, i - n/3 and i - 2n/3 (mod n). */
+int ft_interleave_start(int spread, int round, int rounds, int n);
 
 /* Times jobs[0..n) (n <= FT_INTERLEAVE_MAX) interleaved through run. out[i]
  * gets candidate i's pooled verdict: ok with statistics over every sample it

@@ -59,6 +59,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->anchor_ms = env_number("FATUNE_RACE_ANCHOR_MS", 60000, 0);
 	o->rival_us = 0;
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
+	o->spread = getenv("FATUNE_RACE_FINAL_ORDER") && !strcmp(getenv("FATUNE_RACE_FINAL_ORDER"), "spread");
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
@@ -425,7 +426,8 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 					.sample_us = FT_RACE_FINAL_SAMPLE_US,
 					.warmup = FT_RACE_WARMUP,
 					.leave_over = FT_RACE_FINAL_CUT,
-					.trace = trace };
+					.trace = trace,
+					.spread = rc ? rc->o.spread : 0 };
 	double prior[FT_RACE_MAX_FINALISTS];
 	long long ran = 0;
 	int r;

@@ -111,6 +111,18 @@
  * (docs/timing.md); 0 takes the search's samples. */
 #define FT_RACE_STABLE 0.01
 #define FT_RACE_FINALISTS 4
+/* The final's rounds start one finalist later each. Its clock is not steady
+ * (bench/final_rounds.py over the final rows' logs, six heavy suite24 units
+ * on an H200, 2026-12-01: round 1's medians over the later rounds' were
+ * 1.02-1.05 for the first quarter of its places after a 100-300 ms heat,
+ * 0.98 for the last; 0.94-1.00 everywhere after a 1 ms heat; round 2's over
+ * round 3's 0.96-1.01), so a finalist's places weigh on its pooled time,
+ * and starting one later gives finalist i (i >= 2) places i, i - 1, i - 2:
+ * the later-ranked ones are always timed later in a round.
+ * FATUNE_RACE_FINAL_ORDER=spread starts round r at finalist r x n / 3
+ * instead (run/interleave.h ft_interleave_start), each finalist then timed
+ * early, midway and late once; built for an A/B run, not measured yet
+ * (tools/device-session.sh heat-settle). */
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
 /* Drift: a GPU's clocks fall as a search keeps it busy, so a candidate timed
@@ -181,6 +193,9 @@ struct ft_race_opts {
 				 * (the default for now) */
 	double heat_ms;		/* > 0: a heavy final is heated this long and widened
 				 * (FT_RACE_HEAT_MS); 0: never */
+	int spread;		/* the final's rounds start spread over the finalists
+				 * (ft_interleave_opts.spread; FATUNE_RACE_FINAL_ORDER=spread);
+				 * 0: each round one later (the default, see FT_RACE_ROUNDS) */
 	double rival_us;	/* > 0: the unit's best in another space (search.h
 				 * incumbent_us): a final whose fastest finalist is over
 				 * FT_RACE_HEAT_SPAN x this cannot hold the unit's best
@@ -190,6 +205,7 @@ struct ft_race_opts {
 /* The defaults above, racing on; two_jobs from FATUNE_RACE_JOBS, sample_us
  * from FATUNE_RACE_SAMPLE_US (10..20000), anchor_ms from
  * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) and
+ * spread from FATUNE_RACE_FINAL_ORDER ("spread": 1; else 0),
  * heat_ms from FATUNE_RACE_HEAT_MS (0..FT_EVAL_HEAT_MAX_MS; unset, empty or
  * not a number: FT_RACE_HEAT_MS) when set. */
 void ft_race_defaults(struct ft_race_opts *o);
