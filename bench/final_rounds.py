@@ -16,6 +16,7 @@ import re
 import sqlite3
 import statistics
 import sys
+import urllib.parse
 
 LINE = re.compile(r"round (\d+): (\d+) of (\d+), median ([0-9.]+) us")
 
@@ -29,7 +30,7 @@ def rounds_of(log):
 
 
 def analyse(path, min_finalists):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True)
     finals, quarters = 0, [[], [], [], []]
     for (run,) in db.execute("SELECT id FROM runs"):
         logs = [r[0] for r in db.execute(

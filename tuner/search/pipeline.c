@@ -1009,7 +1009,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 }
 
 /* A final row's log: each round's median of the finalist and its place in
- * the round ("round 1: 4th of 16, median 193.1 us"), one line a round it
+ * the round ("round 1: 4 of 16, median 193.1 us"), one line a round it
  * ran; NULL when out of memory (the row is stored without it). */
 static char *final_log(const struct ft_interleave_trace *tr, int i)
 {
