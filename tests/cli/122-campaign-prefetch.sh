@@ -44,16 +44,24 @@ FATUNE_CACHE_DIR="$T/c_nocubin" run search $A --runner fake:@ms=1 --db "$T/nocub
 # the second unit has no run and no trial (its compiles are only cache entries)
 now_ms() { date +%s%3N; }
 # (6 candidates per unit at 1 s per evaluation, the fake runner's longest: the first unit's tail outlasts a
-# compile ahead by far, also under ASan beside other tests, where 4 at 800 ms once let the second unit begin
-# first)
-FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search ${A/--budget 4/--budget 6} --runner fake:@cubin,@ms=1000 --db "$T/int.db" \
-	>"$T/out" 2>"$T/err" &
-pid=$!
-t0=$(now_ms)
-while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 6 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
-kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "the campaign ended before its prefetch compiled anything"; }
-[ "$(sql "$T/int.db" "SELECT count(*) FROM runs WHERE causal = 1")" -eq 0 ] ||
-	{ kill -KILL $pid; wait $pid || true; fail "the second unit began before its first compile ahead was done: no tail to test"; }
+# compile ahead by far, but under ASan beside other tests the compiles can fall behind the evaluations, so
+# that the tail is one evaluation and the second unit begins before its first compile ahead is done - 4 at
+# 800 ms once did so, and 6 at 1 s in a fresh clone's ASan pass on 2026-12-01. That is the machine's load,
+# not what is tested, so the case is set up again, up to three times, before it counts as a failure)
+for attempt in 1 2 3; do
+	rm -rf "$T/c_int" "$T/int.db"*
+	FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search ${A/--budget 4/--budget 6} --runner fake:@cubin,@ms=1000 --db "$T/int.db" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	t0=$(now_ms)
+	while kill -0 $pid 2>/dev/null && [ "$(cubins "$T/c_int")" -le 6 ] && [ $(($(now_ms) - t0)) -le 60000 ]; do sleep 0.05; done
+	kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "the campaign ended before its prefetch compiled anything"; }
+	[ "$(sql "$T/int.db" "SELECT count(*) FROM runs WHERE causal = 1")" -eq 0 ] && break
+	kill -KILL $pid
+	wait $pid || true
+	[ "$attempt" -lt 3 ] || fail "the second unit began before its first compile ahead was done, three times: no tail to test"
+	echo "attempt $attempt: the second unit began before its first compile ahead was done (a loaded machine); again"
+done
 [ "$(cubins "$T/c_int")" -gt 6 ] || { kill -KILL $pid; wait $pid || true; fail "no prefetch within 60 s"; }
 signal_gone INT $pid $((2000 + compile_ms)) "a campaign in a prefetch (2 s + one compile)"
 [ "$rc" -eq 1 ] || { cat "$T/err"; fail "exit $rc after SIGINT, not 1"; }
