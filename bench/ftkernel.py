@@ -294,11 +294,14 @@ def quick_time(fn, n=3):
     return a.elapsed_time(b) * 1000.0 / n
 
 
-def time_graph(fn, calls, samples, warmup=3, warmup_ms=20.0):
+def time_graph(fn, calls, samples, warmup=3, warmup_ms=20.0, heat_ms=0.0):
     """fatune's timing method (docs/timing.md): median (and min, p90) microseconds
     per call over `samples` replays of one CUDA graph holding `calls`
     back-to-back calls of fn, after at least `warmup` replays and warmup_ms of
-    GPU time (an idle GPU needs a few ms of load to reach its boost clock)."""
+    GPU time (an idle GPU needs a few ms of load to reach its boost clock), or
+    heat_ms when longer (a heavy kernel then is timed at the clock the GPU's
+    power cap leaves, as the race's heated final ranks it)."""
+    warmup_ms = max(warmup_ms, heat_ms)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):

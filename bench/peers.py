@@ -513,11 +513,9 @@ def decode_split_candidates(b, h_kv, s_kv, block_n):
 
 def measure(fn, samples=30, heat_ms=0.0):
     """fatune's method: K calls per CUDA graph (a sample ~1 ms), median/min/p90 of R samples;
-    heat_ms > 0: the warm-up runs the graph back to back at least that long first (a heavy
-    kernel then is timed at the clock the GPU's power cap leaves, as the race's heated final
-    and a product running it back to back see it; docs/timing.md)."""
+    heat_ms: fk.time_graph's (the warm-up at least that long)."""
     kk, rr = fk.plan_timing(fk.quick_time(fn), samples=samples)
-    t = fk.time_graph(fn, kk, rr, warmup_ms=max(20.0, heat_ms))
+    t = fk.time_graph(fn, kk, rr, heat_ms=heat_ms)
     t.update(calls=kk, samples=rr)
     return t
 

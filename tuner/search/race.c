@@ -27,6 +27,14 @@ struct ft_race {
 	int nfin;
 };
 
+/* Whether environment variable name is set to value. */
+static int env_is(const char *name, const char *value)
+{
+	const char *text = getenv(name);
+
+	return text && !strcmp(text, value);
+}
+
 /* The number in environment variable name when it is one in 0..max (the
  * whole value), else dflt (unset, empty, not a number, out of range). */
 static double env_number(const char *name, double max, double dflt)
@@ -48,7 +56,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->quick_samples = FT_RACE_QUICK_SAMPLES;
 	o->finalists = FT_RACE_FINALISTS;
 	o->stable = FT_RACE_STABLE;
-	o->two_jobs = getenv("FATUNE_RACE_JOBS") && !strcmp(getenv("FATUNE_RACE_JOBS"), "2");
+	o->two_jobs = env_is("FATUNE_RACE_JOBS", "2");
 	o->sample_us = FT_RACE_SAMPLE_US;
 	if (getenv("FATUNE_RACE_SAMPLE_US")) {
 		double v = atof(getenv("FATUNE_RACE_SAMPLE_US"));
@@ -59,7 +67,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->anchor_ms = env_number("FATUNE_RACE_ANCHOR_MS", 60000, 0);
 	o->rival_us = 0;
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
-	o->spread = getenv("FATUNE_RACE_FINAL_ORDER") && !strcmp(getenv("FATUNE_RACE_FINAL_ORDER"), "spread");
+	o->spread = env_is("FATUNE_RACE_FINAL_ORDER", "spread");
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
