@@ -46,10 +46,14 @@
  * addresses of the KV loop are immediates; the kernel traps when the strides
  * say otherwise), COMBINE_IN_KERNEL (0, the default, or 1: merge the splits in
  * this kernel, see above; needs a workspace of 4 bytes per (row block, grid.y,
- * batch)), PDL (0, the default, or 1: programmatic dependent launch of the
- * combine kernel, sm_90+: each split block runs griddepcontrol.launch_dependents
- * after its partial's stores and the combine kernel griddepcontrol.wait before it
- * reads the partials; the launch attribute is the space's launch.combine_pdl) and
+ * batch)), PDL (0, the default; 1 or 2: programmatic dependent launch of the
+ * combine kernel, sm_90+: with 1 each split block runs
+ * griddepcontrol.launch_dependents after its partial's stores, with 2 as it
+ * starts, so that the combine's blocks are resident and waiting before the last
+ * main block ends; either way the combine kernel runs griddepcontrol.wait, which
+ * returns only once the whole main grid has completed and its stores are
+ * visible, before it reads the partials; the launch attribute is the space's
+ * launch.combine_pdl) and
  * FATUNE_SMEM_BYTES, the space's smem_bytes formula, which must equal what this
  * file computes (static_assert).
  *
@@ -93,7 +97,7 @@
 #endif
 
 #if PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "PDL=1 (griddepcontrol) needs sm_90 or newer"
+#error "PDL=1 or 2 (griddepcontrol) needs sm_90 or newer"
 #endif
 
 namespace {
@@ -130,8 +134,8 @@ static_assert(STAGES >= 1 && STAGES <= 3, "KV_STAGES must be 1, 2 or 3");
 static_assert(PACK_GQA == 0 || PACK_GQA == 1, "PACK_GQA must be 0 or 1");
 static_assert(DENSE_KV == 0 || DENSE_KV == 1, "DENSE_KV must be 0 or 1");
 static_assert(COMBINE_IN_KERNEL == 0 || COMBINE_IN_KERNEL == 1, "COMBINE_IN_KERNEL must be 0 or 1");
-static_assert(PDL == 0 || (PDL == 1 && COMBINE_IN_KERNEL == 0),
-	      "PDL must be 0 or 1, and 1 only with the combine kernel (COMBINE_IN_KERNEL 0)");
+static_assert(PDL == 0 || ((PDL == 1 || PDL == 2) && COMBINE_IN_KERNEL == 0),
+	      "PDL must be 0, 1 or 2, and 1 or 2 only with the combine kernel (COMBINE_IN_KERNEL 0)");
 static_assert(SMEM_BYTES == FATUNE_SMEM_BYTES,
 	      "the space's smem_bytes formula disagrees with the template's layout");
 
@@ -707,6 +711,8 @@ static __device__ __forceinline__ void merge_warps(warp_state &w, unsigned char 
 extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct fatune_attn_params p)
 {
 	extern __shared__ __align__(128) unsigned char smem[];
+	if (PDL == 2)	/* the combine's blocks may be scheduled now: they wait for the grid's end */
+		ft_griddep_launch_dependents();
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
 	const int s_kv = p.s_kv, splits = p.num_splits, off = p.causal_offset;
@@ -991,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(NT, 1) fatune_attention_fwd(struct 
 			}
 		if (COMBINE_IN_KERNEL)
 			arrive_and_merge(p, smem);
-		if (PDL)	/* the combine kernel may be scheduled (it waits for us) */
+		if (PDL == 1)	/* the combine kernel may be scheduled (it waits for us) */
 			ft_griddep_launch_dependents();
 	}
 }

@@ -483,6 +483,9 @@ if only ablation-sanitizer; then
 	T0="TILE_ORDER=0,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"
 	san=(
 		"attention|--shape 1x8x1x128 --kv-heads 2 --kv-len 777|$W1,TILE_N=64,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=1"
+		# issue 17's PDL 2 (the combine released as each split block starts, its blocks waiting
+		# resident in griddepcontrol.wait): warps sharing the KV stream, GQA bshd, ragged KV
+		"attention_decode|--shape 2x8x1x128 --kv-heads 2 --kv-len 777 --layout bshd|NUM_WARPS_PER_BLOCK=2,TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,DENSE_KV=0,KV_WARPS=1,NUM_SPLITS=4,COMBINE_IN_KERNEL=0,PDL=2"
 		"attention_sm90|--shape 1x2x300x128 --kv-len 700 --causal|$C1,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=0,Q_IN_REGS=1,NUM_SPLITS=2,INTRA_WG_OVERLAP=2,PDL=1,$T0"
 		"attention_sm90|--shape 2x4x333x128 --causal|$C2,BLOCK_N=128,KV_STAGES=2,PINGPONG=1,PERSISTENT=0,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=1,PDL=0,$T0"
 		"attention_sm90|--shape 1x140x129x64 --causal|NUM_CONSUMER_WG=3,BLOCK_M=192,BLOCK_N=128,KV_STAGES=2,PINGPONG=0,PERSISTENT=1,Q_IN_REGS=0,NUM_SPLITS=1,INTRA_WG_OVERLAP=2,PDL=0,TILE_ORDER=1,MASK_PEEL=0,KV_WARPGROUPS=1,CLUSTER_M=1"

@@ -2,7 +2,8 @@
 # (issue 17) verified against the reference and timed (the timed calls are a CUDA graph of
 # back-to-back calls, verified again after): PDL=1 (the combine kernel launched with programmatic
 # dependent launch, griddepcontrol in both templates) next to PDL=0 on the mma template's decode
-# path and the Hopper template's split-KV; INTRA_WG_OVERLAP 1 (today's overlapped
+# path and the Hopper template's split-KV, and PDL=2 (released as each split block starts) on the
+# decode space's; INTRA_WG_OVERLAP 1 (today's overlapped
 # loop) and 2 (V loaded one tile behind K) of the Hopper template where their paths differ: masked
 # tail tiles, causal rows, rows that see no key, GQA bshd bf16, persistent, ping-pong, Q in
 # registers, three consumers, D 64/128/256; TILE_ORDER 0/1 x MASK_PEEL 0/1 of the Hopper template on
@@ -23,6 +24,19 @@ mma=(
 for c in "${mma[@]}"; do
 	for pdl in 0 1; do
 		bench_ok "$SPACES/attention.yaml" "${c%%|*}" "${c#*|},COMBINE_IN_KERNEL=0,PDL=$pdl"
+	done
+done
+# the decode space (warps sharing one KV stream): PDL 2, the combine released as each split block
+# starts, beside 0 and 1 (GQA bshd, ragged KV, bf16 causal with S_q 4)
+KW="TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,KV_WARPS=1"
+decode=(
+	"--shape 2x40x1x128 --kv-heads 8 --kv-len 8192 --layout bshd|NUM_WARPS_PER_BLOCK=2,$KW,DENSE_KV=0,NUM_SPLITS=8"
+	"--shape 1x32x1x128 --kv-heads 8 --kv-len 1000|NUM_WARPS_PER_BLOCK=4,$KW,DENSE_KV=1,NUM_SPLITS=3"
+	"--shape 1x32x4x64 --kv-heads 8 --kv-len 4096 --causal --dtype bf16|NUM_WARPS_PER_BLOCK=4,$KW,DENSE_KV=1,NUM_SPLITS=16"
+)
+for c in "${decode[@]}"; do
+	for pdl in 0 1 2; do
+		bench_ok "$SPACES/attention_decode.yaml" "${c%%|*}" "${c#*|},COMBINE_IN_KERNEL=0,PDL=$pdl"
 	done
 done
 
