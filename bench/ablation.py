@@ -16,9 +16,10 @@ interleaved A B C A B C so that clock drift shows as a spread rather than as a g
   Q_IN_REGS (Hopper): Q K^T with Q's fragments in registers, or Q read from shared memory
   KV_WARPGROUPS (Hopper): a 64-row block's KV tiles split between two consumers, or read by one
   CLUSTER_M (Hopper, D >= 128 non-causal): clusters of two blocks multicasting K and V, or none
-  PDL (both templates): the combine kernel launched with programmatic dependent launch; only for
+  PDL (both templates): the combine kernel launched with programmatic dependent launch (1 released
+      after each split block's stores, 2 as it starts: the decode space only); only for
       a split best (NUM_SPLITS > 1); a best that merges its splits in the kernel
-      (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1)
+      (COMBINE_IN_KERNEL=1) is compared with its combine-kernel twins (COMBINE_IN_KERNEL=0, PDL 0/1/2)
 
 It also prints, for each split-KV shape, FlashAttention-3's split count for that best's grid
 (tuner/search/strategy.c ft_split_heuristic, repeated here) next to the count the search chose.
@@ -100,10 +101,12 @@ def variants(values, causal):
     if "PDL" in values and values.get("NUM_SPLITS", 1) > 1:
         if values.get("COMBINE_IN_KERNEL", 0) == 1:
             out.append(("PDL", "in-kernel combine (best)", dict(values)))
-            for v in (0, 1):
+            for v in (0, 1, 2):
                 out.append(("PDL", f"combine kernel, PDL={v}", dict(values, COMBINE_IN_KERNEL=0, PDL=v)))
         else:
-            for v in (values["PDL"], 1 - values["PDL"]):
+            # 2 (released as each split block starts) is the decode space's only: elsewhere it is
+            # reported "not in the space"
+            for v in (values["PDL"], *[x for x in (0, 1, 2) if x != values["PDL"]]):
                 out.append(("PDL", str(v), dict(values, PDL=v)))
     return out
 
@@ -169,7 +172,7 @@ def main():
     if args.list:
         for i, s in shapes:
             print(f"{i}: search {s}; then each space's best with INTRA_WG_OVERLAP 1/2, TILE_ORDER 0/1, "
-                  "MASK_PEEL 0/1, Q_IN_REGS 0/1, KV_WARPGROUPS 1/2, CLUSTER_M 1/2 (Hopper) and PDL 0/1 (split)")
+                  "MASK_PEEL 0/1, Q_IN_REGS 0/1, KV_WARPGROUPS 1/2, CLUSTER_M 1/2 (Hopper) and PDL 0/1/2 (split; 2 the decode space only)")
         return 0
     results, failed = [], 0
     for _, s in shapes:

@@ -152,7 +152,8 @@ def geometry_of(r, values):
              combine_grid=[r["combine_grid_x"] or 0, r["combine_grid_y"] or 0, r["combine_grid_z"] or 0],
              workspace=(r["workspace_bytes"] or 0) if "workspace_bytes" in keys else 0)
     # the spaces' launch.combine_pdl is their PDL parameter (not stored in the DB)
-    g["pdl"] = 1 if values.get("PDL") == 1 else 0
+    # (1 and 2 differ only in where the main kernel releases the combine: both launch it so)
+    g["pdl"] = 1 if values.get("PDL", 0) != 0 else 0
     if values.get("COMBINE_IN_KERNEL") == 1 and splits > 1:
         g["combine_threads"], g["combine_grid"] = 0, [0, 0, 0]
         g["workspace"] = max(g["workspace"], 4 * (grid[0] // splits) * grid[1] * grid[2])
