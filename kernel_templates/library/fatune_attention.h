@@ -30,8 +30,9 @@
  * scratch live in the caller's workspace (fatune_attention_workspace_size).
  * A call issues what fatune's worker issued when it timed the config: the
  * main kernel, the combine kernel when the config has one (with
- * programmatic dependent launch where the config has PDL=1), and a memset of
- * the scratch only where the space's workspace init asks for it; a thread
+ * programmatic dependent launch where the space's launch.combine_pdl is
+ * non-zero: PDL 1 or 2), and a memset of the scratch only where the space's
+ * workspace init asks for it; a thread
  * calling again with the same arguments and context reuses the previous
  * call's parameter block (TMA descriptors included) and functions.
  * All functions are thread-safe.
