@@ -251,7 +251,9 @@ if [[ " $steps " == *" throughput "* ]]; then
 		tail -1 "$OUT/throughput-$m-$tag.err"
 	done
 	throughput_table "$OUT"/throughput-{cold,warm,warm2,mission,mission2}-$tag.json | tee "$OUT/throughput-breakdown-$tag.txt"
-	keep_db /tmp/fatune-tp-warm.db throughput-warm-$tag
+	# the database the quality check compares with the exhaustive one (its finals' rows hold what
+	# each round measured: bench/final_rounds.py), so that a miss can be read from both afterwards
+	keep_db /tmp/fatune-tp-warm2.db throughput-warm2-$tag
 fi
 if [[ " $steps " == *" throughput "* || " $steps " == *" throughput-quality "* ]] &&
 	[ "${THROUGHPUT_QUALITY:-1}" = 1 ]; then
