@@ -10,13 +10,22 @@ over 10 rounds, on GPU N), which takes the two passes' own noise (+-1.5-4 %) out
 same config counts 1.000. Each such pair is timed --repeats times (default 3), each a new worker,
 the two bests' order swapped every other time; the ratio is the median and the table shows the
 range, the check's own repeatability. Prints one row per unit, then `units compared N of M; W
-within 1 %; worst R`. Used by tools/device-session.sh throughput-quality and bench/anchor_ab.sh.
+within 1 %; worst R`. Under a unit over 1.01 (a miss) it prints where each of the two bests stood in
+the race's database: not evaluated, cut after the quick pass, measured in full, or a finalist and
+what each final round measured of it, so a miss can be told apart (transfer that never reached the
+config, a quick pass that cut it, a final that ranked it behind). Used by tools/device-session.sh
+throughput-quality and bench/anchor_ab.sh.
 """
 import argparse
 import json
 import os
+import re
+import sqlite3
 import subprocess
 import sys
+import urllib.parse
+
+ROUND = re.compile(r"round (\d+): (\d+) of (\d+), median ([0-9.]+) us")
 
 
 def bests(path):
@@ -41,6 +50,40 @@ def interleaved(args, shape, causal, dtype, swap):
     except (ValueError, KeyError, TypeError):
         print(f"bench failed: {(p.stderr or p.stdout).strip()[:300]}", file=sys.stderr)
         return float("nan")
+
+
+def shape_filter(shape):
+    """SQL conditions on runs (r) and their values for a unit's shape, e.g. '2x40x1x128,kv_heads=8,
+    kv_len=8192,layout=bshd' or '1x8x512x64'."""
+    head, *opts = shape.split(",")
+    b, h, s, d = (int(x) for x in head.split("x"))
+    kv = dict(o.split("=", 1) for o in opts if "=" in o)
+    return ("r.b = ? AND r.h = ? AND r.s = ? AND r.d = ? AND coalesce(r.s_kv, r.s) = ? AND "
+            "coalesce(r.h_kv, r.h) = ? AND coalesce(r.layout, 'bhsd') = ?",
+            [b, h, s, d, int(kv.get("kv_len", s)), int(kv.get("kv_heads", h)), kv.get("layout", "bhsd")])
+
+
+def standing(db_path, key, config):
+    """where a config stood in a database's search of the unit: one phrase per trial row"""
+    where, vals = shape_filter(key[0])
+    db = sqlite3.connect(f"file:{urllib.parse.quote(db_path)}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT t.status, t.reason, t.t_median_us, t.samples, t.log FROM trials t JOIN runs r ON t.run_id = r.id "
+            f"WHERE {where} AND r.dtype = ? AND r.causal = ? AND t.config = ? ORDER BY t.id",
+            vals + [key[2], key[1], config]).fetchall()
+    finally:
+        db.close()
+    out = []
+    for status, reason, t, n, log in rows:
+        rounds = ROUND.findall(log or "")
+        if rounds:
+            out.append("final " + ", ".join(f"r{r} {p}/{m} {float(u):.2f}" for r, p, m, u in rounds))
+        elif status in ("ok", "cut") and t is not None:
+            out.append(f"{status} {t:.2f} us ({n} samples{', ' + reason[:80] if reason else ''})")
+        else:
+            out.append(f"{status}{' (' + reason[:80] + ')' if reason else ''}")
+    return "; ".join(out) if out else "not evaluated"
 
 
 def repeated(args, key):
@@ -80,6 +123,12 @@ def main():
         worst = max(worst, ratio) if ratio == ratio else worst
         print(f"{k[0]:<22}{k[1]:>2}{rb['t_median_us']:>10.4f}{eb['t_median_us']:>10.4f}"
               f"{rb['t_median_us'] / eb['t_median_us']:>11.3f}{ratio:>12.3f}{spread:>13}{re_:>10}{ee:>9}")
+        if ratio == ratio and ratio > 1.01:
+            try:
+                print(f"    in the race: exhaustive best {standing(args.race_db, k, eb['config'])}")
+                print(f"    in the race: its own best {standing(args.race_db, k, rb['config'])}")
+            except (sqlite3.Error, ValueError) as e:
+                print(f"    in the race: not read ({e})")
     print(f"units compared {n} of {len(ex)}; {within} within 1 %; worst transfer/exhaustive {worst:.3f} "
           f"(interleaved in one worker, the median of {args.repeats}; the same config counts 1.000; target <= 1.01)"
           + (f"; {untimed} pairs could not be timed (bench failed)" if untimed else ""))
