@@ -29,8 +29,13 @@ def rounds_of(log):
     return out
 
 
+def connect_ro(path):
+    """a database opened read-only (a path with ? or # stays a path)"""
+    return sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True)
+
+
 def analyse(path, min_finalists):
-    db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True)
+    db = connect_ro(path)
     finals, quarters = 0, [[], [], [], []]
     for (run,) in db.execute("SELECT id FROM runs"):
         logs = [r[0] for r in db.execute(

@@ -19,13 +19,11 @@ throughput-quality and bench/anchor_ab.sh.
 import argparse
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
-import urllib.parse
 
-ROUND = re.compile(r"round (\d+): (\d+) of (\d+), median ([0-9.]+) us")
+from final_rounds import connect_ro, rounds_of  # a final row's log, read-only databases
 
 
 def bests(path):
@@ -66,7 +64,7 @@ def shape_filter(shape):
 def standing(db_path, key, config):
     """where a config stood in a database's search of the unit: one phrase per trial row"""
     where, vals = shape_filter(key[0])
-    db = sqlite3.connect(f"file:{urllib.parse.quote(db_path)}?mode=ro", uri=True)
+    db = connect_ro(db_path)
     try:
         rows = db.execute(
             "SELECT t.status, t.reason, t.t_median_us, t.samples, t.log FROM trials t JOIN runs r ON t.run_id = r.id "
@@ -76,9 +74,9 @@ def standing(db_path, key, config):
         db.close()
     out = []
     for status, reason, t, n, log in rows:
-        rounds = ROUND.findall(log or "")
+        rounds = rounds_of(log)
         if rounds:
-            out.append("final " + ", ".join(f"r{r} {p}/{m} {float(u):.2f}" for r, p, m, u in rounds))
+            out.append("final " + ", ".join(f"r{r} {p}/{m} {u:.2f}" for r, (p, m, u) in sorted(rounds.items())))
         elif status in ("ok", "cut") and t is not None:
             out.append(f"{status} {t:.2f} us ({n} samples{', ' + reason[:80] if reason else ''})")
         else:
