@@ -49,16 +49,22 @@ grep -q "attention_decode" "$T/err" && fail "a default space the shape is not fo
 run search --arch sm_90 --shape 1x8x512x64 --space "$SP" --runner fake --db "$T/n.db"
 expect_bad_input "no space is searched for 1x8x512x64 on sm_90 \\(space 'attention_decode': it is searched only for shapes where S \\* H / H_KV <= 16 \\(applies_to, line 2[0-9]\\)\\)"
 [ ! -e "$T/n.db" ] || fail "bad input created the database"
-# export a KV_WARPS config and build the template with the header alone
-cfg=NUM_WARPS_PER_BLOCK=4,TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,KV_WARPS=1,NUM_SPLITS=16,COMBINE_IN_KERNEL=0,PDL=0
-run export --arch sm_90 --shape 1x32x1x128 --kv-heads 8 --kv-len 8192 --space "$SP" --config "$cfg" -o "$T/kv.h"
-expect_rc 0 "export of a KV_WARPS config"
-grep -q "^#define KV_WARPS 1\$" "$T/kv.h" || fail "the exported header does not set KV_WARPS"
+# export a KV_WARPS config and build the template with the header alone; with PDL 2 (the combine
+# released as each split block starts) the header launches the combine with programmatic dependent launch
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if [ -x "$NVCC" ]; then
-	mkdir -p "$T/b" && cp "$T/kv.h" "$T/b/build_config.h"
-	printf '#include "build_config.h"\n#include "%s/kernel_templates/attention.cu"\n' "$FATUNE_SOURCE_DIR" >"$T/b/kernel.cu"
-	(cd "$T/b" && "$NVCC" -arch=sm_90 -cubin -o k.cubin kernel.cu) >"$T/b/log" 2>&1 ||
-		{ cat "$T/b/log"; fail "the exported KV_WARPS header does not build attention.cu"; }
-fi
+for pdl in 0 2; do
+	cfg=NUM_WARPS_PER_BLOCK=4,TILE_M=16,TILE_N=32,KV_STAGES=2,PACK_GQA=1,DENSE_KV=1,KV_WARPS=1,NUM_SPLITS=16,COMBINE_IN_KERNEL=0,PDL=$pdl
+	run export --arch sm_90 --shape 1x32x1x128 --kv-heads 8 --kv-len 8192 --space "$SP" --config "$cfg" -o "$T/kv$pdl.h"
+	expect_rc 0 "export of a KV_WARPS config with PDL=$pdl"
+	grep -q "^#define KV_WARPS 1\$" "$T/kv$pdl.h" || fail "the exported header does not set KV_WARPS"
+	grep -q "^#define PDL $pdl\$" "$T/kv$pdl.h" || fail "the exported header does not set PDL $pdl"
+	grep -q "^#define FATUNE_LAUNCH_COMBINE_PDL $((pdl != 0))\$" "$T/kv$pdl.h" ||
+		fail "the exported header's combine launch for PDL=$pdl is not $((pdl != 0))"
+	if [ -x "$NVCC" ]; then
+		mkdir -p "$T/b$pdl" && cp "$T/kv$pdl.h" "$T/b$pdl/build_config.h"
+		printf '#include "build_config.h"\n#include "%s/kernel_templates/attention.cu"\n' "$FATUNE_SOURCE_DIR" >"$T/b$pdl/kernel.cu"
+		(cd "$T/b$pdl" && "$NVCC" -arch=sm_90 -cubin -o k.cubin kernel.cu) >"$T/b$pdl/log" 2>&1 ||
+			{ cat "$T/b$pdl/log"; fail "the exported KV_WARPS header (PDL=$pdl) does not build attention.cu"; }
+	fi
+done
 echo ok
