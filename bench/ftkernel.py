@@ -28,6 +28,8 @@ import statistics
 
 import torch
 
+import launch_config as lc  # cuLaunchKernelEx's structures (PDL)
+
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
@@ -174,26 +176,8 @@ class Module:
                                        int(threads), 1, 1, int(smem), ctypes.c_void_p(stream),
                                        args, None), "cuLaunchKernel")
             return
-        attr = _LaunchAttribute(id=CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
-        ctypes.memmove(attr.value, ctypes.byref(ctypes.c_int(1)), 4)
-        cfg = _LaunchConfig(int(grid[0]), int(grid[1]), int(grid[2]), int(threads), 1, 1, int(smem),
-                            ctypes.c_void_p(stream), ctypes.pointer(attr), 1)
+        cfg, _attr = lc.pdl_config(grid, threads, smem, stream)
         _check(_lib.cuLaunchKernelEx(ctypes.byref(cfg), fn, args, None), "cuLaunchKernelEx")
-
-
-CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
-
-
-class _LaunchAttribute(ctypes.Structure):
-    # CUlaunchAttribute: the id, padding to 8 bytes, a 64-byte value union
-    _fields_ = [("id", ctypes.c_uint32), ("pad", ctypes.c_char * 4), ("value", ctypes.c_char * 64)]
-
-
-class _LaunchConfig(ctypes.Structure):
-    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
-                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
-                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("numAttrs", ctypes.c_uint)]
 
 
 def launches_combine(geometry):
