@@ -55,6 +55,7 @@ import os
 import statistics
 import sys
 import time
+import traceback
 import warnings
 
 import torch
@@ -558,6 +559,19 @@ def _fail_text(e):
     return f"{type(e).__name__}: {text[0][:160] if text else ''}"
 
 
+_TRACED = set()
+
+
+def _config_failed(e):
+    """A tuned config's failure as a table status; the first failure of each exception type
+    in this process also prints its traceback to stderr, so an environment's fault (the
+    "source code string cannot contain null bytes" of some machines) shows where it is raised."""
+    if type(e) not in _TRACED:
+        _TRACED.add(type(e))
+        traceback.print_exception(e, file=sys.stderr)
+    return _fail_text(e)
+
+
 def tune_fa(q, k, v, causal, ref=None, configs=None, deadline=None, log=None):
     """Times every config of FA_CONFIGS (or `configs`) on these inputs, checking each one's
     output against ref (fp64) first; returns (best config, table). Cached per shape."""
@@ -589,7 +603,7 @@ def tune_fa(q, k, v, causal, ref=None, configs=None, deadline=None, log=None):
             row["us"] = quick_graph_time(lambda: triton_attention(q, k, v, causal, cfg, out=o))
             row["status"] = "ok"
         except Exception as e:  # out of resources, compile failure: this config is out
-            row["status"] = _fail_text(e)
+            row["status"] = _config_failed(e)
             _sync_or_raise()
         table.append(row)
     ok = [r for r in table if r.get("status") == "ok"]
@@ -644,7 +658,7 @@ def tune_decode(q, k, v, causal, ref=None, configs=None, deadline=None, log=None
                 row["us"] = quick_graph_time(plan)
                 row["status"] = "ok"
             except Exception as e:
-                row["status"] = _fail_text(e)
+                row["status"] = _config_failed(e)
                 _sync_or_raise()
             table.append(row)
     ok = [r for r in table if r.get("status") == "ok"]
