@@ -102,15 +102,62 @@ int ft_interleave_start(int spread, int round, int rounds, int n)
 	return round % n;
 }
 
+/* One interleaving's state: every candidate's pool and verdicts. */
+struct il {
+	const struct ft_interleave_opts *o;
+	const struct ft_job *jobs;
+	ft_job_run_fn run;
+	void *ctx;
+	struct ft_job_result *out;
+	struct pool p;
+	int done[FT_INTERLEAVE_MAX], left[FT_INTERLEAVE_MAX], taken[FT_INTERLEAVE_MAX];
+	long long ran;
+};
+
+/* Candidate i's job of round `round`, its `placed`-th: pooled when ok, its
+ * verdict kept when not. 0, or -1 with err when run fails. */
+static int time_one(struct il *s, int i, int round, int placed, struct ft_err *err)
+{
+	const struct ft_interleave_opts *o = s->o;
+	struct ft_job job = round_job(o, &s->jobs[i]);
+	struct ft_job_result res;
+	struct ft_job_result *out = &s->out[i];
+
+	if (!s->ran && o->heat_ms > 0)
+		job.heat_ms = o->heat_ms;
+	if (s->run(s->ctx, &job, &res, err))
+		return -1;
+	s->ran++;
+	if (o->trace) {
+		o->trace->place[i][round] = placed;
+		o->trace->ran[round] = placed + 1;
+		if (res.status == FT_ST_OK)
+			o->trace->median_us[i][round] = res.t_median_us;
+	}
+	if (res.status != FT_ST_OK) {
+		*out = res; /* the first verdict that is not ok stands */
+		s->done[i] = 1;
+		return 0;
+	}
+	pool_add(&s->p, i, &res);
+	s->taken[i]++;
+	if (!(res.rel_err <= out->rel_err))
+		out->rel_err = res.rel_err;
+	if (!(res.max_abs_err <= out->max_abs_err))
+		out->max_abs_err = res.max_abs_err;
+	out->launches_per_sample = res.launches_per_sample;
+	out->verify_ms += res.verify_ms;
+	out->time_ms += res.time_ms;
+	ft_phases_add(out, &res, 0);
+	return 0;
+}
+
 int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs, int n,
 		  ft_job_run_fn run, void *ctx, struct ft_job_result *out, int *rounds,
 		  long long *njobs, struct ft_err *err)
 {
-	struct pool p = { 0 };
-	int done[FT_INTERLEAVE_MAX] = { 0 }, left[FT_INTERLEAVE_MAX] = { 0 };
-	int taken[FT_INTERLEAVE_MAX] = { 0 };
+	struct il s = { .o = o, .jobs = jobs, .run = run, .ctx = ctx, .out = out };
 	int nrounds = o->rounds, rc = 0;
-	long long ran = 0;
 
 	if (n <= 0)
 		return 0;
@@ -119,9 +166,9 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 	if (nrounds < 1 || nrounds > FT_INTERLEAVE_MAX_ROUNDS)
 		return ft_error(err, FT_EFAIL, "interleaving in %d rounds: 1 to %d", nrounds,
 				FT_INTERLEAVE_MAX_ROUNDS);
-	p.cap = nrounds * FT_RAW_SAMPLES_MAX;
-	p.x = malloc((size_t)n * (size_t)p.cap * sizeof(*p.x));
-	if (!p.x)
+	s.p.cap = nrounds * FT_RAW_SAMPLES_MAX;
+	s.p.x = malloc((size_t)n * (size_t)s.p.cap * sizeof(*s.p.x));
+	if (!s.p.x)
 		return ft_error(err, FT_EFAIL, "out of memory for %d candidates' samples", n);
 	for (int i = 0; i < n; i++) {
 		ft_job_result_init(&out[i]);
@@ -141,48 +188,20 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 
 		for (int k = 0; k < n && !rc; k++) {
 			int i = (k + start) % n;
-			struct ft_job job = round_job(o, &jobs[i]);
-			struct ft_job_result res;
 
-			if (done[i] || left[i])
+			if (s.done[i] || s.left[i])
 				continue;
-			if (!ran && o->heat_ms > 0)
-				job.heat_ms = o->heat_ms;
-			if ((rc = run(ctx, &job, &res, err)))
-				break;
-			ran++;
-			if (o->trace) {
-				o->trace->place[i][round] = placed;
-				o->trace->ran[round] = placed + 1;
-				if (res.status == FT_ST_OK)
-					o->trace->median_us[i][round] = res.t_median_us;
-			}
-			placed++;
-			if (res.status != FT_ST_OK) {
-				out[i] = res; /* the first verdict that is not ok stands */
-				done[i] = 1;
-				continue;
-			}
-			pool_add(&p, i, &res);
-			taken[i]++;
-			if (!(res.rel_err <= out[i].rel_err))
-				out[i].rel_err = res.rel_err;
-			if (!(res.max_abs_err <= out[i].max_abs_err))
-				out[i].max_abs_err = res.max_abs_err;
-			out[i].launches_per_sample = res.launches_per_sample;
-			out[i].verify_ms += res.verify_ms;
-			out[i].time_ms += res.time_ms;
-			ft_phases_add(&out[i], &res, 0);
+			rc = time_one(&s, i, round, placed++, err);
 		}
 		if (round == 0 && !rc && o->leave_over > 1)
-			leave_slow(&p, done, left, n, o->leave_over, o->prior);
+			leave_slow(&s.p, s.done, s.left, n, o->leave_over, o->prior);
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		struct ft_stats st;
 
-		if (done[i])
+		if (s.done[i])
 			continue;
-		if (pool_stats(&p, i, &st)) {
+		if (pool_stats(&s.p, i, &st)) {
 			out[i].status = FT_ST_CRASHED;
 			snprintf(out[i].reason, sizeof(out[i].reason),
 				 "the interleaved rounds gave no finite sample: is the GPU in a bad state?");
@@ -193,12 +212,12 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		out[i].t_min_us = st.min;
 		out[i].t_p90_us = st.p90;
 		out[i].t_spread = st.spread;
-		out[i].samples = p.have[i];
+		out[i].samples = s.p.have[i];
 	}
 	for (int i = 0; rounds && i < n; i++)
-		rounds[i] = taken[i];
+		rounds[i] = s.taken[i];
 	if (njobs)
-		*njobs = ran;
-	free(p.x);
+		*njobs = s.ran;
+	free(s.p.x);
 	return rc;
 }
