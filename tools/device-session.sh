@@ -6,6 +6,7 @@
 #                                          named) unseen unseen-heat ablation ablation-compare ablation-sanitizer
 #                                          mechanisms-check throughput throughput-quality worker-costs
 #                                          prefetch-order race-form machine-warmup stress db-busy heat-settle
+#                                          close-rounds
 #
 # hopper, serving: a campaign (bench/campaigns/*.yaml) searched with the default spaces, then
 # bench/compare_torch.py on its bests against SDPA flash/cuDNN and the autotuned Triton
@@ -46,6 +47,9 @@
 # heat-settle (issue 16; not part of all): bench/campaigns/heavy6.yaml warm with one race heat against
 # another (HEAT_SETTLE_RUNS, FATUNE_RACE_HEAT_MS values), how settled each final's round 1 was
 # (bench/final_rounds.py, from the final rows' logs) in $OUT/heat-settle.txt; see the step.
+# close-rounds (issue 16; not part of all): bench/campaigns/heavy6.yaml warm with a heated final's close
+# finalists given rounds alone (FATUNE_RACE_CLOSE_ROUNDS, CLOSE_RUNS values) and without, each against one
+# exhaustive pass (bench/quality.py), in $OUT/close-rounds.txt; see the step.
 # worker-costs (issue 16; not part of all): the mission search, warm cache, with the worker's
 # old fixed costs (FATUNE_EVAL_COSTS=legacy) and the new, phases.worker per candidate side by
 # side in $OUT/worker-costs.txt.
@@ -432,6 +436,38 @@ if [[ " $steps " == *" heat-settle "* ]]; then
 		python3 -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute("DELETE FROM trials WHERE status NOT IN (?, ?)", ("ok", "cut")); d.commit(); d.execute("VACUUM")' "/tmp/hs/h$h-$i.db"
 	done
 	tar -czf "$OUT/heat-settle.tar.gz" -C /tmp/hs $(cd /tmp/hs && ls h*.db)
+fi
+if [[ " $steps " == *" close-rounds "* ]]; then
+	# issue 16: a heated final's close finalists given rounds alone (FATUNE_RACE_CLOSE_ROUNDS) against
+	# none: bench/campaigns/heavy6.yaml on one GPU in the Hopper space, one cold pass to fill the
+	# cache, warm passes over CLOSE_RUNS (default "4 0": the variable's values), one exhaustive pass,
+	# then bench/quality.py of each warm pass against it; walls and tables in $OUT/close-rounds.txt
+	dev=${THROUGHPUT_DEVICES:-0}
+	cr=(--campaign bench/campaigns/heavy6.yaml --space search_spaces/attention_sm90.yaml --devices "$dev"
+		--quiet --json)
+	rm -rf /tmp/cr
+	mkdir -p /tmp/cr
+	/usr/bin/time -f "heavy6 cold: %e s wall" $F search "${cr[@]}" --strategy transfer --db /tmp/cr/cold.db \
+		>/dev/null 2>/tmp/cr/cold.err
+	tail -1 /tmp/cr/cold.err | tee -a "$OUT/close-rounds.txt"
+	i=0
+	for c in ${CLOSE_RUNS:-4 0}; do
+		i=$((i + 1))
+		FATUNE_RACE_CLOSE_ROUNDS=$c /usr/bin/time -f "heavy6 warm, FATUNE_RACE_CLOSE_ROUNDS=$c ($i): %e s wall" \
+			$F search "${cr[@]}" --strategy transfer --db "/tmp/cr/c$c-$i.db" >"/tmp/cr/c$c-$i.json" 2>"/tmp/cr/c$c-$i.err"
+		tail -1 "/tmp/cr/c$c-$i.err" | tee -a "$OUT/close-rounds.txt"
+	done
+	/usr/bin/time -f "heavy6 exhaustive: %e s wall" $F search "${cr[@]}" --strategy exhaustive --db /tmp/cr/ex.db \
+		>/tmp/cr/ex.json 2>/tmp/cr/ex.err
+	tail -1 /tmp/cr/ex.err | tee -a "$OUT/close-rounds.txt"
+	i=0
+	for c in ${CLOSE_RUNS:-4 0}; do
+		i=$((i + 1))
+		echo "== FATUNE_RACE_CLOSE_ROUNDS=$c ($i) against exhaustive" | tee -a "$OUT/close-rounds.txt"
+		python3 bench/quality.py "/tmp/cr/c$c-$i.json" /tmp/cr/ex.json "/tmp/cr/c$c-$i.db" /tmp/cr/ex.db \
+			--gpu "${dev%%,*}" --fatune "$F" | tee -a "$OUT/close-rounds.txt"
+	done
+	(cd /tmp/cr && tar -czf "$OUT/close-rounds.tar.gz" ./*.json ./*.err ./*.db)
 fi
 if [[ " $steps " == *" worker-costs "* ]]; then
 	# issue 16's fixed costs per candidate, before and after, on one GPU: the mission search with a

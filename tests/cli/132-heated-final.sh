@@ -3,7 +3,8 @@
 # final that is heated (its first job asks for 100 ms of heat, which the fake counts as warm-up, as the GPU worker
 # does) and widened to every candidate within 1.10x of the fastest (here more than the 4 finalists asked for); its
 # rows say so. FATUNE_RACE_HEAT_MS=0 and a light search (the fake's 10-100 us, its fastest near 10) keep the final
-# as before; a bad @scale is refused with one line.
+# as before; a bad @scale is refused with one line. FATUNE_RACE_CLOSE_ROUNDS=N gives a heated final's close
+# finalists N rounds alone.
 . "$FT_TEST_LIB"
 # --seed 3: the fake's times (a hash of config and seed) put 7 full measurements within 1.10x of the fastest
 A="--arch sm_90 --shape 1x8x512x64 --space $SPACES/attention_sm90.yaml --strategy exhaustive --seed 3 --quiet --json"
@@ -33,6 +34,23 @@ full=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race fi
 # every finalist was within 1.10x of the fastest full measurement
 sql "$T/heavy.db" "SELECT count(*) FROM trials f WHERE f.reason LIKE 'race final%' AND (SELECT t_median_us FROM trials o WHERE o.config = f.config AND o.reason NOT LIKE 'race final%' AND o.status = 'ok') > 1.10 * (SELECT min(t_median_us) FROM trials WHERE status = 'ok' AND reason NOT LIKE 'race final%')" >"$T/far"
 [ "$(cat "$T/far")" = 0 ] || fail "$(cat "$T/far") finalists were over 1.10x the fastest"
+
+# FATUNE_RACE_CLOSE_ROUNDS=4: the heated final's finalists within 1.02x of the fastest pooled median (2 or 3
+# here) run 4 more rounds alone; their rows say so, hold 15 + 4 x 5 samples and log rounds 4 to 7; without the
+# variable (above) no row does
+[ "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE '%then % rounds of the %' OR log LIKE '%round 4:%'")" = 0 ] ||
+	fail "a final without FATUNE_RACE_CLOSE_ROUNDS ran close rounds"
+FATUNE_RACE_CLOSE_ROUNDS=4 run search $A --runner fake:@scale=10 --db "$T/close.db"; expect_rc 0
+close=$(sql "$T/close.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: 35 samples over 3 interleaved rounds of % finalists, then 4 rounds of the % within 1.02x of the fastest, the GPU heated 100 ms first' AND log LIKE '%round 4: % of %round 7: % of %'")
+[ "$close" -ge 2 ] && [ "$close" -le 3 ] || fail "$close close finalists ran 4 rounds alone (want 2 or 3): $(sql "$T/close.db" "SELECT reason FROM trials WHERE reason LIKE 'race final%'")"
+[ "$(sql "$T/close.db" "SELECT count(*) FROM trials WHERE reason LIKE '%then 4 rounds of the $close within%'")" = "$close" ] ||
+	fail "the close rows do not say how many ran the close rounds"
+best=$(sql "$T/close.db" "SELECT config FROM best")
+[ "$(sql "$T/close.db" "SELECT count(*) FROM trials WHERE config = '$best' AND reason LIKE '%then 4 rounds%'")" = 1 ] ||
+	fail "the best is not one of the close finalists"
+FATUNE_RACE_CLOSE_ROUNDS=4 run search $A --runner fake --db "$T/light-close.db"; expect_rc 0
+[ "$(sql "$T/light-close.db" "SELECT count(*) FROM trials WHERE reason LIKE '%then % rounds of the %'")" = 0 ] ||
+	fail "a light (not heated) final ran close rounds"
 
 FATUNE_RACE_HEAT_MS=0 run search $A --runner fake:@scale=10 --db "$T/off.db"; expect_rc 0
 [ "$(field 'j["race"]["heated_finals"]')" = 0 ] || fail "FATUNE_RACE_HEAT_MS=0 heated the final"

@@ -1,7 +1,7 @@
 /* test_interleave.c - candidates timed in round-robin rounds (run/interleave.c):
  * the order, the split of the samples, the pooled statistics, a drift that
  * falls on every candidate alike, the leaving rule (with priors: a burst of load does not make a
- * candidate leave), a verdict that is not ok,
+ * candidate leave), the close candidates' rounds alone, a verdict that is not ok,
  * and a runner's failure. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -299,6 +299,61 @@ static void test_spread_order(void **state)
 	}
 }
 
+/* close_rounds: after the rounds, the candidates within close_within of the
+ * fastest pooled median (at most close_max, fastest first) run more rounds
+ * alone, one later each, pooled with their earlier samples and traced as
+ * rounds 4 on; the others keep their rounds; one close candidate alone runs
+ * none. */
+static void test_close_rounds(void **state)
+{
+	struct fake f = { .us = { 10.15, 10, 11, 10.1 }, .fail_at = -1 };
+	struct ft_interleave_trace tr;
+	struct ft_interleave_opts o = { .rounds = 3, .samples = 0, .sample_us = 0, .warmup = -1, .leave_over = 0,
+					.trace = &tr, .close_rounds = 4, .close_within = 1.02, .close_max = 3 };
+	struct ft_job jobs[4];
+	struct ft_job_result out[4];
+	int rounds[4];
+	long long n;
+	struct ft_err err = { 0 };
+	const int order[4][3] = { { 1, 3, 0 }, { 3, 0, 1 }, { 0, 1, 3 }, { 1, 3, 0 } };
+
+	(void)state;
+	jobs_of(jobs, 4);
+	assert_int_equal(ft_interleave(&o, jobs, 4, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 3 * 4 + 4 * 3);
+	/* the close ones fastest first (10, 10.1, 10.15), each round one later */
+	for (int r = 0; r < 4; r++)
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(f.log[12 + r * 3 + k], order[r][k]);
+	assert_int_equal(rounds[0], 7);
+	assert_int_equal(rounds[1], 7);
+	assert_int_equal(rounds[3], 7);
+	assert_int_equal(rounds[2], 3);
+	assert_int_equal(out[1].samples, 70);
+	assert_int_equal(out[2].samples, 30);
+	assert_float_equal(out[1].t_median_us, 10, 1e-4);
+	assert_int_equal(tr.ran[3], 3);
+	assert_int_equal(tr.place[1][3], 0);
+	assert_int_equal(tr.place[1][4], 2);
+	assert_int_equal(tr.place[2][3], -1);
+	assert_float_equal(tr.median_us[3][6], 10.1, 1e-4);
+	/* at most close_max: the two fastest */
+	f.nlog = 0;
+	o.close_max = 2;
+	assert_int_equal(ft_interleave(&o, jobs, 4, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 3 * 4 + 4 * 2);
+	assert_int_equal(rounds[0], 3);
+	assert_int_equal(rounds[3], 7);
+	/* one within 1.02x alone: no close round */
+	f.nlog = 0;
+	f.us[3] = f.us[0] = 10.5;
+	assert_int_equal(ft_interleave(&o, jobs, 4, fake_run, &f, out, rounds, &n, &err), 0);
+	assert_int_equal(n, 12);
+	/* the rounds and the close ones beyond the trace's rounds are refused */
+	o.close_rounds = FT_INTERLEAVE_MAX_ROUNDS;
+	assert_int_equal(ft_interleave(&o, jobs, 4, fake_run, &f, out, rounds, &n, &err), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_drift_falls_on_both),
 		cmocka_unit_test(test_leave),
 		cmocka_unit_test(test_leave_prior),
+		cmocka_unit_test(test_close_rounds),
 		cmocka_unit_test(test_not_ok_and_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

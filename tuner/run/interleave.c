@@ -152,21 +152,56 @@ static int time_one(struct il *s, int i, int round, int placed, struct ft_err *e
 	return 0;
 }
 
+/* The candidates still in after the rounds whose pooled median is within
+ * o->close_within of the fastest one's, fastest first, at most o->close_max:
+ * into c; returns how many. */
+static int close_ones(const struct il *s, int n, int *c)
+{
+	const struct ft_interleave_opts *o = s->o;
+	double med[FT_INTERLEAVE_MAX], lead = NAN;
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct ft_stats st;
+
+		med[i] = NAN;
+		if (s->done[i] || s->left[i] || pool_stats(&s->p, i, &st))
+			continue;
+		med[i] = st.median;
+		if (isnan(lead) || st.median < lead)
+			lead = st.median;
+	}
+	for (int i = 0; i < n; i++) {	/* insertion, fastest first */
+		int at;
+
+		if (!(med[i] <= o->close_within * lead))
+			continue;
+		for (at = m++; at > 0 && med[c[at - 1]] > med[i]; at--)
+			c[at] = c[at - 1];
+		c[at] = i;
+	}
+	if (m > o->close_max)
+		m = o->close_max;
+	return m;
+}
+
 int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs, int n,
 		  ft_job_run_fn run, void *ctx, struct ft_job_result *out, int *rounds,
 		  long long *njobs, struct ft_err *err)
 {
 	struct il s = { .o = o, .jobs = jobs, .run = run, .ctx = ctx, .out = out };
-	int nrounds = o->rounds, rc = 0;
+	int nrounds = o->rounds, extra = o->close_rounds > 0 && o->close_within > 1 && o->close_max >= 2 ?
+							 o->close_rounds : 0;
+	int rc = 0;
 
 	if (n <= 0)
 		return 0;
 	if (n > FT_INTERLEAVE_MAX)
 		return ft_error(err, FT_EFAIL, "interleaving %d candidates: at most %d", n, FT_INTERLEAVE_MAX);
-	if (nrounds < 1 || nrounds > FT_INTERLEAVE_MAX_ROUNDS)
-		return ft_error(err, FT_EFAIL, "interleaving in %d rounds: 1 to %d", nrounds,
-				FT_INTERLEAVE_MAX_ROUNDS);
-	s.p.cap = nrounds * FT_RAW_SAMPLES_MAX;
+	if (nrounds < 1 || nrounds + extra > FT_INTERLEAVE_MAX_ROUNDS)
+		return ft_error(err, FT_EFAIL, "interleaving in %d rounds and %d close ones: 1 to %d in all",
+				nrounds, extra, FT_INTERLEAVE_MAX_ROUNDS);
+	s.p.cap = (nrounds + extra) * FT_RAW_SAMPLES_MAX;
 	s.p.x = malloc((size_t)n * (size_t)s.p.cap * sizeof(*s.p.x));
 	if (!s.p.x)
 		return ft_error(err, FT_EFAIL, "out of memory for %d candidates' samples", n);
@@ -195,6 +230,21 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		}
 		if (round == 0 && !rc && o->leave_over > 1)
 			leave_slow(&s.p, s.done, s.left, n, o->leave_over, o->prior);
+	}
+	if (extra && !rc) {
+		/* the close ones alone: short rounds, each place taken by each alike */
+		int c[FT_INTERLEAVE_MAX], m = close_ones(&s, n, c);
+
+		for (int er = 0; m >= 2 && er < extra && !rc; er++) {
+			int placed = 0;
+
+			for (int k = 0; k < m && !rc; k++) {
+				int i = c[(k + er) % m];
+
+				if (!s.done[i])
+					rc = time_one(&s, i, nrounds + er, placed++, err);
+			}
+		}
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		struct ft_stats st;

@@ -55,6 +55,16 @@ struct ft_interleave_opts {
 				 * fewer rounds than candidates, round r starts at
 				 * candidate r x n / rounds, so that each one runs early,
 				 * midway and late in a round alike (ft_interleave_start) */
+	int close_rounds;	/* > 0: after the rounds, the candidates still in whose
+				 * pooled median is within close_within times the fastest
+				 * one's (at most close_max of them, the fastest) run this
+				 * many more rounds alone, starting one later each, their
+				 * samples pooled with the earlier ones': a round of many
+				 * candidates spans a clock drift that a round of two or
+				 * three does not, so the close ones compare again where
+				 * they compare best; 0: none */
+	double close_within;	/* > 1 */
+	int close_max;		/* >= 2 */
 };
 
 /* The candidate round `round` of `rounds` starts at, of n. Within a round the

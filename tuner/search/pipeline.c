@@ -1013,13 +1013,13 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
  * ran; NULL when out of memory (the row is stored without it). */
 static char *final_log(const struct ft_interleave_trace *tr, int i)
 {
-	size_t size = (size_t)FT_RACE_ROUNDS * 64 + 1, at = 0;
+	size_t size = (size_t)(FT_RACE_ROUNDS + FT_RACE_CLOSE_ROUNDS_MAX) * 64 + 1, at = 0;
 	char *log = malloc(size);
 
 	if (!log)
 		return NULL;
 	log[0] = 0;
-	for (int r = 0; r < FT_RACE_ROUNDS && r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
+	for (int r = 0; r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
 		if (tr->place[i][r] < 0 || !isfinite(tr->median_us[i][r]))
 			continue;
 		at += (size_t)snprintf(log + at, size - at, "%sround %d: %d of %d, median %.1f us",
@@ -1047,7 +1047,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	struct ft_interleave_trace *trace;
-	int rounds[FT_RACE_MAX_FINALISTS] = { 0 };
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close = 0;
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
 
@@ -1081,11 +1081,18 @@ static int run_final(struct run *r, struct ft_err *err)
 	if (rc)
 		goto done;
 	out[0].phase_ms[FT_PH_SHARED] += held;	/* the wait for the hold: the first job's */
+	for (int i = 0; i < n; i++)	/* the close finalists that ran rounds alone */
+		close += rounds[i] > FT_RACE_ROUNDS;
 	for (int i = 0; i < n && !rc; i++) {
 		shared += out[i].phase_ms[FT_PH_SHARED];
 		take_result(&ts[i], &out[i], x.x);
 		/* a row of the final says so: queries and tests tell it from the first one */
-		if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
+		if (ts[i].status == FT_ST_OK && rounds[i] > FT_RACE_ROUNDS)
+			snprintf(ts[i].reason, sizeof(ts[i].reason),
+				 "%s %d samples over %d interleaved rounds of %d finalists, then %d rounds of the %d within %.3gx of the fastest%s",
+				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n, rounds[i] - FT_RACE_ROUNDS,
+				 close, FT_RACE_CLOSE_WITHIN, heat);
+		else if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d interleaved rounds of %d finalists%s",
 				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n, heat);

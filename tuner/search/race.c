@@ -68,6 +68,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->rival_us = 0;
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
 	o->spread = env_is("FATUNE_RACE_FINAL_ORDER", "spread");
+	o->close_rounds = (int)env_number("FATUNE_RACE_CLOSE_ROUNDS", FT_RACE_CLOSE_ROUNDS_MAX, 0);
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
@@ -450,6 +451,11 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 		o.prior = prior;
 	}
 	o.heat_ms = ft_race_heat_ms(rc);
+	if (o.heat_ms > 0 && rc->o.close_rounds > 0) {
+		o.close_rounds = rc->o.close_rounds;
+		o.close_within = FT_RACE_CLOSE_WITHIN;
+		o.close_max = FT_RACE_CLOSE_MAX;
+	}
 	r = ft_interleave(&o, jobs, n, run, ctx, out, rounds, &ran, err);
 	if (rc) {
 		pthread_mutex_lock(&rc->m);

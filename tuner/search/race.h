@@ -126,6 +126,21 @@
  * of exhaustive with it and without, so it stays opt-in. */
 #define FT_RACE_ROUNDS 3
 #define FT_RACE_MAX_FINALISTS 16
+/* A heated final's close finalists timed again alone (ft_interleave_opts
+ * close_rounds). Its rounds of up to 16 finalists span a drift that one round
+ * of two or three does not: in a one-GPU suite24 warm pass on an H200
+ * (2026-12-01, eighteenth session) the final of 1x8x8192x64 moved by 3 %
+ * between rounds 2 and 3 and its finalists' per-round medians by 2-4 % with
+ * their places, while the exhaustive pass's best, which the quality check
+ * timed 2.2 % faster than the race's pick (interleaved alone, within 0.6 %
+ * over three checks), ended the final 1.5 % behind it. With
+ * FATUNE_RACE_CLOSE_ROUNDS=N (0..16) the finalists whose pooled median is
+ * within FT_RACE_CLOSE_WITHIN of the fastest one's (at most FT_RACE_CLOSE_MAX)
+ * run N more rounds alone, pooled with their earlier samples. Not measured
+ * against the quality check yet, so off by default (0). */
+#define FT_RACE_CLOSE_WITHIN 1.02
+#define FT_RACE_CLOSE_MAX 3
+#define FT_RACE_CLOSE_ROUNDS_MAX 16
 /* Drift: a GPU's clocks fall as a search keeps it busy, so a candidate timed
  * late in a search looks slower than one timed early. On two H200s
  * (2026-11-29, suite24) one config of 1x32x8192x128 took 1,605 us near the
@@ -175,6 +190,8 @@
 #define FT_RACE_HEAT_MS 100.0
 #define FT_RACE_HEAT_SPAN 1.10
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
+_Static_assert(FT_RACE_ROUNDS + FT_RACE_CLOSE_ROUNDS_MAX <= FT_INTERLEAVE_MAX_ROUNDS,
+	       "the final's rounds and its close ones fit an interleaving");
 /* How the reason of a final's ok row starts ("" is every other ok row's;
  * base/trial.h). */
 #define FT_RACE_FINAL_REASON FT_FINAL_REASON
@@ -197,6 +214,9 @@ struct ft_race_opts {
 	int spread;		/* the final's rounds start spread over the finalists
 				 * (ft_interleave_opts.spread; FATUNE_RACE_FINAL_ORDER=spread);
 				 * 0: each round one later (the default, see FT_RACE_ROUNDS) */
+	int close_rounds;	/* > 0: a heated final's close finalists run this many
+				 * more rounds alone (FT_RACE_CLOSE_WITHIN;
+				 * FATUNE_RACE_CLOSE_ROUNDS); 0: none (the default) */
 	double rival_us;	/* > 0: the unit's best in another space (search.h
 				 * incumbent_us): a final whose fastest finalist is over
 				 * FT_RACE_HEAT_SPAN x this cannot hold the unit's best
