@@ -350,9 +350,10 @@ def main():
         return 0 if rows else 2
 
     import torch
-    # The peers import torch._dynamo lazily, inside a timing (on the lent H100s of 2026-11-27 that import
-    # failed with "source code string cannot contain null bytes" for every peer). Import it here, before
-    # fatune's kernels load through ctypes: a broken environment then shows once, with its cause.
+    # The peers import torch._dynamo lazily, inside a timing. Import it here, before fatune's kernels load
+    # through ctypes: a broken environment then shows once, with its cause. (The "source code string cannot
+    # contain null bytes" of 2026-11-27 and 2026-12-01 was not the environment: ftkernel's PDL launch wrote
+    # into the interpreter's empty bytes, bench/launch_config.py.)
     try:
         import torch._dynamo  # noqa: F401
     except Exception as e:  # noqa: BLE001 - whatever breaks the import, say it and go on with fatune's rows
