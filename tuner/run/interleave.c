@@ -190,9 +190,9 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		  long long *njobs, struct ft_err *err)
 {
 	struct il s = { .o = o, .jobs = jobs, .run = run, .ctx = ctx, .out = out };
-	int nrounds = o->rounds, extra = o->close_rounds > 0 && o->close_within > 1 && o->close_max >= 2 ?
-							 o->close_rounds : 0;
-	int rc = 0;
+	int nrounds = o->rounds, rc = 0;
+	/* the close candidates' rounds alone, where asked for */
+	int extra = o->close_rounds > 0 && o->close_within > 1 && o->close_max >= 2 ? o->close_rounds : 0;
 
 	if (n <= 0)
 		return 0;
