@@ -45,27 +45,40 @@ static int pool_stats(const struct pool *p, int i, struct ft_stats *st)
 	return rc;
 }
 
+/* Each candidate's pooled median (and fastest sample) into med (min), NaN
+ * for one that is done, has left or has no sample; returns the fastest
+ * median (NaN: none). */
+static double pooled_medians(const struct pool *p, const int *done, const int *left, int n, double *med,
+			     double *min)
+{
+	double lead = NAN;
+
+	for (int i = 0; i < n; i++) {
+		struct ft_stats st;
+
+		med[i] = NAN;
+		if (done[i] || left[i] || pool_stats(p, i, &st))
+			continue;
+		med[i] = st.median;
+		min[i] = st.min;
+		if (isnan(lead) || st.median < lead)
+			lead = st.median;
+	}
+	return lead;
+}
+
 /* After the first round: those whose fastest sample is over leave_over times
  * the round's fastest median leave (they ran back to back, so they compare
  * within it) - with priors, only those whose prior is behind by as much. */
 static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over,
 		       const double *prior)
 {
-	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead = NAN, lead_prior = NAN;
+	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead_prior = NAN;
+	double lead = pooled_medians(p, done, left, n, med, min);
 
-	for (int i = 0; i < n; i++) {
-		struct ft_stats st;
-
-		med[i] = NAN;
-		if (done[i] || pool_stats(p, i, &st))
-			continue;
-		med[i] = st.median;
-		min[i] = st.min;
-		if (isnan(lead) || st.median < lead)
-			lead = st.median;
-		if (prior && prior[i] > 0 && !(prior[i] >= lead_prior))
+	for (int i = 0; i < n; i++)
+		if (!isnan(med[i]) && prior && prior[i] > 0 && !(prior[i] >= lead_prior))
 			lead_prior = prior[i];
-	}
 	for (int i = 0; i < n; i++)
 		if (!isnan(med[i]) && min[i] > over * lead &&
 		    !(prior && prior[i] > 0 && prior[i] <= over * lead_prior))
@@ -158,19 +171,10 @@ static int time_one(struct il *s, int i, int round, int placed, struct ft_err *e
 static int close_ones(const struct il *s, int n, int *c)
 {
 	const struct ft_interleave_opts *o = s->o;
-	double med[FT_INTERLEAVE_MAX], lead = NAN;
+	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX];
+	double lead = pooled_medians(&s->p, s->done, s->left, n, med, min);
 	int m = 0;
 
-	for (int i = 0; i < n; i++) {
-		struct ft_stats st;
-
-		med[i] = NAN;
-		if (s->done[i] || s->left[i] || pool_stats(&s->p, i, &st))
-			continue;
-		med[i] = st.median;
-		if (isnan(lead) || st.median < lead)
-			lead = st.median;
-	}
 	for (int i = 0; i < n; i++) {	/* insertion, fastest first */
 		int at;
 

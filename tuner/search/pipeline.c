@@ -1047,7 +1047,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	struct ft_interleave_trace *trace;
-	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close = 0;
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close;
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
 
@@ -1081,8 +1081,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	if (rc)
 		goto done;
 	out[0].phase_ms[FT_PH_SHARED] += held;	/* the wait for the hold: the first job's */
-	for (int i = 0; i < n; i++)	/* the close finalists that ran rounds alone */
-		close += rounds[i] > FT_RACE_ROUNDS;
+	close = trace->ran[FT_RACE_ROUNDS];	/* the close finalists: those of the first round alone */
 	for (int i = 0; i < n && !rc; i++) {
 		shared += out[i].phase_ms[FT_PH_SHARED];
 		take_result(&ts[i], &out[i], x.x);
