@@ -533,12 +533,7 @@ static __device__ __forceinline__ void online_softmax(float (&s)[BN / 2], float 
 				if (8 * j + (e & 1) >= lim[e >> 1])
 					s[4 * j + e] = ft_neg_inf();
 	}
-	float mx[2] = { m[0], m[1] };
-#pragma unroll
-	for (int j = 0; j < BN / 8; j++) {
-		mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
-		mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
-	}
+	float mx[2] = { ft_row_max<BN / 8>(m[0], s, 0), ft_row_max<BN / 8>(m[1], s, 1) };
 	float msc[2];
 	ft_softmax_stats(mx, m, scale_log2, msc, alpha);
 	float rs[2] = { 0.f, 0.f };
