@@ -8,8 +8,10 @@
 # For each case: the shape searched in the Hopper space alone (a fresh database under /tmp), then
 # its best config under ncu through `fatune bench --best` (the worker is a child process:
 # --target-processes all; one launch after three, clocks left alone). Written to OUTDIR:
-#   ncu-NAME.txt        the search's last line, the best config, the sections (speed of light, pipes, issue, warp states) and the pipes'
-#                       utilisation metrics
+#   ncu-NAME.txt        the search's last line, the best config, the sections (speed of light,
+#                       pipes, issue, warp states) and the pipes' utilisation metrics (the tensor
+#                       pipe's is the sections' "highest-utilized pipeline" line: the H200 image's
+#                       ncu answered n/a for sm__pipe_tensor_op_gmma_cycles_active)
 #   ncu-NAME-sass.csv.gz  per SASS instruction: executed count and the warp-stall samples by reason
 #                       (PC sampling, SourceCounters), to find where the warps wait
 set -uo pipefail
@@ -17,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 2
 out=${1:?usage: bench/ncu_prefill.sh OUTDIR}
 mkdir -p "$out"
 F=build/fatune
-metrics=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second
+metrics=sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_issued.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second
 # case: name, shape, search options
 while read -r -u 3 name shape opts; do
 	[ -z "$name" ] && continue
@@ -39,7 +41,7 @@ while read -r -u 3 name shape opts; do
 	echo "$name: ncu rc $?"
 	ncu -i "$rep.ncu-rep" --page details >>"$out/ncu-$name.txt" 2>&1
 	ncu -i "$rep.ncu-rep" --page source --csv --print-source sass 2>&1 | gzip >"$out/ncu-$name-sass.csv.gz"
-	grep -E 'gmma|pipe_xu|pipe_fma|pipe_alu|inst_issued|Duration|SM Frequency|Issue Slots Busy' "$out/ncu-$name.txt" |
+	grep -E 'highest-utilized|pipe_xu|pipe_fma|pipe_alu|inst_issued|Duration|SM Frequency|Issue Slots Busy' "$out/ncu-$name.txt" |
 		tr -s ' ' | sed 's/^/  /'
 done 3<<'CASES'
 d64 2x32x2048x64 --dtype bf16
