@@ -24,11 +24,12 @@ for u in units:
                       (b, h, s, d, u["causal"])).fetchone()[0]
     assert abs(u["best"]["t_median_us"] - opt) < 1e-6 * opt, (u["shape"], u["causal"], u["best"], opt)
     mma = sp["attention"]
-    n = sum(v for k, v in mma["status"].items() if not k.startswith("rejected"))
+    # results: a candidate the recording lacks is none (the guide does not count it)
+    n = sum(v for k, v in mma["status"].items() if not k.startswith("rejected") and k != "not_in_recording")
     # behind the Hopper space's best all along here: the seeds (at most 4) then 12 results, or the
     # 8 random picks of an unseeded search then 4 more
     assert mma["best"]["t_median_us"] > u["best"]["t_median_us"], (u["shape"], mma["best"])
-    assert n <= 16, (u["shape"], u["causal"], n)
+    assert n <= 16, (u["shape"], u["causal"], n, mma["status"])
 PY
 # a recording of one template only: the second space is refused naming its template (exit 2), and what the
 # first space's search stored stays

@@ -677,6 +677,58 @@ static void test_guide_probe(void **state)
 	}
 }
 
+/* The step from the best (ft_guide_next): a parameter the constraints force
+ * at the best moves for free, a derived one with its sources. Candidates
+ * (W, PINGPONG, BLOCK_N; BLOCK_M = 64 W derived), PINGPONG 1 only with W 2:
+ * (1,0,64) the seed and best, (2,0,128), (2,1,64), (2,0,64), (1,0,128).
+ * From the seed, PINGPONG is forced (no candidate differs in it alone), so
+ * (2,1,64) is one step away like (2,0,64) and (1,0,128), and comes in the
+ * model's order before them; (2,0,128) is two. Counted over every value
+ * index, (2,1,64) would be three steps, last. */
+static void test_guide_forced_step(void **state)
+{
+	static const long long cand[5][3] = { { 1, 0, 64 }, { 2, 0, 128 }, { 2, 1, 64 }, { 2, 0, 64 },
+					      { 1, 0, 128 } };
+	static const long long want[] = { 0, 2, 3, 4, 1 };
+	static const char *const names[] = { "W", "PINGPONG", "BLOCK_N", "BLOCK_M" };
+	struct ft_space *sp = own(calloc(1, sizeof(*sp)));
+	struct ft_trial ts[5], *p[5];
+	const char *seeds[1];
+	struct ft_guide *g;
+
+	(void)state;
+	sp->nparams = 4;
+	for (int k = 0; k < 4; k++) {
+		snprintf(sp->params[k].name, FT_NAME_MAX, "%s", names[k]);
+		sp->params[k].nvalues = 2;
+	}
+	sp->params[0].values[0] = 1, sp->params[0].values[1] = 2;
+	sp->params[1].values[0] = 0, sp->params[1].values[1] = 1;
+	sp->params[2].values[0] = 64, sp->params[2].values[1] = 128;
+	sp->params[3].values[0] = 64, sp->params[3].values[1] = 128;
+	sp->params[3].derived = 1;
+	for (int i = 0; i < 5; i++) {
+		make_trial(&ts[i], i, 128, 1, 1, 0, 1);
+		for (int k = 0; k < 3; k++)
+			ts[i].values[k] = cand[i][k];
+		ts[i].values[3] = 64 * cand[i][0];
+		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
+		p[i] = &ts[i];
+	}
+	seeds[0] = ts[0].config;
+	g = ft_guide_new(sp, p, 5, 9);
+	assert_non_null(g);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+	for (int i = 0; i < 5; i++) {
+		long long k = ft_guide_next(g);
+
+		assert_int_equal(k, want[i]);
+		observe_ok(g, &ts[k], k ? 20.0 : 10.0);
+	}
+	assert_int_equal(ft_guide_next(g), -1);
+	ft_guide_free(g);
+}
+
 static void test_config_covers(void **state)
 {
 	assert_true(ft_config_covers("A=1,B=2,C=3", "A=1,C=3"));
@@ -708,6 +760,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_guide_behind, release_owned),
 		cmocka_unit_test_teardown(test_guide_lean, release_owned),
 		cmocka_unit_test_teardown(test_guide_probe, release_owned),
+		cmocka_unit_test_teardown(test_guide_forced_step, release_owned),
 		cmocka_unit_test(test_config_covers),
 	};
 

@@ -180,6 +180,8 @@ struct ft_guide {
 	int nparams;
 	unsigned char *idx;	/* n x nparams value indices, model order */
 	unsigned char *taken;	/* n flags */
+	unsigned char paid_ref[FT_MAX_PARAMS], paid[FT_MAX_PARAMS];	/* paid_params(paid_ref) */
+	int paid_known;		/* paid holds paid_params of paid_ref */
 	unsigned char best[FT_MAX_PARAMS];
 	double best_us;		/* NAN until an ok trial */
 	long long *explore;	/* a seeded random order for the first picks */
@@ -200,6 +202,7 @@ struct ft_guide {
 	unsigned char *okidx;	/* the competitive results' value indices, nok of them */
 	long long nok;
 	unsigned char centers[GUIDE_PROBES][FT_MAX_PARAMS];	/* probe centers, oldest first */
+	unsigned char center_paid[GUIDE_PROBES][FT_MAX_PARAMS];	/* paid_params of each */
 	double center_us[GUIDE_PROBES];
 	int ncenters;
 };
@@ -259,13 +262,57 @@ static int l1(const unsigned char *a, const unsigned char *b, int n)
 	return d;
 }
 
+/* The parameters a step from ref pays for, in want[]: every enumerated one
+ * (a derived one moves with those it is computed from), except those the
+ * constraints force at ref: no candidate differs from ref in that parameter
+ * alone. Such a parameter moves for free with the step that frees it (from
+ * one consumer warpgroup, PINGPONG 1 is as near as PINGPONG 0 among the
+ * two-consumer candidates: the constraint held it at 0, not a choice). */
+static void paid_params(const struct ft_guide *g, const unsigned char *ref, unsigned char *want)
+{
+	int np = g->nparams;
+
+	for (int k = 0; k < np; k++)
+		want[k] = !g->sp->params[k].derived || g->sp->params[k].nchoices > 0;
+	for (int k = 0; k < np; k++) {
+		int alone = 0;
+
+		for (long long i = 0; i < g->n && want[k] && !alone; i++) {
+			const unsigned char *c = &g->idx[i * np];
+			int other = 0;
+
+			if (c[k] == ref[k])
+				continue;
+			for (int j = 0; j < np && !other; j++)
+				other = j != k && want[j] && c[j] != ref[j];
+			alone = !other;
+		}
+		if (want[k] && !alone)
+			want[k] = 2;	/* forced at ref: free (below) */
+	}
+	for (int k = 0; k < np; k++)
+		want[k] = want[k] == 1;
+}
+
+/* Steps from ref to a over the parameters a step pays for (paid_params). */
+static int step_distance(const unsigned char *a, const unsigned char *ref, const unsigned char *paid,
+			 int n)
+{
+	int d = 0;
+
+	for (int k = 0; k < n; k++)
+		d += paid[k] ? abs((int)a[k] - (int)ref[k]) : 0;
+	return d;
+}
+
 /* An untried neighbour (L1 distance 1) of the newest probe center that has
  * one, -1 when none has. */
 static long long probe_pick(const struct ft_guide *g)
 {
 	for (int j = g->ncenters - 1; j >= 0; j--)
 		for (long long i = 0; i < g->n; i++)
-			if (!g->taken[i] && l1(&g->idx[i * g->nparams], g->centers[j], g->nparams) <= 1)
+			if (!g->taken[i] && step_distance(&g->idx[i * g->nparams], g->centers[j],
+							  g->center_paid[j], g->nparams) <= 1)
 				return i;
 	return -1;
 }
@@ -300,6 +347,11 @@ long long ft_guide_next(struct ft_guide *g)
 	const unsigned char *ref = !isnan(g->best_us) ? g->best
 				   : g->lean && g->nseeds ? &g->idx[g->seeds[0] * g->nparams]
 							  : NULL;
+	if (ref && (!g->paid_known || memcmp(g->paid_ref, ref, (size_t)g->nparams))) {
+		memcpy(g->paid_ref, ref, (size_t)g->nparams);
+		paid_params(g, ref, g->paid);
+		g->paid_known = 1;
+	}
 	for (long long i = 0; i < g->n; i++) {
 		long long d;
 		if (g->taken[i])
@@ -308,7 +360,7 @@ long long ft_guide_next(struct ft_guide *g)
 			pick = i;	/* the model's next */
 			break;
 		}
-		d = l1(&g->idx[i * g->nparams], ref, g->nparams);
+		d = step_distance(&g->idx[i * g->nparams], ref, g->paid, g->nparams);
 		if (pick < 0 || d < best_d) {
 			pick = i;
 			best_d = d;
@@ -341,10 +393,11 @@ static void probe_observe(struct ft_guide *g, const struct ft_trial *t)
 			away = d < away ? d : away;
 		}
 		for (int j = 0; j < g->ncenters; j++)
-			below |= l1(g->centers[j], c, g->nparams) == 1 &&
+			below |= step_distance(c, g->centers[j], g->center_paid[j], g->nparams) == 1 &&
 				 t->t_median_us < g->center_us[j] * (1 - g->gain);
 		if ((fresh && away >= 2) || below) {
 			memcpy(g->centers[g->ncenters], c, sizeof(c));
+			paid_params(g, c, g->center_paid[g->ncenters]);
 			g->center_us[g->ncenters++] = t->t_median_us;
 		}
 	}
