@@ -180,8 +180,7 @@ struct ft_guide {
 	int nparams;
 	unsigned char *idx;	/* n x nparams value indices, model order */
 	unsigned char *taken;	/* n flags */
-	unsigned char paid_ref[FT_MAX_PARAMS], paid[FT_MAX_PARAMS];	/* paid_params(paid_ref) */
-	int paid_known;		/* paid holds paid_params of paid_ref */
+	unsigned char counted[FT_MAX_PARAMS];	/* 1: a step counts this parameter (l1) */
 	unsigned char best[FT_MAX_PARAMS];
 	double best_us;		/* NAN until an ok trial */
 	long long *explore;	/* a seeded random order for the first picks */
@@ -202,7 +201,6 @@ struct ft_guide {
 	unsigned char *okidx;	/* the competitive results' value indices, nok of them */
 	long long nok;
 	unsigned char centers[GUIDE_PROBES][FT_MAX_PARAMS];	/* probe centers, oldest first */
-	unsigned char center_paid[GUIDE_PROBES][FT_MAX_PARAMS];	/* paid_params of each */
 	double center_us[GUIDE_PROBES];
 	int ncenters;
 };
@@ -238,6 +236,10 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 		ft_guide_free(g);
 		return NULL;
 	}
+	/* a derived parameter moves with the parameters it is computed from: a
+	 * step is counted over the others (a choice, nchoices > 0, is one) */
+	for (int k = 0; k < sp->nparams; k++)
+		g->counted[k] = !sp->params[k].derived || sp->params[k].nchoices > 0;
 	for (long long i = 0; i < n; i++)
 		for (int k = 0; k < sp->nparams; k++)
 			g->idx[i * sp->nparams + k] = (unsigned char)value_index(&sp->params[k], ts[i]->values[k]);
@@ -252,56 +254,25 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 	return g;
 }
 
-/* Steps between two candidates: L1 over their value indices. */
-static int l1(const unsigned char *a, const unsigned char *b, int n)
+/* Steps between two candidates: L1 over the value indices of the
+ * parameters a step counts (ft_guide counted). Counting a derived one too
+ * made a step that changes its source two or more (from one consumer
+ * warpgroup to two moves BLOCK_M 64 -> 128 with it), and one that also
+ * frees a parameter a constraint held (PINGPONG, 0 with one consumer) three:
+ * replayed over three exhaustive H200 recordings of suite24 (both spaces),
+ * transfer kept 23, 21 and 23 of 24 units within 1 % of the optimum counting
+ * it, 24, 23 and 24 not, with 2 % fewer evaluations; over the recorded H100
+ * campaign (bench/strategies.py) nothing changed (docs/perf.md, twentieth
+ * session). Letting a parameter the constraints force at the best move for
+ * free as well (PINGPONG from one consumer) did worse on suite24 (24, 22,
+ * 23) and needed 8.2 evaluations to within 5 % in campaign order on the
+ * H100 recording instead of 5.1, one unit ending 2.2 % off. */
+static int l1(const struct ft_guide *g, const unsigned char *a, const unsigned char *b)
 {
 	int d = 0;
 
-	for (int k = 0; k < n; k++)
-		d += abs((int)a[k] - (int)b[k]);
-	return d;
-}
-
-/* The parameters a step from ref pays for, in want[]: every enumerated one
- * (a derived one moves with those it is computed from), except those the
- * constraints force at ref: no candidate differs from ref in that parameter
- * alone. Such a parameter moves for free with the step that frees it (from
- * one consumer warpgroup, PINGPONG 1 is as near as PINGPONG 0 among the
- * two-consumer candidates: the constraint held it at 0, not a choice). */
-static void paid_params(const struct ft_guide *g, const unsigned char *ref, unsigned char *want)
-{
-	int np = g->nparams;
-
-	for (int k = 0; k < np; k++)
-		want[k] = !g->sp->params[k].derived || g->sp->params[k].nchoices > 0;
-	for (int k = 0; k < np; k++) {
-		int alone = 0;
-
-		for (long long i = 0; i < g->n && want[k] && !alone; i++) {
-			const unsigned char *c = &g->idx[i * np];
-			int other = 0;
-
-			if (c[k] == ref[k])
-				continue;
-			for (int j = 0; j < np && !other; j++)
-				other = j != k && want[j] && c[j] != ref[j];
-			alone = !other;
-		}
-		if (want[k] && !alone)
-			want[k] = 2;	/* forced at ref: free (below) */
-	}
-	for (int k = 0; k < np; k++)
-		want[k] = want[k] == 1;
-}
-
-/* Steps from ref to a over the parameters a step pays for (paid_params). */
-static int step_distance(const unsigned char *a, const unsigned char *ref, const unsigned char *paid,
-			 int n)
-{
-	int d = 0;
-
-	for (int k = 0; k < n; k++)
-		d += paid[k] ? abs((int)a[k] - (int)ref[k]) : 0;
+	for (int k = 0; k < g->nparams; k++)
+		d += g->counted[k] ? abs((int)a[k] - (int)b[k]) : 0;
 	return d;
 }
 
@@ -311,8 +282,7 @@ static long long probe_pick(const struct ft_guide *g)
 {
 	for (int j = g->ncenters - 1; j >= 0; j--)
 		for (long long i = 0; i < g->n; i++)
-			if (!g->taken[i] && step_distance(&g->idx[i * g->nparams], g->centers[j],
-							  g->center_paid[j], g->nparams) <= 1)
+			if (!g->taken[i] && l1(g, &g->idx[i * g->nparams], g->centers[j]) <= 1)
 				return i;
 	return -1;
 }
@@ -347,11 +317,6 @@ long long ft_guide_next(struct ft_guide *g)
 	const unsigned char *ref = !isnan(g->best_us) ? g->best
 				   : g->lean && g->nseeds ? &g->idx[g->seeds[0] * g->nparams]
 							  : NULL;
-	if (ref && (!g->paid_known || memcmp(g->paid_ref, ref, (size_t)g->nparams))) {
-		memcpy(g->paid_ref, ref, (size_t)g->nparams);
-		paid_params(g, ref, g->paid);
-		g->paid_known = 1;
-	}
 	for (long long i = 0; i < g->n; i++) {
 		long long d;
 		if (g->taken[i])
@@ -360,7 +325,7 @@ long long ft_guide_next(struct ft_guide *g)
 			pick = i;	/* the model's next */
 			break;
 		}
-		d = step_distance(&g->idx[i * g->nparams], ref, g->paid, g->nparams);
+		d = l1(g, &g->idx[i * g->nparams], ref);
 		if (pick < 0 || d < best_d) {
 			pick = i;
 			best_d = d;
@@ -389,15 +354,14 @@ static void probe_observe(struct ft_guide *g, const struct ft_trial *t)
 	}
 	if (!isnan(g->best_us) && t->t_median_us >= g->best_us && g->ncenters < GUIDE_PROBES) {
 		for (long long j = 0; j < g->nok; j++) {
-			int d = l1(&g->okidx[j * g->nparams], c, g->nparams);
+			int d = l1(g, &g->okidx[j * g->nparams], c);
 			away = d < away ? d : away;
 		}
 		for (int j = 0; j < g->ncenters; j++)
-			below |= step_distance(c, g->centers[j], g->center_paid[j], g->nparams) == 1 &&
+			below |= l1(g, g->centers[j], c) == 1 &&
 				 t->t_median_us < g->center_us[j] * (1 - g->gain);
 		if ((fresh && away >= 2) || below) {
 			memcpy(g->centers[g->ncenters], c, sizeof(c));
-			paid_params(g, c, g->center_paid[g->ncenters]);
 			g->center_us[g->ncenters++] = t->t_median_us;
 		}
 	}

@@ -105,13 +105,12 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
 			      unsigned long long seed);
 
 /* Index into the original ts of the next candidate to evaluate: first a few
- * seeded random picks, then the untried candidate nearest to the best
- * measured so far, ties going to the model's order (before any ok result:
- * the model's next pick). -1 when all were handed out. Nearest: the fewest
- * steps (L1 over the value indices) in the parameters a step pays for: the
- * enumerated ones, less those the constraints force at the best (no
- * candidate differs from it in that parameter alone), which move for free
- * with the step that frees them; a derived one moves with its sources. */
+ * seeded random picks, then the untried candidate nearest (L1 distance over
+ * the value indices of the enumerated parameters: a derived one moves with
+ * those it is computed from) to the best measured so far, ties going to the
+ * model's order (before any ok result: the model's next pick). -1 when all
+ * were handed out. Steps between probe centers and results (ft_guide_probe)
+ * are counted the same way. */
 long long ft_guide_next(struct ft_guide *g);
 
 /* Tells the guide a finished trial (any status; only ok ones move the best). */
@@ -142,9 +141,9 @@ void ft_guide_lean(struct ft_guide *g);
  * the walk reached only by a step of several parameters (a derived or
  * constraint-coupled one). So does such a result one step from a center and
  * more than `gain` faster than it. ft_guide_next then hands out the untried
- * neighbours (1 step, counted as from the best, above) of the newest center
- * that has any before the candidate nearest the best: a new structure is
- * judged by its own neighbourhood, not by its first candidate alone. */
+ * neighbours (1 step) of the newest center that has any before the
+ * candidate nearest the best: a new structure is judged by its own
+ * neighbourhood, not by its first candidate alone. */
 void ft_guide_probe(struct ft_guide *g);
 
 /* Early stop: once `patience` results in a row (after the seeds) have not
