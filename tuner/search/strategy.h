@@ -109,8 +109,8 @@ struct ft_guide *ft_guide_new(const struct ft_space *sp, struct ft_trial *const 
  * the value indices of the enumerated parameters: a derived one moves with
  * those it is computed from) to the best measured so far, ties going to the
  * model's order (before any ok result: the model's next pick). -1 when all
- * were handed out. Steps between probe centers and results (ft_guide_probe)
- * are counted the same way. */
+ * were handed out. A probe center's neighbours (ft_guide_probe) are counted
+ * the same way. */
 long long ft_guide_next(struct ft_guide *g);
 
 /* Tells the guide a finished trial (any status; only ok ones move the best). */
@@ -137,9 +137,9 @@ void ft_guide_lean(struct ft_guide *g);
 /* Probes (transfer, transfer.h): an ok result within 1.15x of the best (one
  * the race would not cut) but not the best becomes a probe center when it
  * holds a value of some parameter that no such result held before and is 2
- * or more steps (L1 over the value indices) from each of them: a structure
- * the walk reached only by a step of several parameters (a derived or
- * constraint-coupled one). So does such a result one step from a center and
+ * or more steps (L1 over the value indices, the derived parameters' too)
+ * from each of them: a structure the walk reached only by a step of several
+ * parameters (a derived or constraint-coupled one). So does such a result one step from a center and
  * more than `gain` faster than it. ft_guide_next then hands out the untried
  * neighbours (1 step) of the newest center that has any before the
  * candidate nearest the best: a new structure is judged by its own
