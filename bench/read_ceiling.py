@@ -16,8 +16,9 @@ samples), by
 
 and checks each against the buffer's fp64 sum (fresh uniform values in [0.5, 1.5): a reader
 that skipped 0.1 % of the bytes fails). It prints one
-line per reader and configuration, then the read ceiling (the fastest), then, for each
---need US:PEER_US pair given (a decode row's bytes in MB and the best peer's time in us),
+line per reader and configuration, then the read ceiling (the fastest of them: a floor under
+what the GPU can read, since another kernel may read faster), then, for each
+--need MB:PEER_US pair given (a decode row's bytes in MB and the best peer's time in us),
 the bandwidth that 0.95x the peer needs against the ceiling.
 
   python3 bench/read_ceiling.py [--mib N ...] [--need MB:PEER_US ...] [--json FILE]

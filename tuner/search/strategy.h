@@ -139,11 +139,11 @@ void ft_guide_lean(struct ft_guide *g);
  * holds a value of some parameter that no such result held before and is 2
  * or more steps (L1 over the value indices, the derived parameters' too)
  * from each of them: a structure the walk reached only by a step of several
- * parameters (a derived or constraint-coupled one). So does such a result one step from a center and
- * more than `gain` faster than it. ft_guide_next then hands out the untried
- * neighbours (1 step) of the newest center that has any before the
- * candidate nearest the best: a new structure is judged by its own
- * neighbourhood, not by its first candidate alone. */
+ * parameters (a derived or constraint-coupled one). So does such a result
+ * one step from a center and more than `gain` faster than it. ft_guide_next
+ * then hands out the untried neighbours (1 step) of the newest center that
+ * has any before the candidate nearest the best: a new structure is judged
+ * by its own neighbourhood, not by its first candidate alone. */
 void ft_guide_probe(struct ft_guide *g);
 
 /* Early stop: once `patience` results in a row (after the seeds) have not
