@@ -628,6 +628,30 @@ static void test_guide_lean(void **state)
 	ft_guide_free(g);
 }
 
+/* A seeded walk over ts[0..n) (p: pointers to them) from seed, never
+ * stopping early, with probes or without: the guide must hand out the
+ * candidates in the order want[0..n), each told its time us[k] as it comes. */
+static void walk(const struct ft_space *sp, struct ft_trial *ts, struct ft_trial **p, int n,
+		 unsigned long long seed, int probe, const long long *want, const double *us)
+{
+	const char *seeds[1] = { ts[0].config };
+	struct ft_guide *g = ft_guide_new(sp, p, n, seed);
+
+	assert_non_null(g);
+	assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
+	ft_guide_patience(g, 0, 0.01);
+	if (probe)
+		ft_guide_probe(g);
+	for (int i = 0; i < n; i++) {
+		long long k = ft_guide_next(g);
+
+		assert_int_equal(k, want[i]);
+		observe_ok(g, &ts[k], us[k]);
+	}
+	assert_int_equal(ft_guide_next(g), -1);
+	ft_guide_free(g);
+}
+
 /* Probes (ft_guide_probe): ten candidates BLOCK_M (16..256, 5 values) x
  * NUM_WARPS (4, 8), index 2 x BLOCK_M's + NUM_WARPS's, the seed (16,4) the
  * best (10 us) throughout. (64,8), 11 us, is competitive, holds two values
@@ -643,7 +667,6 @@ static void test_guide_probe(void **state)
 	static const long long probed[] = { 0, 1, 2, 3, 4, 5, 7, 6, 9, 8 };
 	struct ft_space *sp = new_space();
 	struct ft_trial ts[10], *p[10];
-	const char *seeds[1];
 
 	(void)state;
 	sp->params[0].nvalues = 5;
@@ -657,24 +680,8 @@ static void test_guide_probe(void **state)
 		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
 		p[i] = &ts[i];
 	}
-	seeds[0] = ts[0].config;
-	for (int probe = 0; probe < 2; probe++) {
-		struct ft_guide *g = ft_guide_new(sp, p, 10, 5);
-
-		assert_non_null(g);
-		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
-		ft_guide_patience(g, 0, 0.01);
-		if (probe)
-			ft_guide_probe(g);
-		for (int i = 0; i < 10; i++) {
-			long long k = ft_guide_next(g);
-
-			assert_int_equal(k, (probe ? probed : plain)[i]);
-			observe_ok(g, &ts[k], us[k]);
-		}
-		assert_int_equal(ft_guide_next(g), -1);
-		ft_guide_free(g);
-	}
+	walk(sp, ts, p, 10, 5, 0, plain, us);
+	walk(sp, ts, p, 10, 5, 1, probed, us);
 }
 
 /* A step from the best (ft_guide_next) counts the enumerated parameters
@@ -693,11 +700,10 @@ static void test_guide_derived_step(void **state)
 	static const long long cand[5][3] = { { 1, 0, 64 }, { 2, 0, 128 }, { 2, 1, 64 }, { 2, 0, 64 },
 					      { 1, 0, 128 } };
 	static const long long want[] = { 0, 3, 4, 1, 2 }, probed[] = { 0, 3, 1, 2, 4 };
+	static const double us[] = { 10.0, 20.0, 20.0, 10.5, 20.0 };
 	static const char *const names[] = { "W", "PINGPONG", "BLOCK_N", "BLOCK_M" };
 	struct ft_space *sp = own(calloc(1, sizeof(*sp)));
 	struct ft_trial ts[5], *p[5];
-	const char *seeds[1];
-	struct ft_guide *g;
 
 	(void)state;
 	sp->nparams = 4;
@@ -718,23 +724,8 @@ static void test_guide_derived_step(void **state)
 		ft_config_format(sp, ts[i].values, ts[i].config, sizeof(ts[i].config));
 		p[i] = &ts[i];
 	}
-	seeds[0] = ts[0].config;
-	for (int probe = 0; probe < 2; probe++) {
-		g = ft_guide_new(sp, p, 5, 9);
-		assert_non_null(g);
-		assert_int_equal(ft_guide_seed(g, p, seeds, 1), 1);
-		ft_guide_patience(g, 0, 0.01);
-		if (probe)
-			ft_guide_probe(g);
-		for (int i = 0; i < 5; i++) {
-			long long k = ft_guide_next(g);
-
-			assert_int_equal(k, (probe ? probed : want)[i]);
-			observe_ok(g, &ts[k], k == 0 ? 10.0 : k == 3 ? 10.5 : 20.0);
-		}
-		assert_int_equal(ft_guide_next(g), -1);
-		ft_guide_free(g);
-	}
+	walk(sp, ts, p, 5, 9, 0, want, us);
+	walk(sp, ts, p, 5, 9, 1, probed, us);
 }
 
 static void test_config_covers(void **state)
