@@ -127,10 +127,17 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	return 0;
 }
 
+/* "slow-exit": a worker whose exit takes 600 ms, as a CUDA context's teardown does */
+static void fake_close(void *ctx)
+{
+	if (!strcmp(ctx, "slow-exit"))
+		sleep_ms(600);
+}
+
 static int fake_main(const char *mode)
 {
 	static const char junk[] = "garbage instead of a hello, long enough to fill a header";
-	struct ft_worker_backend be = { fake_open, fake_prepare, fake_run, NULL, (void *)mode };
+	struct ft_worker_backend be = { fake_open, fake_prepare, fake_run, fake_close, (void *)mode };
 
 	if (!strcmp(mode, "garbage-hello")) {
 		if (write(1, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
@@ -182,18 +189,23 @@ static int reaped(int pid)
 	return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH;
 }
 
-static struct ft_worker *start_ok(void)
+static struct ft_worker *start_mode(const char *mode)
 {
 	struct ft_worker *w = NULL;
 	struct ft_device_info info;
 	struct ft_err err = { 0 };
 
-	use_fake("ok");
+	use_fake(mode);
 	assert_int_equal(ft_worker_start(&w, "/ref.cu", -1, 10000, &info, &err), 0);
 	assert_non_null(w);
 	assert_int_equal(info.present, 1);
 	assert_string_equal(info.lim.name, "fake GPU");
 	return w;
+}
+
+static struct ft_worker *start_ok(void)
+{
+	return start_mode("ok");
 }
 
 /* runs a good job and returns the worker's pid */
@@ -222,6 +234,30 @@ static void test_answers(void **state)
 	assert_int_equal(good_job(w, 6), pid); /* the same worker serves on */
 	ft_worker_stop(w);
 	assert_true(reaped(pid));
+}
+
+/* stop waits for the worker's exit; leave returns at once, the worker still
+ * exits on its own (this process, its parent, reaps it here) */
+static void test_leave_does_not_wait(void **state)
+{
+	struct ft_worker *w = start_mode("slow-exit");
+	int pid = good_job(w, 7), st = 0;
+	double t0 = now_ms();
+
+	ft_worker_stop(w);
+	assert_true(now_ms() - t0 >= 500);
+	assert_true(reaped(pid));
+
+	w = start_mode("slow-exit");
+	pid = good_job(w, 8);
+	t0 = now_ms();
+	ft_worker_leave(w);
+	assert_true(now_ms() - t0 < 300);
+	assert_int_equal(kill(pid, 0), 0); /* still tearing down */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(now_ms() - t0 >= 500);
+	ft_worker_set_command(NULL);
 }
 
 static void test_dies_by_signal(void **state)
@@ -705,6 +741,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_leave_does_not_wait),
 		cmocka_unit_test(test_dies_by_signal),
 		cmocka_unit_test(test_dies_by_exit),
 		cmocka_unit_test(test_stall_times_out),

@@ -76,6 +76,9 @@ struct ft_gpus {
 int ft_cmd_gpus(const char *cmd, const char *devices, const char *arch_opt, struct ft_gpus *g,
 		struct ft_err *err);
 void ft_cmd_gpus_stop(struct ft_gpus *g);
+/* ft_cmd_gpus_stop for a command about to exit: its GPU workers are told to
+ * exit and not waited for (run/runner.h, leave). */
+void ft_cmd_gpus_leave(struct ft_gpus *g);
 
 /* For a campaign's units side by side (--units-per-gpu): opens per_gpu - 1
  * more gpu runners on each GPU of the one group (none with several groups),

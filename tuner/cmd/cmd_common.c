@@ -348,12 +348,22 @@ int ft_cmd_gpus_share(struct ft_gpus *g, int per_gpu, struct ft_err *err)
 	return 0;
 }
 
-void ft_cmd_gpus_stop(struct ft_gpus *g)
+static void gpus_end(struct ft_gpus *g, void (*end)(struct ft_runner *))
 {
 	for (int i = 0; i < g->ngroups; i++)
 		for (int k = 0; k < g->groups[i].nrunners; k++)
-			ft_runner_close(g->groups[i].runners[k]);
+			end(g->groups[i].runners[k]);
 	for (int i = 0; i < g->nunused; i++)
-		ft_runner_close(g->unused[i]);
+		end(g->unused[i]);
 	g->ngroups = g->nunused = 0;
+}
+
+void ft_cmd_gpus_stop(struct ft_gpus *g)
+{
+	gpus_end(g, ft_runner_close);
+}
+
+void ft_cmd_gpus_leave(struct ft_gpus *g)
+{
+	gpus_end(g, ft_runner_leave);
 }

@@ -808,7 +808,9 @@ int cmd_search(int argc, char **argv)
 		status = ft_report(&err);
 	else
 		status = run_campaign(&c, db, &so);
-	ft_cmd_gpus_stop(&c.gpus);
+	/* every result is stored and printed: the workers' exit (their CUDA
+	 * contexts' teardown) is not waited for */
+	ft_cmd_gpus_leave(&c.gpus);
 	if (db)
 		ft_db_close(db);
 	ft_transfer_pool_free(&c.seeds);

@@ -109,6 +109,17 @@ void ft_runner_close(struct ft_runner *r)
 	free(r);
 }
 
+void ft_runner_leave(struct ft_runner *r)
+{
+	if (!r)
+		return;
+	if (r->ops->leave)
+		r->ops->leave(r->ctx);
+	else if (r->ops->close)
+		r->ops->close(r->ctx);
+	free(r);
+}
+
 int ft_runners_devices(struct ft_runner *const *rs, int n)
 {
 	int count = 0;

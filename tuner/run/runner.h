@@ -55,6 +55,11 @@
  *                  Returns the ms waited for the GPU (FT_PH_SHARED). Runners
  *                  that share nothing have none (ft_runner_hold returns 0).
  *   close()        stops what open started. NULL-safe through ft_runner_close.
+ *   leave()        optional; close for a process about to exit: what open
+ *                  started may end on its own after it (the gpu runner does
+ *                  not wait for its worker's exit, a CUDA context teardown:
+ *                  run/worker.h ft_worker_leave). NULL: close. Through
+ *                  ft_runner_leave.
  *
  * A runner whose times are not measurements of its device (info.measured 0:
  * a replay, a test's made-up times) has its runs stored as mode `replayed`, which export refuses
@@ -117,6 +122,7 @@ struct ft_runner_ops {
 			struct ft_err *err);
 	double (*hold)(void *ctx, int on);
 	void (*close)(void *ctx);
+	void (*leave)(void *ctx);
 };
 
 /* The table entry named `name`, or NULL with FT_EINPUT listing the names. */
@@ -140,6 +146,8 @@ int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeou
 /* The op's hold (see the contract above): ms waited; 0 without the op. */
 double ft_runner_hold(struct ft_runner *r, int on);
 void ft_runner_close(struct ft_runner *r);
+/* ft_runner_close for a process about to exit (the op leave above). */
+void ft_runner_leave(struct ft_runner *r);
 
 /* The devices among rs[0..n): runners on one GPU ordinal count once
  * (--units-per-gpu opens several per GPU), one without a GPU (device_index

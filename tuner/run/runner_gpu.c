@@ -105,15 +105,28 @@ static double gpu_hold(void *ctx, int on)
 	return waited;
 }
 
-static void gpu_close(void *ctx)
+static void gpu_end(void *ctx, int wait)
 {
 	struct gpu *g = ctx;
 
 	if (!g)
 		return;
 	gpu_hold(g, 0);
-	ft_worker_stop(g->w);
+	if (wait)
+		ft_worker_stop(g->w);
+	else
+		ft_worker_leave(g->w);
 	free(g);
+}
+
+static void gpu_close(void *ctx)
+{
+	gpu_end(ctx, 1);
+}
+
+static void gpu_leave(void *ctx)
+{
+	gpu_end(ctx, 0);
 }
 
 const struct ft_runner_ops ft_runner_gpu = {
@@ -123,4 +136,5 @@ const struct ft_runner_ops ft_runner_gpu = {
 	.evaluate = gpu_evaluate,
 	.hold = gpu_hold,
 	.close = gpu_close,
+	.leave = gpu_leave,
 };

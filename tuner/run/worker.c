@@ -585,6 +585,18 @@ void ft_worker_stop(struct ft_worker *w)
 	free(w);
 }
 
+void ft_worker_leave(struct ft_worker *w)
+{
+	if (!w)
+		return;
+	close_fds(w); /* EOF asks it to exit */
+	/* reaped now when it is already gone; else its new parent (init or a
+	 * subreaper) reaps it once this process exits */
+	if (w->pid > 0)
+		(void)waitpid(w->pid, NULL, WNOHANG);
+	free(w);
+}
+
 void ft_worker_set_command(char *const *argv)
 {
 	worker_command = argv ? argv : default_command;

@@ -56,6 +56,14 @@ const struct ft_device_info *ft_worker_info(const struct ft_worker *w);
 /* Asks the worker to exit (kills it after a grace period) and frees w. */
 void ft_worker_stop(struct ft_worker *w);
 
+/* For a process about to exit: asks the worker to exit (EOF) and frees w
+ * without waiting for it. A GPU worker's exit is its CUDA context's teardown,
+ * ~0.1 s on an H200 (docs/perf.md, 2026-12-01) that ft_worker_stop would add
+ * to every command; the worker ends on its own and its new parent reaps it.
+ * Not for a process that goes on: the worker would stay a zombie until it
+ * exits, and could still hold its GPU while the next worker starts. */
+void ft_worker_leave(struct ft_worker *w);
+
 /* ---- the worker side of the protocol (worker.c; worker_main.c is the GPU backend) ------------------------------- */
 
 /* What a worker process does with the messages ft_worker_serve reads. */
