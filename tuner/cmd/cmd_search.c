@@ -76,7 +76,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
 	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, evaluated = 0,
-		  prefetched = 0;
+		  prefetched = 0, ahead = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0, dbw = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
@@ -98,6 +98,7 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		tim += st->timing_ms;
 		for (int k = 0; k < FT_PH_COUNT; k++)
 			ph[k] += st->phase_ms[k];
+		ahead += st->loaded_ahead;
 		fsend += st->first_send_ms > 0 ? st->first_send_ms : 0;
 		dbw += out[i].res.db_wait_ms;
 		evaluated += st->evaluated;
@@ -123,9 +124,9 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	printf("\"worker\":{");
 	for (int k = 0; k < FT_PH_COUNT; k++)
 		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
-	printf("}},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
+	printf("},\"loaded_ahead\":%lld},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
 	       "\"final_jobs\":%lld,\"anchors\":%lld,\"heated_finals\":%lld}",
-	       evaluated, quick, full, stable, finals, anchors, heated);
+	       ahead, evaluated, quick, full, stable, finals, anchors, heated);
 }
 
 /* "spaces": one object per search. */

@@ -350,6 +350,26 @@ int ft_gpu_module_load_data(struct ft_gpu *g, const void *image, const char *wha
 	return 0;
 }
 
+int ft_gpu_module_preload(struct ft_gpu *g, const void *image, const char *kernel,
+			  struct ft_gpu_module **out)
+{
+	CUmodule m;
+	CUfunction f;
+
+	*out = NULL;
+	if (g->cu.cuCtxSetCurrent(g->ctx) != CUDA_SUCCESS ||
+	    g->cu.cuModuleLoadData(&m, image) != CUDA_SUCCESS)
+		return -1;
+	/* lazy loading (CUDA_MODULE_LOADING=LAZY, the default) loads a kernel
+	 * when it is first looked up: here, not on the job's thread */
+	if (kernel && *kernel && g->cu.cuModuleGetFunction(&f, m, kernel) != CUDA_SUCCESS) {
+		g->cu.cuModuleUnload(m);
+		return -1;
+	}
+	*out = (struct ft_gpu_module *)m;
+	return 0;
+}
+
 int ft_gpu_module_load_file(struct ft_gpu *g, const char *path, struct ft_gpu_module **out,
 			    struct ft_err *err)
 {

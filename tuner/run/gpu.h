@@ -15,7 +15,8 @@
  * then says so and the caller must stop using the device (the worker exits).
  *
  * Handles are opaque pointers; device addresses are ft_devptr (CUdeviceptr).
- * Not thread-safe: one thread drives one struct ft_gpu.
+ * Not thread-safe: one thread drives one struct ft_gpu (ft_gpu_module_preload
+ * excepted).
  */
 #ifndef FT_GPU_H
 #define FT_GPU_H
@@ -57,6 +58,15 @@ int ft_gpu_module_load_file(struct ft_gpu *g, const char *path, struct ft_gpu_mo
 int ft_gpu_module_load_data(struct ft_gpu *g, const void *image, const char *what,
 			    struct ft_gpu_module **out, struct ft_err *err);
 void ft_gpu_module_unload(struct ft_gpu *g, struct ft_gpu_module *m);
+/* The one call another thread may make while a thread drives g: loads image
+ * and looks up `kernel` in it (NULL or "": none) with g's context made
+ * current on the calling thread, reading nothing of g but its driver table
+ * and context and writing nothing of it. -1 when either call failed:
+ * nothing is loaded and nothing recorded (ft_gpu_failed stays as it was);
+ * the thread that drives g loads the image itself and reports the failure.
+ * The module is then g's like any other (unloaded by its thread). */
+int ft_gpu_module_preload(struct ft_gpu *g, const void *image, const char *kernel,
+			  struct ft_gpu_module **out);
 int ft_gpu_function(struct ft_gpu *g, struct ft_gpu_module *m, const char *name,
 		    const char *what, struct ft_gpu_func **out, struct ft_err *err);
 

@@ -26,6 +26,9 @@ struct ft_job {
 	char cubin_key[17];		/* the CUBIN by content: its key in the CUBIN cache
 					 * (ft_compile_key), resolved by the runner where it
 					 * runs (the GPU worker: ft_cache_path on its host) */
+	char next_cubin_key[17];	/* a hint: the CUBIN of the job the parent expects to
+					 * send next ("": none known), which the worker may
+					 * load while this job runs (run/modules.h) */
 	char config[FT_CONFIG_MAX];	/* the candidate's config text, for messages and the
 					 * runners that answer by config (a test's fake) */
 	char kernel[FT_NAME_MAX];
@@ -107,6 +110,8 @@ struct ft_job_result {
 					 * more than FT_RAW_SAMPLES_MAX were taken */
 	float raw_us[FT_RAW_SAMPLES_MAX];
 	double phase_ms[FT_PH_COUNT];	/* wall time per enum ft_phase (0: none) */
+	int loaded_ahead;		/* 1: its module was loaded while the job before ran
+					 * (job.next_cubin_key, run/modules.h) */
 };
 
 /* Adds from's phase times to into's (the race and the final sum the jobs of

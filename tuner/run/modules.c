@@ -1,12 +1,69 @@
 /* modules.c - candidate modules kept by key and the cached reference build (see modules.h). */
 #include "run/modules.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/cache.h"
 #include "compile/nvrtc.h"
+
+/* ---- loading ahead (the thread's side touches only struct ft_module_ahead) ---- */
+
+static void *ahead_main(void *arg)
+{
+	struct ft_module_ahead *a = arg;
+	struct ft_err err = { 0 };
+	void *image = NULL;
+	size_t size = 0;
+
+	a->mod = NULL;
+	if (!ft_cache_path(a->key, a->path, sizeof(a->path), &err) &&
+	    !ft_cache_read(a->path, &image, &size, &err))
+		(void)ft_gpu_module_preload(a->gpu, image, a->kernel, &a->mod);
+	free(image);
+	return NULL;
+}
+
+static void ahead_join(struct ft_modules *m)
+{
+	if (m->ahead.running) {
+		pthread_join(m->ahead.thread, NULL);
+		m->ahead.running = 0;
+	}
+}
+
+/* Joins the load ahead; unloads its module unless it is key's (then left
+ * for the caller to take). */
+static void ahead_settle(struct ft_modules *m, struct ft_gpu *gpu, const char *key)
+{
+	ahead_join(m);
+	if (m->ahead.mod && (!key || strcmp(m->ahead.key, key))) {
+		ft_gpu_module_unload(gpu, m->ahead.mod);
+		m->ahead.mod = NULL;
+		m->ahead_wasted++;
+	}
+}
+
+void ft_modules_ahead(struct ft_modules *m, struct ft_gpu *gpu, const char *key, const char *kernel)
+{
+	struct ft_module_ahead *a = &m->ahead;
+
+	if (!m->ahead_on || !key || !*key)
+		return;
+	ahead_join(m);
+	if (a->mod && !strcmp(a->key, key))
+		return;
+	for (int i = 0; i < m->nslots; i++)
+		if (m->slot[i].mod && !strcmp(m->slot[i].key, key))
+			return;
+	ahead_settle(m, gpu, NULL);
+	a->gpu = gpu;
+	snprintf(a->key, sizeof(a->key), "%s", key);
+	snprintf(a->kernel, sizeof(a->kernel), "%s", kernel ? kernel : "");
+	a->running = !pthread_create(&a->thread, NULL, ahead_main, a);
+}
 
 int ft_modules_get(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
 		   struct ft_gpu_module **mod, char *path, size_t size, int *own, struct ft_err *err)
@@ -18,6 +75,7 @@ int ft_modules_get(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
 
 	*own = 0;
 	*mod = NULL;
+	ahead_settle(m, gpu, key);
 	for (int i = 0; i < m->nslots; i++) {
 		struct ft_module_slot *s = &m->slot[i];
 
@@ -30,16 +88,23 @@ int ft_modules_get(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
 		if (!slot || (slot->mod && (!s->mod || s->used < slot->used)))
 			slot = s; /* a free slot, else the least recently used */
 	}
-	if (ft_cache_path(key, path, size, err) || ft_cache_read(path, &image, &image_size, err))
-		return -1;
 	if (slot && slot->mod) {
 		ft_gpu_module_unload(gpu, slot->mod);
 		memset(slot, 0, sizeof(*slot));
 	}
-	rc = ft_gpu_module_load_data(gpu, image, path, mod, err);
-	free(image);
-	if (rc)
-		return -1;
+	if (m->ahead.mod) { /* loaded ahead: it is key's (ahead_settle) */
+		*mod = m->ahead.mod;
+		m->ahead.mod = NULL;
+		m->ahead_taken++;
+		snprintf(path, size, "%s", m->ahead.path);
+	} else {
+		if (ft_cache_path(key, path, size, err) || ft_cache_read(path, &image, &image_size, err))
+			return -1;
+		rc = ft_gpu_module_load_data(gpu, image, path, mod, err);
+		free(image);
+		if (rc)
+			return -1;
+	}
 	if (!slot) {
 		*own = 1;
 		return 0;
@@ -53,6 +118,7 @@ int ft_modules_get(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
 
 void ft_modules_clear(struct ft_modules *m, struct ft_gpu *gpu)
 {
+	ahead_settle(m, gpu, NULL);
 	for (int i = 0; i < FT_MODULE_SLOTS; i++)
 		if (m->slot[i].mod)
 			ft_gpu_module_unload(gpu, m->slot[i].mod);

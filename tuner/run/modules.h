@@ -10,6 +10,7 @@
 #ifndef FT_MODULES_H
 #define FT_MODULES_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "base/err.h"
@@ -30,10 +31,25 @@ struct ft_module_slot {
 	unsigned long long used;	/* ft_modules.uses when last used */
 };
 
+/* A module loaded ahead, on a thread of its own, while the GPU runs the job
+ * before (ft_modules_ahead). */
+struct ft_module_ahead {
+	pthread_t thread;
+	int running;			/* a thread to join */
+	struct ft_gpu *gpu;
+	char key[17];			/* the CUBIN it loads */
+	char kernel[FT_NAME_MAX];	/* looked up with it (lazy loading) */
+	char path[FT_PATH_MAX];
+	struct ft_gpu_module *mod;	/* loaded and not taken yet; NULL: none or failed */
+};
+
 struct ft_modules {
 	struct ft_module_slot slot[FT_MODULE_SLOTS];
 	int nslots;			/* slots in use, 0..FT_MODULE_SLOTS; 0 loads per job */
 	unsigned long long uses;
+	int ahead_on;			/* 1: ft_modules_ahead loads (FATUNE_LOAD_AHEAD=0: off) */
+	struct ft_module_ahead ahead;
+	int ahead_taken, ahead_wasted;	/* modules loaded ahead that a job took / did not */
 };
 
 /* The module of CUBIN key: a kept one, or the cached bytes (checked against
@@ -44,8 +60,23 @@ struct ft_modules {
 int ft_modules_get(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
 		   struct ft_gpu_module **mod, char *path, size_t size, int *own, struct ft_err *err);
 
-/* Unloads every kept module. */
+/* Unloads every kept module (a load ahead is waited for and unloaded too). */
 void ft_modules_clear(struct ft_modules *m, struct ft_gpu *gpu);
+
+/* Starts loading the CUBIN of `key` (and looking up `kernel` in it) on a
+ * thread of its own, so that the next job, which the parent expects to name
+ * it (job->next_cubin_key), finds it loaded: a module load is ~0.3 ms of
+ * driver time on an H200, which otherwise leaves the GPU idle between two
+ * jobs (docs/timing.md, "Fixed costs per candidate"). Called once the
+ * current job's timing graph is made, so the load runs beside its warm-up
+ * and samples (a load and the graph's instantiation take turns in the
+ * driver).
+ * Does nothing for "" or a key already kept or loading, or when ahead_on is 0.
+ * The next ft_modules_get (or clear) joins the thread first: it takes the
+ * module when the keys match and unloads it otherwise. A load that fails
+ * ahead is dropped without a trace; the job then loads the CUBIN itself and
+ * reports what failed. Only gpu.c's ft_gpu_module_preload runs on the thread. */
+void ft_modules_ahead(struct ft_modules *m, struct ft_gpu *gpu, const char *key, const char *kernel);
 
 /* The reference kernels (reference_path) compiled for arch ("sm_90"), as a
  * CUBIN image in *image (malloc'd, the caller frees it; *size bytes): from

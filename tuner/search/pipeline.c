@@ -90,6 +90,7 @@ struct run {
 	double compile_t0, compile_t1;	/* first compile start, last end (under stat_m) */
 	double gpu_wait_ms, verify_ms, timing_ms;	/* under stat_m */
 	double phase_ms[FT_PH_COUNT];			/* under stat_m */
+	long long loaded_ahead;				/* under stat_m */
 	struct ft_race *race;		/* NULL: racing off */
 	pthread_mutex_t stat_m;
 	struct ft_guide *guide;		/* guided strategy: told every finished trial (main thread) */
@@ -145,6 +146,14 @@ static void q_close(struct queue *q)
 	pthread_mutex_lock(&q->m);
 	q->closed = 1;
 	pthread_cond_broadcast(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+/* The CUBIN key of the item at the head ("" when none or not compiled). */
+static void q_peek_key(struct queue *q, char key[17])
+{
+	pthread_mutex_lock(&q->m);
+	snprintf(key, 17, "%s", q->head ? q->head->t.compile_key : "");
 	pthread_mutex_unlock(&q->m);
 }
 
@@ -497,6 +506,7 @@ int ft_pipeline_job(const struct ft_pipeline_cfg *cfg, struct ft_trial *t, struc
 
 	*job = cfg->job;
 	snprintf(job->cubin_key, sizeof(job->cubin_key), "%s", t->compile_key);
+	job->next_cubin_key[0] = '\0';
 	snprintf(job->config, sizeof(job->config), "%s", t->config);
 	snprintf(job->kernel, sizeof(job->kernel), "%s", cfg->sp->kernel);
 	snprintf(job->combine_kernel, sizeof(job->combine_kernel), "%s", cfg->sp->combine_kernel);
@@ -559,6 +569,7 @@ static void add_phases(struct run *r, double busy_ms, const struct ft_job_result
 	r->timing_ms += res->time_ms;
 	for (int i = 0; i < FT_PH_COUNT; i++)
 		r->phase_ms[i] += res->phase_ms[i];
+	r->loaded_ahead += res->loaded_ahead;
 	pthread_mutex_unlock(&r->stat_m);
 }
 
@@ -578,6 +589,9 @@ static void evaluate_one(struct run *r, struct ft_runner *w, struct item *it)
 		atomic_fetch_add(&r->evaluated, 1);
 		return;
 	}
+	/* the candidate queued next: its module loads while this job runs (an
+	 * evaluation thread of another GPU may take it; then the load is lost) */
+	q_peek_key(&r->eval_q, job.next_cubin_key);
 	ft_job_result_init(&res);
 	if (r->race ? ft_race_evaluate(r->race, &job, run_job, &x, &res, &err)
 		    : run_job(&x, &job, &res, &err))
@@ -1218,6 +1232,7 @@ out:
 	st->verify_ms = r.verify_ms;
 	st->timing_ms = r.timing_ms;
 	memcpy(st->phase_ms, r.phase_ms, sizeof(st->phase_ms));
+	st->loaded_ahead = r.loaded_ahead;
 	st->first_compile_ms = r.first_compile_ms;
 	st->first_send_ms = r.first_send_ms;
 	ft_race_stats(r.race, &st->race);

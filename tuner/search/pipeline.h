@@ -112,6 +112,7 @@ struct ft_pipeline_stats {
 	double verify_ms;		/* the workers' verified calls and checks (summed) */
 	double timing_ms;		/* the workers' timing (summed) */
 	double phase_ms[FT_PH_COUNT];	/* the workers' wall time per enum ft_phase (run/job.h), summed */
+	long long loaded_ahead;		/* jobs whose module was loaded while the job before ran */
 	double wall_ms;
 	double first_compile_ms;	/* from start until the first compile began */
 	double first_send_ms;		/* from start until the first candidate was sent on
