@@ -26,6 +26,10 @@ win = min(timed, key=lambda x: x["best"]["t_median_us"])
 assert s["best"]["space"] == win["space"], ("the best is not the fastest space's", s["best"], win)
 assert s["best"]["config"] == win["best"]["config"], s
 assert s["best"]["t_median_us"] > 0 and s["best"]["rel_err"] < 2e-3, s
+# most jobs found their module loaded while the job before ran (run/modules.h): one worker, the
+# evaluation queue full with a warm cache or not; never more than the jobs that loaded one
+ahead, ev = s["phases"]["loaded_ahead"], s["evaluated"]
+assert 0 < ahead <= ev, ("modules loaded ahead", ahead, "of", ev)
 PY
 # every trial's stored stage fits its status (tuner/base/trial.h): ok is timed, a GPU verdict is
 # verified, nothing is left 'accepted', and the run is a measurement, not a replay
