@@ -53,7 +53,8 @@ static int teardown(void **state)
 }
 
 /* A fatune database at path holding the best rows given as
- * "arch|device|S|dtype|causal|config" (B 1, H 8, D 64, space 'sp'). */
+ * "arch|device|S|dtype|causal|config" or "...|config|D" (B 1, H 8, D 64
+ * unless given, space 'sp'). */
 static void make_db(const char *path, const char *const *rows, int n)
 {
 	struct ft_db *db = NULL;
@@ -65,15 +66,15 @@ static void make_db(const char *path, const char *const *rows, int n)
 	assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
 	for (int i = 0; i < n; i++) {
 		char arch[16], device[32], dtype[8], config[64], sql[1024];
-		int s, causal;
+		int s, causal, d = 64;
 
-		assert_int_equal(sscanf(rows[i], "%15[^|]|%31[^|]|%d|%7[^|]|%d|%63s", arch, device, &s, dtype,
-					&causal, config), 6);
+		assert_in_range(sscanf(rows[i], "%15[^|]|%31[^|]|%d|%7[^|]|%d|%63[^|]|%d", arch, device, &s,
+				       dtype, &causal, config, &d), 6, 7);
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO best (arch, device, space_name, template_hash, template_name, b, h, s, d,"
 			 " s_kv, h_kv, dtype, causal, config, fatune_version, updated_at) VALUES ('%s', '%s',"
-			 " 'sp', 't', 'sp', 1, 8, %d, 64, %d, 8, '%s', %d, '%s', 'v', 'now')",
-			 arch, device, s, s, dtype, causal, config);
+			 " 'sp', 't', 'sp', 1, 8, %d, %d, %d, 8, '%s', %d, '%s', 'v', 'now')",
+			 arch, device, s, d, s, dtype, causal, config);
 		assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
 	sqlite3_close(h);
@@ -156,6 +157,51 @@ static void test_seeds_order(void **state)
 	ft_transfer_pool_free(&pool);
 }
 
+/* Rows of the same head dim seed first, at most FT_TRANSFER_NEIGHBOURS of
+ * them; then the nearest row of another D whose config is not already a
+ * seed, one only. With no row of the same D, up to FT_TRANSFER_NEIGHBOURS
+ * rows of other head dims, nearest first. */
+static void test_seeds_other_d(void **state)
+{
+	struct fx *fx = *state;
+	const char *own[] = {
+		"sm_90|H100|512|fp16|0|C=d64_a",		/* 0 */
+		"sm_90|H100|1024|fp16|0|C=d64_b",		/* 2 */
+		"sm_90|H100|4096|fp16|0|C=d64_c",		/* 6 */
+		"sm_90|H100|256|fp16|1|C=d64_d",		/* 2 + causal 2 */
+		"sm_90|H100|8192|fp16|0|C=d64_e",		/* 8: a fifth of the same D, left out */
+		"sm_90|H100|512|fp16|0|C=d64_b|128",	/* another D (3), a same-D seed's config: skipped */
+		"sm_90|H100|1024|fp16|0|C=d128|128",	/* another D (2 + 3), the nearest new config */
+		"sm_90|H100|512|fp16|0|C=d256|256",		/* two factors of D away (6) */
+	};
+	struct ft_shape sh = { .b = 1, .h = 8, .s = 512, .d = 64, .causal = 0, .dtype = FT_FP16, .s_kv = 512,
+			       .h_kv = 8, .layout = FT_LAYOUT_BHSD };
+	const char *want[] = { "C=d64_a", "C=d64_b", "C=d64_d", "C=d64_c", "C=d128" };
+	struct ft_transfer_seeds seeds;
+	struct ft_err err = { 0 };
+	struct ft_db *db = NULL;
+
+	make_db(fx->own, own, 8);
+	assert_int_equal(ft_db_open(&db, fx->own, 0, &err), 0);
+	assert_int_equal(ft_transfer_seeds(db, NULL, "sm_90", "H100", "sp", &sh, &seeds, &err), 0);
+	assert_int_equal(seeds.n, FT_TRANSFER_NEIGHBOURS + 1);
+	for (int i = 0; i < seeds.n; i++) {
+		assert_string_equal(seeds.config[i], want[i]);
+		assert_ptr_equal(seeds.ptr[i], seeds.config[i]);
+	}
+	assert_true(fabs(seeds.distance[4] - (2.0 + FT_TRANSFER_HEADDIM_COST)) < 1e-9);
+	/* the nearest seed is a same-D one: the patience is a near seed's */
+	assert_true(seeds.distance[0] < FT_TRANSFER_FAR);
+
+	/* D 96: no row of its own; the nearest four of other head dims */
+	sh.d = 96;
+	assert_int_equal(ft_transfer_seeds(db, NULL, "sm_90", "H100", "sp", &sh, &seeds, &err), 0);
+	assert_int_equal(seeds.n, FT_TRANSFER_NEIGHBOURS);
+	for (int i = 1; i < seeds.n; i++)
+		assert_true(seeds.distance[i - 1] <= seeds.distance[i]);
+	ft_db_close(db);
+}
+
 /* A file that is no fatune database is refused as input, naming it, and
  * adds nothing. */
 static void test_pool_refuses(void **state)
@@ -180,6 +226,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_seeds_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seeds_other_d, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_refuses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,6 +118,22 @@ static int on_best(void *ctx, int ncols, const char *const *names, const char *c
 	return parse_row(ncols, names, values, &r) ? 0 : consider(ctx, &r);
 }
 
+static int is_seed(const struct ft_transfer_seeds *s, const char *config)
+{
+	for (int k = 0; k < s->n; k++)
+		if (!strcmp(s->config[k], config))
+			return 1;
+	return 0;
+}
+
+static void add_seed(struct ft_transfer_seeds *s, const struct cand *x)
+{
+	snprintf(s->config[s->n], FT_CONFIG_MAX, "%s", x->config);
+	s->ptr[s->n] = s->config[s->n];
+	s->other_device += x->other_device;
+	s->distance[s->n++] = x->distance;
+}
+
 static int by_distance(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -201,19 +217,17 @@ int ft_transfer_seeds(struct ft_db *db, const struct ft_transfer_pool *pool, con
 	for (long long i = 0; i < c.n; i++)
 		any_same_d |= c.v[i].same_d;
 	for (long long i = 0; i < c.n && out->n < FT_TRANSFER_NEIGHBOURS; i++) {
-		int dup = 0;
-
-		if (!isfinite(c.v[i].distance) || (any_same_d && !c.v[i].same_d))
+		if (!isfinite(c.v[i].distance) || (any_same_d && !c.v[i].same_d) ||
+		    is_seed(out, c.v[i].config))
 			continue;
-		for (int k = 0; k < out->n; k++)
-			dup |= !strcmp(out->config[k], c.v[i].config);
-		if (dup)
-			continue;
-		snprintf(out->config[out->n], FT_CONFIG_MAX, "%s", c.v[i].config);
-		out->ptr[out->n] = out->config[out->n];
-		out->other_device += c.v[i].other_device;
-		out->distance[out->n++] = c.v[i].distance;
+		add_seed(out, &c.v[i]);
 	}
+	/* after the same head dim's: the nearest best of another (transfer.h) */
+	for (long long i = 0; any_same_d && i < c.n; i++)
+		if (isfinite(c.v[i].distance) && !c.v[i].same_d && !is_seed(out, c.v[i].config)) {
+			add_seed(out, &c.v[i]);
+			break;
+		}
 	free(c.v);
 	return 0;
 }

@@ -10,7 +10,9 @@
  *     with the same KV layout and grouped-query ratio H/H_kv, and the same
  *     head dim D; only when no row has the same D, rows of another D (the
  *     first unit of a head-dim group: its configs still name tiles and warps
- *     of the same space, and those that are feasible here are tried). Rows
+ *     of the same space, and those that are feasible here are tried). When
+ *     some row has the same D, the nearest row of another D that is not a
+ *     repeat of theirs comes after them as one more seed (below). Rows
  *     of this GPU model in the tuning database, and rows of any GPU model of
  *     the arch in it or in the databases of `--seeds-from` (another GPU's
  *     results, a colleague's shards): those of another model cost
@@ -21,7 +23,8 @@
  *     FT_TRANSFER_HEADDIM_COST x |log2 D - log2 D'|, and
  *     FT_TRANSFER_DEVICE_COST for another GPU model;
  *   seeds:      the best configs of the FT_TRANSFER_NEIGHBOURS nearest (ties
- *     in the order stored), without repeats; each starts at its own
+ *     in the order stored), then of the nearest of another head dim when
+ *     they have the same, without repeats; each starts at its own
  *     candidate, or at the nearest one when this shape has none (a causal
  *     neighbour's TILE_ORDER=1, which a non-causal shape derives to 0: on
  *     the H100 on 2026-11-27 two such units matched no seed and ran their
@@ -125,6 +128,25 @@
  * search did not need costs a quick pass (a few ms), not a full timing.
  */
 /*
+ * One seed of another head dim (2026-12-01): the units of a head-dim group
+ * tuned first are small shapes whose bests are one-consumer configs, and a
+ * larger unit of the group seeded only by them walked from there: in an
+ * exhaustive suite24 recording of one H200 (the twenty-first session's) the
+ * optimum of 1x8x2048x64 (two consumers, ping-pong, 3 stages) was 3 steps
+ * from each seed and the search stopped 1.042 off it, as it had on the GPU
+ * (1.041); the D 128 units tuned before it had two-consumer ping-pong bests.
+ * A structure that wins at one head dim is a candidate at the next, so the
+ * nearest best of another D (at FT_TRANSFER_HEADDIM_COST per factor 2 of D,
+ * never the nearest seed, so the patience stays the same-D seeds') is tried
+ * after the same-D ones. Replayed over five exhaustive suite24 recordings
+ * of H200s (both spaces, campaign order): 24, 23, 24, 24, 20 units within
+ * 1 % with 1743, 1769, 1650, 1678, 1662 evaluations before; 24, 23, 24, 24,
+ * 22 with 1706, 1769, 1616, 1655, 1707 after (the fifth's 1x8x2048x64 1.042
+ * -> 1.000); on the recorded H100 campaign (mma space, bench/strategies.py)
+ * 2.8 -> 2.4 evaluations to within 5 % leave-one-out and 5.1 -> 4.9 in
+ * campaign order, 725 -> 721 evaluations until the stops, every unit still
+ * at its optimum.
+ *
  * Behind the incumbent (FT_TRANSFER_PATIENCE_BEHIND): a later space of a unit
  * (search.h incumbent_us; on sm_90 the mma space after the Hopper one) whose
  * best has not beaten the unit's best stops after 12 results without doing
@@ -151,12 +173,14 @@
 #define FT_TRANSFER_HEADDIM_COST 3.0
 #define FT_TRANSFER_DEVICE_COST 0.5
 #define FT_TRANSFER_GAIN 0.01
+/* the neighbours of the same head dim and the nearest of another (above) */
+#define FT_TRANSFER_SEEDS_MAX (FT_TRANSFER_NEIGHBOURS + 1)
 
 struct ft_transfer_seeds {
 	int n;
-	char config[FT_TRANSFER_NEIGHBOURS][FT_CONFIG_MAX];
-	const char *ptr[FT_TRANSFER_NEIGHBOURS];	/* config[i], for the pipeline */
-	double distance[FT_TRANSFER_NEIGHBOURS];
+	char config[FT_TRANSFER_SEEDS_MAX][FT_CONFIG_MAX];
+	const char *ptr[FT_TRANSFER_SEEDS_MAX];	/* config[i], for the pipeline */
+	double distance[FT_TRANSFER_SEEDS_MAX];
 	int other_device;		/* how many of them were tuned on another GPU model */
 };
 
