@@ -42,7 +42,6 @@ static void ahead_settle(struct ft_modules *m, struct ft_gpu *gpu, const char *k
 	if (m->ahead.mod && (!key || strcmp(m->ahead.key, key))) {
 		ft_gpu_module_unload(gpu, m->ahead.mod);
 		m->ahead.mod = NULL;
-		m->ahead_wasted++;
 	}
 }
 

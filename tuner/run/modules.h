@@ -49,7 +49,7 @@ struct ft_modules {
 	unsigned long long uses;
 	int ahead_on;			/* 1: ft_modules_ahead loads (FATUNE_LOAD_AHEAD=0: off) */
 	struct ft_module_ahead ahead;
-	int ahead_taken, ahead_wasted;	/* modules loaded ahead that a job took / did not */
+	int ahead_taken;		/* modules loaded ahead that a job took */
 };
 
 /* The module of CUBIN key: a kept one, or the cached bytes (checked against
@@ -70,13 +70,15 @@ void ft_modules_clear(struct ft_modules *m, struct ft_gpu *gpu);
  * jobs (docs/timing.md, "Fixed costs per candidate"). Called once the
  * current job's timing graph is made, so the load runs beside its warm-up
  * and samples (a load and the graph's instantiation take turns in the
- * driver).
- * Does nothing for "" or a key already kept or loading, or when ahead_on is 0.
- * The next ft_modules_get (or clear) joins the thread first: it takes the
- * module when the keys match and unloads it otherwise. A load that fails
- * ahead is dropped without a trace; the job then loads the CUBIN itself and
- * reports what failed. Only gpu.c's ft_gpu_module_preload runs on the thread. */
-void ft_modules_ahead(struct ft_modules *m, struct ft_gpu *gpu, const char *key, const char *kernel);
+ * driver). Does nothing for "" or a key already kept or loaded ahead, or
+ * when ahead_on is 0. The next ft_modules_get (or clear) joins the thread
+ * first: it takes the module when the keys match and unloads it otherwise.
+ * A load that fails ahead is dropped without a trace; the job then loads the
+ * CUBIN itself and reports what failed. The thread reads and hash-checks the
+ * CUBIN from the cache (compile/cache.h) and makes one driver call, gpu.c's
+ * ft_gpu_module_preload; nothing else of the worker runs there. */
+void ft_modules_ahead(struct ft_modules *m, struct ft_gpu *gpu, const char *key,
+		      const char *kernel);
 
 /* The reference kernels (reference_path) compiled for arch ("sm_90"), as a
  * CUBIN image in *image (malloc'd, the caller frees it; *size bytes): from
