@@ -24,14 +24,6 @@ typedef unsigned short ft_u16;
 typedef unsigned int ft_u32;
 typedef unsigned long long ft_u64;
 
-/* The attention kernel: 4 warps per block (one key's dot product per warp at a
- * time; lanes split D), keys processed in chunks whose scores sit in shared
- * memory; thread t owns output dims t and t + 128, so D <= 256. */
-#define REF_THREADS 128
-#define REF_CHUNK 64
-#define REF_MAX_D 256
-#define REF_WARPS (REF_THREADS / 32)
-
 /* splitmix64's finalizer (Steele, Lea, Flood 2014): a bijection on 64 bits
  * whose output bits all depend on every input bit. */
 __device__ __forceinline__ ft_u64 ref_mix64(ft_u64 x)
@@ -96,79 +88,187 @@ extern "C" __global__ void fatune_ref_fill(ft_u16 *x, long long n, ft_u64 seed, 
 	}
 }
 
-/* One block per query row (grid-stride over the B*H*S_q rows), over the
- * tensors of an ABI v2 params struct: any strides, H_kv KV heads (query head
- * h reads KV head h / (H / H_kv)), S_kv keys, bottom-right causal masking
- * (query i sees keys 0 .. i + causal_offset). p.o is the fp32 output, laid
- * out with O's strides. Online softmax over key chunks: m is the running
- * max, l the running sum of exp(s - m), acc the running sum of exp(s - m) * v;
- * expf (not __expf) keeps the error near one ulp. A row with no keys (S_q >
- * S_kv, causal) writes 0, not NaN: l stays 0 and is replaced by 1. */
-extern "C" __global__ void __launch_bounds__(REF_THREADS)
+/* The attention kernel, tiled: a block takes REF_TILE_Q consecutive query
+ * rows of one (batch, head), each of its REF_WARPS warps REF_ROWS of them,
+ * and walks the keys in chunks of REF_CHUNK (one key per lane), so that a
+ * chunk of K or V read into shared memory serves all the tile's rows. The
+ * row-per-block kernel it replaces read K and V once per row and reduced
+ * every dot product across a warp: 0.5 s for the reference of 1x32x8192x128
+ * on an H200, a tenth of that shape's whole search (docs/timing.md). Dynamic
+ * shared memory, as evaluate.c's ref_smem_bytes sizes it: the tile's Q and
+ * one chunk of K or V as fp32, in rows of ref_ld(d) floats, then the chunk's
+ * probabilities [REF_CHUNK, REF_TILE_Q]. */
+#define REF_THREADS 128
+#define REF_WARPS (REF_THREADS / 32)
+#define REF_ROWS 4
+#define REF_TILE_Q (REF_WARPS * REF_ROWS)
+#define REF_CHUNK 32
+#define REF_MAX_D 256
+#define REF_DIMS (REF_MAX_D / 32)	/* output dims per lane: lane + 32 u */
+static_assert(REF_ROWS == 4, "a warp reads its rows' probabilities as one float4");
+
+/* A shared row: D rounded up to a float4 (zeros past D) and 4 more floats,
+ * so that lanes reading float4s of consecutive rows hit distinct banks. */
+__device__ __forceinline__ int ref_ld(int d)
+{
+	return (d + 3) / 4 * 4 + 4;
+}
+
+__device__ __forceinline__ float ref_warp_max(float x)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
+	return x;
+}
+
+__device__ __forceinline__ float ref_warp_sum(float x)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		x += __shfl_xor_sync(0xffffffffu, x, off);
+	return x;
+}
+
+/* pp.x .. pp.w by a (compile-time) index */
+__device__ __forceinline__ float ref_part(float4 pp, int i)
+{
+	return i == 0 ? pp.x : i == 1 ? pp.y : i == 2 ? pp.z : pp.w;
+}
+
+/* rows [0, n) of a [rows, D] fp16/bf16 matrix (row stride `stride`
+ * elements) into dst [n_pad, ld] fp32, zero past D and for rows >= n: a warp
+ * per row, its lanes on consecutive elements (coalesced reads). */
+__device__ __forceinline__ void ref_stage(float *dst, int ld, int n_pad, const ft_u16 *src,
+					  long long stride, int n, int d, int bf16)
+{
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+	for (int r = warp; r < n_pad; r += REF_WARPS)
+		for (int c = lane; c < ld; c += 32)
+			dst[r * ld + c] = r < n && c < d ? ref_load(src, r * stride + c, bf16) : 0.0f;
+}
+
+/* Over the tensors of an ABI v2 params struct: any strides, H_kv KV heads
+ * (query head h reads KV head h / (H / H_kv)), S_kv keys, bottom-right causal
+ * masking (query i sees keys 0 .. i + causal_offset). p.o is the fp32 output,
+ * laid out with O's strides. Grid-stride over the B*H*ceil(S_q / REF_TILE_Q)
+ * tiles. Online softmax over key chunks, per row: m the running max, l the
+ * running sum of exp(s - m), acc the running sum of exp(s - m) * v; expf
+ * (not __expf) keeps the error near one ulp. A row with no keys (S_q > S_kv,
+ * causal) writes 0, not NaN: l stays 0 and is replaced by 1. */
+extern "C" __global__ void __launch_bounds__(REF_THREADS, 1) /* (, 1): no spill on sm_80 */
 fatune_ref_attention(const fatune_attn_params_v2 p, int causal, int bf16)
 {
-	__shared__ float qs[REF_MAX_D];
-	__shared__ float ps[REF_CHUNK];
-	const long long rows = (long long)p.b * p.h * p.s_q;
-	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, d = p.d;
-	const int group = p.h / p.h_kv;
+	extern __shared__ float4 ref_smem4[];
+	const int d = p.d, ld = ref_ld(d), d4 = (d + 3) / 4;
+	float *qs = (float *)ref_smem4;			/* [REF_TILE_Q, ld] */
+	float *kv = qs + REF_TILE_Q * ld;		/* [REF_CHUNK, ld] */
+	float *ps = kv + REF_CHUNK * ld;		/* [REF_CHUNK, REF_TILE_Q] */
+	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const int group = p.h / p.h_kv, tiles_s = (p.s_q + REF_TILE_Q - 1) / REF_TILE_Q;
+	const long long tiles = (long long)p.b * p.h * tiles_s;
 	const ft_u16 *q = (const ft_u16 *)p.q, *k = (const ft_u16 *)p.k, *v = (const ft_u16 *)p.v;
 	float *o = (float *)p.o;
 
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-		const int i = (int)(row % p.s_q);
-		const int hq = (int)(row / p.s_q % p.h);
-		const int bi = (int)(row / p.s_q / p.h);
-		const int hk = hq / group;
-		const long long qo = bi * p.q_stride_b + hq * p.q_stride_h + i * p.q_stride_s;
-		const long long oo = bi * p.o_stride_b + hq * p.o_stride_h + i * p.o_stride_s;
+	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+		const int i0 = (int)(tile % tiles_s) * REF_TILE_Q;
+		const int hq = (int)(tile / tiles_s % p.h);
+		const int bi = (int)(tile / tiles_s / p.h);
+		const int hk = hq / group, nq = min(REF_TILE_Q, p.s_q - i0);
+		const ft_u16 *qb = q + bi * p.q_stride_b + hq * p.q_stride_h + (long long)i0 * p.q_stride_s;
 		const ft_u16 *kb = k + bi * p.k_stride_b + hk * p.k_stride_h;
 		const ft_u16 *vb = v + bi * p.v_stride_b + hk * p.v_stride_h;
-		const int nk = causal ? max(0, min(p.s_kv, i + p.causal_offset + 1)) : p.s_kv;
-		float m = -__int_as_float(0x7f800000), l = 0.0f, acc[2] = { 0.0f, 0.0f };
+		/* keys the tile's last row sees: the most of any of its rows */
+		const int nk_tile = causal ? max(0, min(p.s_kv, i0 + nq - 1 + p.causal_offset + 1))
+					   : p.s_kv;
+		int nk[REF_ROWS];
+		float m[REF_ROWS], l[REF_ROWS], acc[REF_ROWS][REF_DIMS];
 
-		__syncthreads(); /* the previous row is done with qs */
-		for (int t = threadIdx.x; t < d; t += REF_THREADS)
-			qs[t] = ref_load(q, qo + t, bf16);
-		__syncthreads();
-		for (int j0 = 0; j0 < nk; j0 += REF_CHUNK) {
-			const int nc = min(REF_CHUNK, nk - j0);
-			float cm = m, corr;
+#pragma unroll
+		for (int rr = 0; rr < REF_ROWS; rr++) {
+			const int r = warp * REF_ROWS + rr;
+			nk[rr] = r >= nq ? 0
+			       : causal ? max(0, min(p.s_kv, i0 + r + p.causal_offset + 1)) : p.s_kv;
+			m[rr] = -__int_as_float(0x7f800000);
+			l[rr] = 0.0f;
+#pragma unroll
+			for (int u = 0; u < REF_DIMS; u++)
+				acc[rr][u] = 0.0f;
+		}
+		__syncthreads(); /* the previous tile is done with qs */
+		ref_stage(qs, ld, REF_TILE_Q, qb, p.q_stride_s, nq, d, bf16);
+		for (int j0 = 0; j0 < nk_tile; j0 += REF_CHUNK) {
+			const int nc = min(REF_CHUNK, nk_tile - j0);
+			float s[REF_ROWS], corr[REF_ROWS];
 
-			for (int jj = warp; jj < nc; jj += REF_WARPS) {
-				const long long kr = (long long)(j0 + jj) * p.k_stride_s;
-				float dot = 0.0f;
-				for (int t = lane; t < d; t += 32)
-					dot += qs[t] * ref_load(kb, kr + t, bf16);
-				for (int off = 16; off > 0; off >>= 1)
-					dot += __shfl_xor_sync(0xffffffffu, dot, off);
-				if (lane == 0)
-					ps[jj] = dot * p.scale;
-			}
+			__syncthreads(); /* the previous chunk is done with kv and ps */
+			ref_stage(kv, ld, REF_CHUNK, kb + (long long)j0 * p.k_stride_s, p.k_stride_s, nc,
+				  d, bf16);
 			__syncthreads();
-			for (int jj = 0; jj < nc; jj++)
-				cm = fmaxf(cm, ps[jj]);
-			corr = expf(m - cm); /* 0 on the first chunk: m = -inf, cm finite */
-			l *= corr;
-			acc[0] *= corr;
-			acc[1] *= corr;
-			for (int jj = 0; jj < nc; jj++) {
-				const float pj = expf(ps[jj] - cm);
-				const long long vr = (long long)(j0 + jj) * p.v_stride_s;
-				l += pj;
-				for (int u = 0; u < 2; u++) {
-					const int t = threadIdx.x + u * REF_THREADS;
-					if (t < d)
-						acc[u] += pj * ref_load(vb, vr + t, bf16);
+			/* scores: lane = key j0 + lane, for the warp's rows */
+#pragma unroll
+			for (int rr = 0; rr < REF_ROWS; rr++)
+				s[rr] = 0.0f;
+			for (int c = 0; c < d4; c++) {
+				const float4 kk = ((const float4 *)(kv + lane * ld))[c];
+#pragma unroll
+				for (int rr = 0; rr < REF_ROWS; rr++) {
+					const float4 qq =
+						((const float4 *)(qs + (warp * REF_ROWS + rr) * ld))[c];
+					s[rr] += qq.x * kk.x + qq.y * kk.y + qq.z * kk.z + qq.w * kk.w;
 				}
 			}
-			m = cm;
-			__syncthreads(); /* everyone has read ps before the next chunk */
+#pragma unroll
+			for (int rr = 0; rr < REF_ROWS; rr++) {
+				const int seen = j0 + lane < nk[rr];
+				const float sc = seen ? s[rr] * p.scale : -__int_as_float(0x7f800000);
+				const float cm = fmaxf(m[rr], ref_warp_max(sc));
+				/* a row that has seen no key yet keeps m = -inf: nothing
+				 * to rescale, and exp(-inf - -inf) would be NaN */
+				const float pj = seen ? expf(sc - cm) : 0.0f;
+
+				corr[rr] = cm == -__int_as_float(0x7f800000) ? 1.0f : expf(m[rr] - cm);
+				l[rr] = l[rr] * corr[rr] + ref_warp_sum(pj);
+				m[rr] = cm;
+				ps[lane * REF_TILE_Q + warp * REF_ROWS + rr] = pj;
+			}
+			__syncthreads(); /* every warp is done with K */
+			ref_stage(kv, ld, REF_CHUNK, vb + (long long)j0 * p.v_stride_s, p.v_stride_s, nc,
+				  d, bf16);
+			__syncthreads();
+#pragma unroll
+			for (int rr = 0; rr < REF_ROWS; rr++)
+#pragma unroll
+				for (int u = 0; u < REF_DIMS; u++)
+					acc[rr][u] *= corr[rr];
+			for (int c = 0; c < nc; c++) {
+				const float4 pp = *(const float4 *)(ps + c * REF_TILE_Q + warp * REF_ROWS);
+#pragma unroll
+				for (int u = 0; u < REF_DIMS; u++) {
+					const int t = lane + 32 * u;
+
+					if (t < d) {
+						const float vv = kv[c * ld + t];
+#pragma unroll
+						for (int rr = 0; rr < REF_ROWS; rr++)
+							acc[rr][u] += ref_part(pp, rr) * vv;
+					}
+				}
+			}
 		}
-		for (int u = 0; u < 2; u++) {
-			const int t = threadIdx.x + u * REF_THREADS;
-			if (t < d)
-				o[oo + t] = acc[u] / (l > 0.0f ? l : 1.0f);
+#pragma unroll
+		for (int rr = 0; rr < REF_ROWS; rr++) {
+			const int r = warp * REF_ROWS + rr;
+			const long long oo = bi * p.o_stride_b + hq * p.o_stride_h +
+					     (long long)(i0 + r) * p.o_stride_s;
+
+			if (r >= nq)
+				continue;
+#pragma unroll
+			for (int u = 0; u < REF_DIMS; u++) {
+				const int t = lane + 32 * u;
+				if (t < d)
+					o[oo + t] = acc[rr][u] / (l[rr] > 0.0f ? l[rr] : 1.0f);
+			}
 		}
 	}
 }

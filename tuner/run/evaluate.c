@@ -29,9 +29,12 @@
  * of a 132-SM GPU (132 x 2048) several times */
 #define FILL_THREADS 256
 #define FILL_MAX_BLOCKS 4096
-/* reference kernel: 128 threads per block is fixed by reference.cu
- * (REF_THREADS); rows beyond this many blocks are grid-strided */
+/* reference kernel: 128 threads per block, tiles of 16 query rows and
+ * chunks of 32 keys are fixed by reference.cu (REF_THREADS, REF_TILE_Q,
+ * REF_CHUNK); tiles beyond this many blocks are grid-strided */
 #define REF_THREADS 128
+#define REF_TILE_Q 16
+#define REF_CHUNK 32
 #define REF_MAX_BLOCKS (1 << 20)
 /* check kernel: 256 threads per block is fixed by reference.cu
  * (CHECK_THREADS); 1024 blocks of 256 fill a 132-SM GPU several times over,
@@ -39,6 +42,18 @@
 #define CHECK_THREADS 256
 #define CHECK_MAX_BLOCKS 1024
 #define REF_MAX_D 256
+
+/* The reference kernel's dynamic shared memory for head dim d (reference.cu:
+ * the tile's Q and a chunk of K or V in rows of ref_ld(d) floats, then the
+ * chunk's probabilities); 51,968 bytes at D 256, over the 48 KB that needs no
+ * opt-in, so ft_eval_open raises the kernel's limit to that once. */
+static unsigned ref_smem_bytes(int d)
+{
+	const unsigned ld = (unsigned)(d + 3) / 4 * 4 + 4;
+
+	return ((REF_TILE_Q + REF_CHUNK) * ld + REF_CHUNK * REF_TILE_Q) * 4;
+}
+
 /* tensor ids of the fill kernel: Q, K, V get independent values */
 enum { TENSOR_Q = 1, TENSOR_K = 2, TENSOR_V = 3 };
 /* NaN bit patterns used as poison: 0x7fff is a NaN in fp16 and in bf16, and
@@ -224,6 +239,8 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
 			    err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_check", reference_path, &ev->check, err) ||
+	    ft_gpu_func_dynamic_smem(gpu, ev->attn, "fatune_ref_attention",
+				     ref_smem_bytes(REF_MAX_D), err) ||
 	    ft_gpu_alloc(gpu, sizeof(struct check_sums), "the check's sums", &ev->sums, err)) {
 		ft_eval_close(ev);
 		return -1;
@@ -298,7 +315,7 @@ static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned l
 	struct inputs *in = &ev->in;
 	size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
 	size_t nkv = (size_t)sh->b * sh->h_kv * sh->s_kv * sh->d;
-	long long rows = (long long)sh->b * sh->h * sh->s;
+	long long tiles = (long long)sh->b * sh->h * ((sh->s + REF_TILE_Q - 1) / REF_TILE_Q);
 	int causal = sh->causal, bf16 = sh->dtype == FT_BF16;
 	unsigned grid[3] = { 1, 1, 1 }, block[3] = { REF_THREADS, 1, 1 };
 	struct fatune_attn_params_v2 p;
@@ -325,8 +342,9 @@ static int make_inputs(struct ft_eval *ev, const struct ft_shape *sh, unsigned l
 	ft_shape_strides(sh, 0, in->qs);
 	ft_shape_strides(sh, 1, in->kvs);
 	base_params(ev, in->ref, &p);
-	grid[0] = (unsigned)(rows < REF_MAX_BLOCKS ? rows : REF_MAX_BLOCKS);
-	if (ft_gpu_launch(ev->gpu, ev->attn, "fatune_ref_attention", grid, block, 0, args, err) ||
+	grid[0] = (unsigned)(tiles < REF_MAX_BLOCKS ? tiles : REF_MAX_BLOCKS);
+	if (ft_gpu_launch(ev->gpu, ev->attn, "fatune_ref_attention", grid, block,
+			  ref_smem_bytes(sh->d), args, err) ||
 	    ft_gpu_sync(ev->gpu, "the reference attention", err) ||
 	    (in->ref_host &&
 	     ft_gpu_download(ev->gpu, in->ref_host, in->ref, n * 4, "the reference output", err)))
@@ -988,8 +1006,10 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 #define SELFTEST_TOL 1e-5
 
 /* b, h, s, d, causal, bf16, then s_kv, h_kv (0: self-attention) and layout:
- * the last six cover grouped-query heads, decode and chunked prefill (S_q <
- * S_kv, bottom-right causal), S_q > S_kv (rows with no key) and bshd. */
+ * six cover grouped-query heads, decode and chunked prefill (S_q < S_kv,
+ * bottom-right causal), S_q > S_kv (rows with no key) and bshd; the last a
+ * head dim that is no multiple of 32 and rows that end inside the
+ * reference's 16-row tiles and 32-key chunks. */
 static const struct {
 	int b, h, s, d, causal, bf16, s_kv, h_kv, bshd;
 } selftest_cases[] = {
@@ -1000,6 +1020,7 @@ static const struct {
 	{ 2, 8, 1, 128, 0, 0, 300, 2, 0 }, { 1, 4, 3, 64, 1, 1, 150, 1, 1 },
 	{ 1, 4, 40, 64, 1, 0, 200, 2, 0 }, { 2, 6, 50, 32, 1, 1, 20, 3, 1 },
 	{ 1, 2, 33, 128, 0, 0, 33, 2, 1 }, { 2, 4, 64, 64, 1, 0, 64, 4, 1 },
+	{ 1, 2, 37, 40, 1, 0, 0, 0, 0 },
 };
 
 /* Runs one case; prints its line. Returns 1 if it passed, 0 if not, -1 on a CUDA error. */
