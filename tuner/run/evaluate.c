@@ -46,12 +46,23 @@
 /* The reference kernel's dynamic shared memory for head dim d (reference.cu:
  * the tile's Q and a chunk of K or V in rows of ref_ld(d) floats, then the
  * chunk's probabilities); 51,968 bytes at D 256, over the 48 KB that needs no
- * opt-in, so ft_eval_open raises the kernel's limit to that once. */
+ * opt-in, so ft_eval_open raises the kernel's limit once (ref_smem_limit). */
 static unsigned ref_smem_bytes(int d)
 {
 	const unsigned ld = (unsigned)(d + 3) / 4 * 4 + 4;
 
 	return ((REF_TILE_Q + REF_CHUNK) * ld + REF_CHUNK * REF_TILE_Q) * 4;
+}
+
+/* What the reference kernel's limit is raised to: enough for D 256, or the
+ * device's opt-in limit when that is less (none of CUDA 13's archs, sm_75
+ * and newer, has less than 64 KB; a launch past it would fail with the
+ * driver's error naming the kernel and its bytes). */
+static long long ref_smem_limit(const struct ft_device_limits *lim)
+{
+	long long want = ref_smem_bytes(REF_MAX_D);
+
+	return lim->smem_optin > 0 && lim->smem_optin < want ? lim->smem_optin : want;
 }
 
 /* tensor ids of the fill kernel: Q, K, V get independent values */
@@ -239,8 +250,8 @@ int ft_eval_open(struct ft_eval **out, struct ft_gpu *gpu, const struct ft_devic
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_attention", reference_path, &ev->attn,
 			    err) ||
 	    ft_gpu_function(gpu, ev->ref_mod, "fatune_ref_check", reference_path, &ev->check, err) ||
-	    ft_gpu_func_dynamic_smem(gpu, ev->attn, "fatune_ref_attention",
-				     ref_smem_bytes(REF_MAX_D), err) ||
+	    ft_gpu_func_dynamic_smem(gpu, ev->attn, "fatune_ref_attention", ref_smem_limit(lim),
+				     err) ||
 	    ft_gpu_alloc(gpu, sizeof(struct check_sums), "the check's sums", &ev->sums, err)) {
 		ft_eval_close(ev);
 		return -1;
