@@ -149,6 +149,13 @@ __device__ __forceinline__ void ref_stage(float *dst, int ld, int n_pad, const f
 			dst[r * ld + c] = r < n && c < d ? ref_load(src, r * stride + c, bf16) : 0.0f;
 }
 
+/* The keys query row i sees: all S_kv, or causal 0 .. i + causal_offset
+ * (none when that is below 0). */
+static __device__ __forceinline__ int ref_keys(const fatune_attn_params_v2 &p, int causal, int i)
+{
+	return causal ? max(0, min(p.s_kv, i + p.causal_offset + 1)) : p.s_kv;
+}
+
 /* Over the tensors of an ABI v2 params struct: any strides, H_kv KV heads
  * (query head h reads KV head h / (H / H_kv)), S_kv keys, bottom-right causal
  * masking (query i sees keys 0 .. i + causal_offset). p.o is the fp32 output,
@@ -180,16 +187,14 @@ fatune_ref_attention(const fatune_attn_params_v2 p, int causal, int bf16)
 		const ft_u16 *kb = k + bi * p.k_stride_b + hk * p.k_stride_h;
 		const ft_u16 *vb = v + bi * p.v_stride_b + hk * p.v_stride_h;
 		/* keys the tile's last row sees: the most of any of its rows */
-		const int nk_tile = causal ? max(0, min(p.s_kv, i0 + nq - 1 + p.causal_offset + 1))
-					   : p.s_kv;
+		const int nk_tile = ref_keys(p, causal, i0 + nq - 1);
 		int nk[REF_ROWS];
 		float m[REF_ROWS], l[REF_ROWS], acc[REF_ROWS][REF_DIMS];
 
 #pragma unroll
 		for (int rr = 0; rr < REF_ROWS; rr++) {
 			const int r = warp * REF_ROWS + rr;
-			nk[rr] = r >= nq ? 0
-			       : causal ? max(0, min(p.s_kv, i0 + r + p.causal_offset + 1)) : p.s_kv;
+			nk[rr] = r >= nq ? 0 : ref_keys(p, causal, i0 + r);
 			m[rr] = -__int_as_float(0x7f800000);
 			l[rr] = 0.0f;
 #pragma unroll
