@@ -6,7 +6,9 @@
 . "$FT_TEST_LIB"
 # two units with no CUBIN in common
 cp "$FATUNE_SOURCE_DIR/tests/data/campaign_two_causal.yaml" "$T/two.yaml"
-A="--arch sm_90 --campaign $T/two.yaml --space $SPACES/attention.yaml --strategy model --race off --budget 4 --jobs 2 --quiet --json"
+# (U: what every search here shares, the campaign's and the one that compiles its first unit alone below)
+U="--arch sm_90 --space $SPACES/attention.yaml --strategy model --race off --jobs 2 --quiet --json"
+A="--campaign $T/two.yaml $U --budget 4"
 field() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2])])[sys.argv[3]])' "$T/out" "$1" "$2"; }
 cubins() { find "$1" -name '*.cubin' 2>/dev/null | wc -l; }
 trials() { sql "$1" "SELECT r.causal || ' ' || t.config || ' ' || t.status FROM trials t JOIN runs r ON r.id = t.run_id ORDER BY 1"; }
@@ -50,13 +52,14 @@ now_ms() { date +%s%3N; }
 # clone's pass on 2026-12-02), and the second unit began before its first compile ahead was done. That is
 # the machine's load, not what is tested, so the case is still set up again, up to three times, before it
 # counts as a failure)
+FATUNE_CACHE_DIR="$T/c_first" run search $U --shape 1x8x512x64 --dtype fp16 --budget 6 --runner fake:@cubin,@ms=1 \
+	--db "$T/first.db"
+expect_rc 0 "the first unit's CUBINs compiled"
+first=$(cubins "$T/c_first")
+[ "$first" -gt 0 ] || fail "no CUBIN compiled for the first unit"
 for attempt in 1 2 3; do
-	rm -rf "$T/c_int" "$T/int.db"* "$T/first.db"*
-	FATUNE_CACHE_DIR="$T/c_int" run search --arch sm_90 --shape 1x8x512x64 --dtype fp16 --space $SPACES/attention.yaml \
-		--strategy model --race off --budget 6 --jobs 2 --quiet --json --runner fake:@cubin,@ms=1 --db "$T/first.db"
-	expect_rc 0 "the first unit's CUBINs compiled"
-	first=$(cubins "$T/c_int")
-	[ "$first" -gt 0 ] || fail "no CUBIN compiled for the first unit"
+	rm -rf "$T/c_int" "$T/int.db"*
+	cp -R "$T/c_first" "$T/c_int"
 	FATUNE_CACHE_DIR="$T/c_int" "$FATUNE" search ${A/--budget 4/--budget 6} --runner fake:@cubin,@ms=1000 --db "$T/int.db" \
 		>"$T/out" 2>"$T/err" &
 	pid=$!
