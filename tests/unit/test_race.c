@@ -162,6 +162,23 @@ static void test_defaults(void **state)
 	ft_race_defaults(&o);
 	assert_true(o.heat_ms == FT_RACE_HEAT_MS);
 	unsetenv("FATUNE_RACE_HEAT_MS");
+	unsetenv("FATUNE_RACE_ROUNDS");
+	ft_race_defaults(&o);
+	assert_int_equal(o.rounds, FT_RACE_ROUNDS);
+	setenv("FATUNE_RACE_ROUNDS", "5", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.rounds, 5);
+	/* not a count of 1..FT_RACE_ROUNDS_MAX: the default */
+	setenv("FATUNE_RACE_ROUNDS", "0", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.rounds, FT_RACE_ROUNDS);
+	setenv("FATUNE_RACE_ROUNDS", "2.5", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.rounds, FT_RACE_ROUNDS);
+	setenv("FATUNE_RACE_ROUNDS", "17", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.rounds, FT_RACE_ROUNDS);
+	unsetenv("FATUNE_RACE_ROUNDS");
 	assert_int_equal(ft_race_parse("off", &on, &err), 0);
 	assert_int_equal(on, 0);
 	assert_int_equal(ft_race_parse("on", &on, &err), 0);
@@ -457,6 +474,44 @@ static void test_final_round_robin(void **state)
 	ft_race_free(rc);
 }
 
+/* FATUNE_RACE_ROUNDS: the final's 15 samples over 5 rounds of 3 (a job a
+ * finalist a round, the start one later each round), the rows' count of
+ * rounds from ft_race_rounds; a count out of range is the default. */
+static void test_final_rounds_option(void **state)
+{
+	struct fake f = { .c = { { 10.0, 0 }, { 10.1, 0 }, { 10.2, 0 } }, .fail_at = -1 };
+	struct ft_race_opts o;
+	struct ft_race *rc;
+	struct ft_job_result out[3];
+	int rounds[3];
+
+	(void)state;
+	ft_race_defaults(&o);
+	o.finalists = 3;
+	o.anchor_ms = 0;
+	o.rounds = 5;
+	rc = ft_race_new(&o);
+	assert_non_null(rc);
+	assert_int_equal(ft_race_rounds(rc), 5);
+	final_of_three(rc, &f, out, rounds);
+	assert_int_equal(f.nlog, 3 * 5);
+	for (int round = 0; round < 5; round++)
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(f.log[round * 3 + k], (k + round) % 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out[i].status, FT_ST_OK);
+		assert_int_equal(out[i].samples, 15);
+		assert_int_equal(rounds[i], 5);
+	}
+	ft_race_free(rc);
+	o.rounds = FT_RACE_ROUNDS_MAX + 1;
+	rc = ft_race_new(&o);
+	assert_non_null(rc);
+	assert_int_equal(ft_race_rounds(rc), FT_RACE_ROUNDS);
+	ft_race_free(rc);
+	assert_int_equal(ft_race_rounds(NULL), FT_RACE_ROUNDS);
+}
+
 /* A finalist clearly behind after the first round leaves the final: its
  * fastest sample over FT_RACE_FINAL_CUT x the round's fastest median. It
  * keeps an ok verdict over that round's samples; the others run on. One
@@ -633,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_runner_failure),
 		cmocka_unit_test(test_finalists),
 		cmocka_unit_test(test_final_round_robin),
+		cmocka_unit_test(test_final_rounds_option),
 		cmocka_unit_test(test_final_leaves_the_slow),
 		cmocka_unit_test(test_anchor_drift),
 		cmocka_unit_test(test_heavy_final),

@@ -1027,7 +1027,7 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
  * ran; NULL when out of memory (the row is stored without it). */
 static char *final_log(const struct ft_interleave_trace *tr, int i)
 {
-	size_t size = (size_t)(FT_RACE_ROUNDS + FT_RACE_CLOSE_ROUNDS_MAX) * 64 + 1, at = 0;
+	size_t size = (size_t)(FT_RACE_ROUNDS_MAX + FT_RACE_CLOSE_ROUNDS_MAX) * 64 + 1, at = 0;
 	char *log = malloc(size);
 
 	if (!log)
@@ -1061,7 +1061,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	struct ft_interleave_trace *trace;
-	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close;
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close, nr = ft_race_rounds(r->race);
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
 
@@ -1095,25 +1095,24 @@ static int run_final(struct run *r, struct ft_err *err)
 	if (rc)
 		goto done;
 	out[0].phase_ms[FT_PH_SHARED] += held;	/* the wait for the hold: the first job's */
-	close = trace->ran[FT_RACE_ROUNDS];	/* the close finalists: those of the first round alone */
+	close = trace->ran[nr];	/* the close finalists: those of the first round alone */
 	for (int i = 0; i < n && !rc; i++) {
 		shared += out[i].phase_ms[FT_PH_SHARED];
 		take_result(&ts[i], &out[i], x.x);
 		/* a row of the final says so: queries and tests tell it from the first one */
-		if (ts[i].status == FT_ST_OK && rounds[i] > FT_RACE_ROUNDS)
+		if (ts[i].status == FT_ST_OK && rounds[i] > nr)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d interleaved rounds of %d finalists, then %d rounds of the %d within %.3gx of the fastest%s",
-				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n, rounds[i] - FT_RACE_ROUNDS,
-				 close, FT_RACE_CLOSE_WITHIN, heat);
-		else if (ts[i].status == FT_ST_OK && rounds[i] == FT_RACE_ROUNDS)
+				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, rounds[i] - nr, close, FT_RACE_CLOSE_WITHIN,
+				 heat);
+		else if (ts[i].status == FT_ST_OK && rounds[i] == nr)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d interleaved rounds of %d finalists%s",
-				 FT_RACE_FINAL_REASON, ts[i].samples, FT_RACE_ROUNDS, n, heat);
+				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, heat);
 		else if (ts[i].status == FT_ST_OK)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s (left over %.3gx the fastest of round 1)",
-				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], FT_RACE_ROUNDS, n, heat,
-				 FT_RACE_FINAL_CUT);
+				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], nr, n, heat, FT_RACE_FINAL_CUT);
 		if (ts[i].status == FT_ST_OK)
 			ts[i].log = final_log(trace, i);
 		add_phases(r, 0, &out[i]);

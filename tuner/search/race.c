@@ -69,6 +69,11 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
 	o->spread = env_is("FATUNE_RACE_FINAL_ORDER", "spread");
 	o->close_rounds = (int)env_number("FATUNE_RACE_CLOSE_ROUNDS", FT_RACE_CLOSE_ROUNDS_MAX, 0);
+	{
+		double v = env_number("FATUNE_RACE_ROUNDS", FT_RACE_ROUNDS_MAX, FT_RACE_ROUNDS);
+
+		o->rounds = v >= 1 && v == (int)v ? (int)v : FT_RACE_ROUNDS;	/* 0 or 2.5: the default */
+	}
 }
 
 /* A thread's GPU as its anchors measured it (one evaluation thread per GPU) */
@@ -108,6 +113,8 @@ struct ft_race *ft_race_new(const struct ft_race_opts *o)
 		rc->o.finalists = FT_RACE_MAX_FINALISTS;
 	if (rc->o.finalists < 0)
 		rc->o.finalists = 0;
+	if (rc->o.rounds < 1 || rc->o.rounds > FT_RACE_ROUNDS_MAX)
+		rc->o.rounds = FT_RACE_ROUNDS;
 	if (rc->o.quick_samples < 1)
 		rc->o.quick_samples = 1;
 	if (!(rc->o.stable >= 0 && rc->o.stable < 1))
@@ -420,6 +427,11 @@ int ft_race_finalists(const struct ft_race *rc, const struct ft_trial **out)
 	return n;
 }
 
+int ft_race_rounds(const struct ft_race *rc)
+{
+	return rc ? rc->o.rounds : FT_RACE_ROUNDS;
+}
+
 double ft_race_heat_ms(const struct ft_race *rc)
 {
 	return rc && heavy(rc) ? rc->o.heat_ms : 0;
@@ -431,7 +443,7 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 {
 	/* the final follows the search on a GPU at its clocks: one launch
 	 * uploads a finalist's graph */
-	struct ft_interleave_opts o = { .rounds = FT_RACE_ROUNDS,
+	struct ft_interleave_opts o = { .rounds = ft_race_rounds(rc),
 					.sample_us = FT_RACE_FINAL_SAMPLE_US,
 					.warmup = FT_RACE_WARMUP,
 					.leave_over = FT_RACE_FINAL_CUT,

@@ -125,6 +125,12 @@
  * (suite24 with its quality check, 2026-12-01): 22 of 24 units within 1 %
  * of exhaustive with it and without, so it stays opt-in. */
 #define FT_RACE_ROUNDS 3
+/* FATUNE_RACE_ROUNDS=N (1..FT_RACE_ROUNDS_MAX) splits the final's samples
+ * over N rounds instead (each finalist's samples the same; a job a round,
+ * so each round costs every finalist a job's fixed cost): more rounds of
+ * fewer samples each take the rotation's places finer, for A/B runs against
+ * the quality check (docs/timing.md); not measured on a GPU yet. */
+#define FT_RACE_ROUNDS_MAX 16
 #define FT_RACE_MAX_FINALISTS 16
 /* A heated final's close finalists timed again alone (ft_interleave_opts
  * close_rounds). Its rounds of up to 16 finalists span a drift that one round
@@ -193,7 +199,8 @@
 #define FT_RACE_HEAT_MS 100.0
 #define FT_RACE_HEAT_SPAN 1.10
 _Static_assert(FT_RACE_MAX_FINALISTS <= FT_INTERLEAVE_MAX, "the final interleaves its finalists");
-_Static_assert(FT_RACE_ROUNDS + FT_RACE_CLOSE_ROUNDS_MAX <= FT_INTERLEAVE_MAX_ROUNDS,
+_Static_assert(FT_RACE_ROUNDS <= FT_RACE_ROUNDS_MAX &&
+		       FT_RACE_ROUNDS_MAX + FT_RACE_CLOSE_ROUNDS_MAX <= FT_INTERLEAVE_MAX_ROUNDS,
 	       "the final's rounds and its close ones fit an interleaving");
 /* How the reason of a final's ok row starts ("" is every other ok row's;
  * base/trial.h). */
@@ -217,6 +224,8 @@ struct ft_race_opts {
 	int spread;		/* the final's rounds start spread over the finalists
 				 * (ft_interleave_opts.spread; FATUNE_RACE_FINAL_ORDER=spread);
 				 * 0: each round one later (the default, see FT_RACE_ROUNDS) */
+	int rounds;		/* the final's rounds, 1..FT_RACE_ROUNDS_MAX
+				 * (FATUNE_RACE_ROUNDS); anything else: FT_RACE_ROUNDS */
 	int close_rounds;	/* > 0: a heated final's close finalists run this many
 				 * more rounds alone (FT_RACE_CLOSE_WITHIN;
 				 * FATUNE_RACE_CLOSE_ROUNDS); 0: none (the default) */
@@ -231,7 +240,8 @@ struct ft_race_opts {
  * FATUNE_RACE_ANCHOR_MS (0..60000; unset, empty or not a number: 0) and
  * spread from FATUNE_RACE_FINAL_ORDER ("spread": 1; else 0),
  * heat_ms from FATUNE_RACE_HEAT_MS (0..FT_EVAL_HEAT_MAX_MS; unset, empty or
- * not a number: FT_RACE_HEAT_MS) when set. */
+ * not a number: FT_RACE_HEAT_MS) when set, rounds from FATUNE_RACE_ROUNDS
+ * (1..FT_RACE_ROUNDS_MAX; else FT_RACE_ROUNDS). */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
@@ -242,6 +252,10 @@ struct ft_race;
 /* NULL when out of memory. o is copied. */
 struct ft_race *ft_race_new(const struct ft_race_opts *o);
 void ft_race_free(struct ft_race *rc);
+
+/* The final's rounds (ft_race_opts.rounds as ft_race_new took it;
+ * FT_RACE_ROUNDS for a NULL rc): what its rows' reasons count. */
+int ft_race_rounds(const struct ft_race *rc);
 
 /* Evaluates one candidate whose full job is `job`: while no full
  * measurement is known, the full job alone; else the quick pass, then the
@@ -287,7 +301,7 @@ double ft_race_heat_ms(const struct ft_race *rc);
 
 /* The final: jobs[i] is finalist i's full job (samples = the search's);
  * a heavy final's first job heats the GPU (heat_ms, above) first;
- * each gets up to FT_RACE_ROUNDS jobs of ceil(samples / rounds) samples,
+ * each gets up to `rounds` jobs (ft_race_rounds) of ceil(samples / rounds) samples,
  * run round-robin by ft_interleave (run/interleave.h; after the first
  * round, those over FT_RACE_FINAL_CUT of its fastest leave, when their full
  * measurement was as far behind too: jobs[i] must be finalist i's, in
