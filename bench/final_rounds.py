@@ -10,9 +10,10 @@ to the mean of its later rounds' medians, grouped by its place in round 1. A rou
 state the later rounds settled in gives ratios near 1.00 at every place; a GPU still settling after
 the heat gives ratios that fall (or rise) with the place. Prints one line per database: the finals
 read, then per quarter of the places (first to last) the mean ratio and how many finalists.
-With --by-round, every round instead: each finalist that ran the final's first three rounds gets
-each round's median over the mean of its three, grouped by its place in that round, a line per
-round: the drift within each round, which a finalist's place in the rotation weighs on its time.
+With --by-round, every round instead: each finalist that ran all of its final's interleaved rounds
+(3, or FATUNE_RACE_ROUNDS, as the rows' reasons say; close rounds not counted) gets each round's
+median over the mean of those rounds, grouped by its place in that round, a line per round: the
+drift within each round, which a finalist's place in the rotation weighs on its time.
 """
 import argparse
 import re
@@ -22,6 +23,8 @@ import sys
 import urllib.parse
 
 LINE = re.compile(r"round (\d+): (\d+) of (\d+), median ([0-9.]+) us")
+# a final row's reason: "... over 3 interleaved rounds ..." or, left after round 1, "over 1 of 3 ..."
+ROUNDS = re.compile(r"over (?:\d+ of )?(\d+) interleaved rounds")
 
 
 def rounds_of(log):
@@ -37,6 +40,11 @@ def connect_ro(path):
     return sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True)
 
 
+def quarter(place, n):
+    """0-3: the quarter of a round of n finalists that place (from 1) falls in"""
+    return min(3, (place - 1) * 4 // n)
+
+
 def quarter_cells(quarters):
     """ "places Q1 1.024 (63), ..." from four lists of ratios"""
     return ", ".join(f"places Q{i + 1} {statistics.mean(q):.3f} ({len(q)})" if q else f"places Q{i + 1} - (0)"
@@ -44,47 +52,49 @@ def quarter_cells(quarters):
 
 
 def finals_of(db, min_finalists):
-    """each final of at least min_finalists finalists: its rows' rounds (rounds_of)"""
+    """each final of at least min_finalists finalists: its rows' rounds (rounds_of) and its count of
+    interleaved rounds (FATUNE_RACE_ROUNDS; the close rounds after them not counted)"""
     for (run,) in db.execute("SELECT id FROM runs"):
-        logs = [r[0] for r in db.execute(
-            "SELECT log FROM trials WHERE run_id = ? AND status = 'ok' AND reason LIKE 'race final%'", (run,))]
-        rows = [rounds_of(x) for x in logs]
-        rows = [r for r in rows if 1 in r]
+        found = db.execute(
+            "SELECT log, reason FROM trials WHERE run_id = ? AND status = 'ok' AND reason LIKE 'race final%'",
+            (run,)).fetchall()
+        rows = [r for r in (rounds_of(log) for log, _ in found) if 1 in r]
+        counts = [int(m.group(1)) for _, reason in found for m in [ROUNDS.search(reason)] if m]
         if rows and rows[0][1][1] >= min_finalists:
-            yield rows
+            yield rows, max(counts, default=3)
 
 
-def analyse_by_round(path, min_finalists, nrounds=3):
+def analyse_by_round(path, min_finalists):
     db = connect_ro(path)
-    finals, per = 0, {k: [[], [], [], []] for k in range(1, nrounds + 1)}
-    for rows in finals_of(db, min_finalists):
+    finals, per = 0, {}
+    for rows, nrounds in finals_of(db, min_finalists):
         finals += 1
+        mine = range(1, nrounds + 1)
         for r in rows:
-            if not all(k in r for k in per):
+            if not all(k in r for k in mine):
                 continue
-            mean = statistics.mean(r[k][2] for k in per)
-            for k in per:
+            mean = statistics.mean(r[k][2] for k in mine)
+            for k in mine:
                 place, n, med = r[k]
-                per[k][min(3, (place - 1) * 4 // n)].append(med / mean)
+                per.setdefault(k, [[], [], [], []])[quarter(place, n)].append(med / mean)
     db.close()
     print(f"{path}: {finals} finals of >= {min_finalists} finalists; each round's median over the finalist's "
-          f"mean of rounds 1-{nrounds}:")
-    for k, quarters in per.items():
-        print(f"  round {k}: " + quarter_cells(quarters))
+          f"mean of its final's rounds:")
+    for k in sorted(per):
+        print(f"  round {k}: " + quarter_cells(per[k]))
 
 
 def analyse(path, min_finalists):
     db = connect_ro(path)
     finals, quarters = 0, [[], [], [], []]
-    for rows in finals_of(db, min_finalists):
+    for rows, _ in finals_of(db, min_finalists):
         finals += 1
         for r in rows:
             later = [v[2] for k, v in r.items() if k > 1]
             if not later:
                 continue
             place, n, med = r[1]
-            q = min(3, (place - 1) * 4 // n)
-            quarters[q].append(med / statistics.mean(later))
+            quarters[quarter(place, n)].append(med / statistics.mean(later))
     db.close()
     print(f"{path}: {finals} finals of >= {min_finalists} finalists; round 1 over later rounds: " +
           quarter_cells(quarters))
@@ -95,7 +105,7 @@ def main():
     ap.add_argument("db", nargs="+")
     ap.add_argument("--min-finalists", type=int, default=8)
     ap.add_argument("--by-round", action="store_true", help="each round's median over the finalist's mean of "
-                    "rounds 1-3, by its place in that round")
+                    "its final's rounds, by its place in that round")
     args = ap.parse_args()
     for p in args.db:
         try:

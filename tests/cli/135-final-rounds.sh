@@ -2,7 +2,8 @@
 # runner's @drift=1 is a GPU that gets 1 % slower with every timed job, and @tie gives every config one time, so
 # a finalist's time says only when it ran: --by-round must show each round slower than the one before and, within
 # round 1, the last places slower than the first; the default form (round 1 over the later rounds) below 1 in every
-# quarter. A final smaller than --min-finalists is not read; a database that cannot be opened is one line, exit 2.
+# quarter; over a FATUNE_RACE_ROUNDS=5 final, --by-round reads its five rounds. A final smaller than
+# --min-finalists is not read; a database that cannot be opened is one line, exit 2.
 . "$FT_TEST_LIB"
 FR="$FATUNE_SOURCE_DIR/bench/final_rounds.py"
 
@@ -25,6 +26,19 @@ assert sorted(rounds) == [1, 2, 3] and all(len(q) == 4 for q in rounds.values())
 mean = {k: sum(v) / 4 for k, v in rounds.items()}
 assert mean[1] < mean[2] < mean[3], f"the rounds do not drift slower: {mean}"
 assert rounds[1][3] > rounds[1][0], f"round 1's last places are not slower than its first: {rounds[1]}"
+PY
+
+# a final of FATUNE_RACE_ROUNDS=5: --by-round reads its five rounds, each slower than the one before
+FATUNE_RACE_ROUNDS=5 run search --arch sm_90 --shape 1x8x512x64 --space "$SPACES/attention.yaml" --runner fake:@tie,@drift=1 --db "$T/d5.db" --quiet
+expect_rc 0
+python3 "$FR" --by-round --min-finalists 2 "$T/d5.db" >"$T/by5" || fail "final_rounds.py --by-round (5 rounds) failed"
+python3 - "$T/by5" <<'PY' || fail "--by-round over 5 rounds: $(cat "$T/by5")"
+import re, sys
+rounds = {int(m.group(1)): [float(x) for x in re.findall(r"Q\d ([0-9.]+) \(\d+\)", m.group(2))]
+          for m in re.finditer(r"round (\d+): (.*)", open(sys.argv[1]).read())}
+assert sorted(rounds) == [1, 2, 3, 4, 5], rounds
+mean = [sum(rounds[k]) / len(rounds[k]) for k in range(1, 6)]
+assert mean == sorted(mean) and mean[0] < mean[4], f"the rounds do not drift slower: {mean}"
 PY
 
 python3 "$FR" --min-finalists 2 "$T/d.db" >"$T/r1" || fail "final_rounds.py failed"
