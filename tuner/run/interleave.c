@@ -67,15 +67,14 @@ static double pooled_medians(const struct pool *p, const int *done, const int *l
 	return lead;
 }
 
-/* After the first round: those whose fastest sample is over leave_over times
- * the round's fastest median leave (they ran back to back, so they compare
- * within it) - with priors, only those whose prior is behind by as much. */
-static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over,
-		       const double *prior)
+void ft_interleave_leave(const double *med, const double *min, int n, double over,
+			 const double *prior, int *left)
 {
-	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX], lead_prior = NAN;
-	double lead = pooled_medians(p, done, left, n, med, min);
+	double lead = NAN, lead_prior = NAN;
 
+	for (int i = 0; i < n; i++)
+		if (!isnan(med[i]) && !(med[i] >= lead))
+			lead = med[i];
 	for (int i = 0; i < n; i++)
 		if (!isnan(med[i]) && prior && prior[i] > 0 && !(prior[i] >= lead_prior))
 			lead_prior = prior[i];
@@ -83,6 +82,16 @@ static void leave_slow(const struct pool *p, const int *done, int *left, int n, 
 		if (!isnan(med[i]) && min[i] > over * lead &&
 		    !(prior && prior[i] > 0 && prior[i] <= over * lead_prior))
 			left[i] = 1;
+}
+
+/* After the first round: ft_interleave_leave over the pooled samples. */
+static void leave_slow(const struct pool *p, const int *done, int *left, int n, double over,
+		       const double *prior)
+{
+	double med[FT_INTERLEAVE_MAX], min[FT_INTERLEAVE_MAX];
+
+	pooled_medians(p, done, left, n, med, min);
+	ft_interleave_leave(med, min, n, over, prior, left);
 }
 
 /* Candidate i's job for one round. */

@@ -75,6 +75,16 @@ struct ft_interleave_opts {
  * i's places are i, i - n/3 and i - 2n/3 (mod n). */
 int ft_interleave_start(int spread, int round, int rounds, int n);
 
+/* The rule by which a candidate leaves after the first round (leave_over):
+ * of med[0..n) and min[0..n) (each candidate's median and fastest sample so
+ * far; NaN median: not in), left[i] is set for each one whose fastest sample
+ * is over `over` times the fastest median - and, with prior (NULL: none;
+ * NaN or <= 0: none for that one), whose prior is over `over` times the
+ * fastest prior as well. The candidates ran back to back, so they compare
+ * within the round. ft_interleave and the sweep (run/sweep.h) both use it. */
+void ft_interleave_leave(const double *med, const double *min, int n, double over,
+			 const double *prior, int *left);
+
 /* Times jobs[0..n) (n <= FT_INTERLEAVE_MAX) interleaved through run. out[i]
  * gets candidate i's pooled verdict: ok with statistics over every sample it
  * took (rel_err and max_abs_err the largest seen, phases summed), or the
