@@ -148,7 +148,7 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 /* In main, first: returns -1 unless this process is a fake worker (then its exit code). */
 static int fake_gpus_main(int argc, char **argv)
 {
-	struct ft_worker_backend be = { fake_open, NULL, fake_run, NULL, NULL };
+	struct ft_worker_backend be = { .open = fake_open, .run = fake_run };
 
 	if (argc < 3 || strcmp(argv[1], "--fake-worker"))
 		return -1;

@@ -127,6 +127,22 @@ static int fake_run(void *ctx, const struct ft_job *job, struct ft_job_result *r
 	return 0;
 }
 
+/* A sweep: each candidate ok with its job's seed as its time, this process's
+ * pid as its samples; SEED_DIE_SIGNAL in any job kills the worker mid-sweep,
+ * SEED_BAD_STATUS answers a status no worker sends. */
+static int fake_sweep(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out)
+{
+	for (int i = 0; i < g->n; i++) {
+		if (g->jobs[i].seed == SEED_DIE_SIGNAL)
+			kill(getpid(), SIGKILL);
+		out->res[i].status = g->jobs[i].seed == SEED_BAD_STATUS ? (enum ft_status)42 : FT_ST_OK;
+		out->res[i].t_median_us = (double)g->jobs[i].seed + i;
+		out->res[i].samples = (int)getpid();
+		out->rounds[i] = g->rounds;
+	}
+	return 0;
+}
+
 /* "slow-exit": a worker whose exit takes 600 ms, as a CUDA context's teardown does */
 static void fake_close(void *ctx)
 {
@@ -137,7 +153,9 @@ static void fake_close(void *ctx)
 static int fake_main(const char *mode)
 {
 	static const char junk[] = "garbage instead of a hello, long enough to fill a header";
-	struct ft_worker_backend be = { fake_open, fake_prepare, fake_run, fake_close, (void *)mode };
+	struct ft_worker_backend be = { .open = fake_open, .prepare = fake_prepare, .run = fake_run,
+					.sweep = strcmp(mode, "nosweep") ? fake_sweep : NULL,
+					.close = fake_close, .ctx = (void *)mode };
 
 	if (!strcmp(mode, "garbage-hello")) {
 		if (write(1, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
@@ -238,6 +256,81 @@ static void test_answers(void **state)
 
 /* stop waits for the worker's exit; leave returns at once, the worker still
  * exits on its own (this process, its parent, reaps it here) */
+static void make_sweep(struct ft_sweep *g, int n, unsigned long long seed)
+{
+	memset(g, 0, sizeof(*g));
+	g->n = n;
+	g->rounds = 3;
+	g->per_round = 5;
+	for (int i = 0; i < n; i++) {
+		make_job(&g->jobs[i], seed);
+		g->jobs[i].timing = 1;
+	}
+}
+
+/* A sweep is one message each way: every candidate's verdict comes back
+ * from the one worker, which then serves jobs on */
+static void test_sweep_answers(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_sweep *g = malloc(sizeof(*g));
+	struct ft_sweep_result *out = malloc(sizeof(*out));
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 5);
+
+	make_sweep(g, 3, 40);
+	assert_int_equal(ft_worker_sweep(w, g, 5000, out, &err), 0);
+	assert_int_equal(out->failed, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(out->res[i].status, FT_ST_OK);
+		assert_true(out->res[i].t_median_us == 40.0 + i);
+		assert_int_equal(out->res[i].samples, pid);
+		assert_int_equal(out->rounds[i], 3);
+	}
+	assert_int_equal(good_job(w, 6), pid);
+	free(g);
+	free(out);
+	ft_worker_stop(w);
+}
+
+/* A worker that dies mid-sweep, or answers a status no worker sends, makes
+ * the sweep failed (no candidate's verdict: the race times them by rounds
+ * instead), and the next job gets a fresh worker; a backend with no sweep
+ * answers failed and serves on */
+static void test_sweep_failures(void **state)
+{
+	struct ft_worker *w = start_ok();
+	struct ft_sweep *g = malloc(sizeof(*g));
+	struct ft_sweep_result *out = malloc(sizeof(*out));
+	struct ft_err err = { 0 };
+	int pid = good_job(w, 5), pid2;
+
+	make_sweep(g, 2, 40);
+	g->jobs[1].seed = SEED_DIE_SIGNAL;
+	assert_int_equal(ft_worker_sweep(w, g, 5000, out, &err), 0);
+	assert_int_equal(out->failed, 1);
+	assert_non_null(strstr(out->why, "worker"));
+	assert_true(reaped(pid));
+	pid2 = good_job(w, 6);
+	assert_true(pid2 != pid);
+	g->jobs[1].seed = SEED_BAD_STATUS;
+	assert_int_equal(ft_worker_sweep(w, g, 5000, out, &err), 0);
+	assert_int_equal(out->failed, 1);
+	assert_non_null(strstr(out->why, "protocol"));
+	ft_worker_stop(w);
+
+	w = start_mode("nosweep");
+	pid = good_job(w, 5);
+	make_sweep(g, 2, 40);
+	assert_int_equal(ft_worker_sweep(w, g, 5000, out, &err), 0);
+	assert_int_equal(out->failed, 1);
+	assert_non_null(strstr(out->why, "no sweep"));
+	assert_int_equal(good_job(w, 6), pid);
+	free(g);
+	free(out);
+	ft_worker_stop(w);
+}
+
 static void test_leave_does_not_wait(void **state)
 {
 	struct ft_worker *w = start_mode("slow-exit");
@@ -741,6 +834,8 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_sweep_answers),
+		cmocka_unit_test(test_sweep_failures),
 		cmocka_unit_test(test_leave_does_not_wait),
 		cmocka_unit_test(test_dies_by_signal),
 		cmocka_unit_test(test_dies_by_exit),

@@ -21,6 +21,7 @@
 #include "compile/nvrtc.h"
 #include "run/modules.h"
 #include "run/sampling.h"
+#include "run/sweep.h"
 #include "run/worker.h"
 
 /* fill kernel launch: 256 threads per block (8 warps, full occupancy on every
@@ -827,16 +828,14 @@ static int encode_tma(struct run *r, struct ft_err *err)
 	return 0;
 }
 
-/* Everything after the module is loaded; 1 means a CUDA error (in err), 2 a
+/* The launch of the loaded candidate: its shared memory, its buffers, its
+ * params and dimensions into r. 0; 1 means a CUDA error (in err), 2 a
  * refusal that leaves the context usable (in err). */
-static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *err)
+static int launch_setup(struct run *r, struct ft_err *err)
 {
 	struct ft_eval *ev = r->ev;
 	const struct ft_job *job = r->job;
 	const struct ft_shape *sh = &job->shape;
-	struct ft_stats st;
-	struct ft_timing_plan plan;
-	double single_ms = 0, *us, t0;
 
 	if (job->dynamic_smem > ev->lim.smem_static &&
 	    ft_gpu_func_dynamic_smem(ev->gpu, r->main_fn, job->kernel, job->dynamic_smem, err))
@@ -881,13 +880,37 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	r->cblock[0] = (unsigned)job->combine_threads;
 	r->cblock[1] = r->cblock[2] = 1;
 	r->smem = (unsigned)job->dynamic_smem;
+	return 0;
+}
 
-	/* the verified call, on poisoned outputs */
-	t0 = ft_mono_ms();
-	if (poison(r, err) || call(r, err) || ft_gpu_sync(ev->gpu, job->kernel, err))
-		return 1;
+/* A call on poisoned outputs, then verify(r, when): 1 when ok, 0 with a
+ * wrong_result verdict in *res, -1 on a CUDA error (in err). */
+static int verified_call(struct run *r, const char *when, struct ft_job_result *res,
+			 struct ft_err *err)
+{
+	double t0 = ft_mono_ms();
+
+	if (poison(r, err) || call(r, err) || ft_gpu_sync(r->ev->gpu, r->job->kernel, err))
+		return -1;
 	res->verify_ms += ft_mono_ms() - t0;
-	switch (verify(r, NULL, res, err)) {
+	return verify(r, when, res, err);
+}
+
+/* Everything after the module is loaded; 1 means a CUDA error (in err), 2 a
+ * refusal that leaves the context usable (in err). */
+static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	const struct ft_job *job = r->job;
+	struct ft_stats st;
+	struct ft_timing_plan plan;
+	double single_ms = 0, *us, t0;
+	int rc = launch_setup(r, err);
+
+	if (rc)
+		return rc;
+	/* the verified call, on poisoned outputs */
+	switch (verified_call(r, NULL, res, err)) {
 	case -1:
 		return 1;
 	case 0:
@@ -945,6 +968,23 @@ static int run_loaded(struct run *r, struct ft_job_result *res, struct ft_err *e
 	return 0;
 }
 
+/* The module of r->job (its key resolved through this host's CUBIN cache)
+ * and its kernels into r; *own as ft_modules_get says. -1 with err. */
+static int load(struct run *r, struct ft_gpu_module **mod, char *path, size_t size, int *own,
+		struct ft_err *err)
+{
+	struct ft_eval *ev = r->ev;
+	const struct ft_job *job = r->job;
+
+	return ft_modules_get(&ev->mods, ev->gpu, job->cubin_key, mod, path, size, own, err) ||
+			       ft_gpu_function(ev->gpu, *mod, job->kernel, path, &r->main_fn, err) ||
+			       (job->num_splits > 1 && job->combine_threads &&
+				ft_gpu_function(ev->gpu, *mod, job->combine_kernel, path, &r->combine_fn,
+						err))
+		       ? -1
+		       : 0;
+}
+
 int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_result *res)
 {
 	struct ft_gpu_module *mod = NULL;
@@ -976,12 +1016,7 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	r.res = res;
 	t0 = ft_mono_ms();
 	taken = ev->mods.ahead_taken;
-	/* the job's key resolved through this host's CUBIN cache */
-	if (ft_modules_get(&ev->mods, ev->gpu, job->cubin_key, &mod, path, sizeof(path), &own,
-			   &err) ||
-	    ft_gpu_function(ev->gpu, mod, job->kernel, path, &r.main_fn, &err) ||
-	    (job->num_splits > 1 && job->combine_threads &&
-	     ft_gpu_function(ev->gpu, mod, job->combine_kernel, path, &r.combine_fn, &err))) {
+	if (load(&r, &mod, path, sizeof(path), &own, &err)) {
 		rc = 1;
 		load_ms = ft_mono_ms() - t0;
 	} else {
@@ -1005,6 +1040,303 @@ int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_resu
 	res->phase_ms[FT_PH_VERIFY] = res->verify_ms;
 	res->phase_ms[FT_PH_JOB] = ft_mono_ms() - t_job;
 	return rc;
+}
+
+/* ---- a sweep: several candidates, one sample of each in turn ----------------- */
+
+/* One candidate of a sweep, loaded and captured. */
+struct swept {
+	struct run r;
+	struct ft_gpu_module *mod;
+	int own;			/* unload mod at the end */
+	struct ft_gpu_graph *graph;	/* K calls (plan.launches) */
+	struct ft_timing_plan plan;
+};
+
+/* The buffers of every candidate still in, grown to the largest first, so
+ * that no graph captured later holds a pointer that a grow frees. */
+static int sweep_reserve(struct ft_eval *ev, const struct ft_sweep *g, const int *in,
+			 struct ft_err *err)
+{
+	size_t part = 0, lse = 0, ws = 0;
+
+	for (int i = 0; i < g->n; i++) {
+		const struct ft_job *j = &g->jobs[i];
+
+		if (!in[i])
+			continue;
+		if (j->num_splits > 1) {
+			size_t p = (size_t)j->num_splits * ev->in.n * 4,
+			       l = (size_t)j->num_splits * (ev->in.n / j->shape.d) * 4;
+			part = p > part ? p : part;
+			lse = l > lse ? l : lse;
+		}
+		if ((size_t)j->workspace_bytes > ws)
+			ws = (size_t)j->workspace_bytes;
+	}
+	return (part && grow(ev, &ev->o_partial, &ev->o_partial_bytes, part, "o_partial", err)) ||
+			       (lse && grow(ev, &ev->lse_partial, &ev->lse_partial_bytes, lse,
+					    "lse_partial", err)) ||
+			       (ws && grow(ev, &ev->workspace, &ev->workspace_bytes, ws, "the workspace",
+					   err))
+		       ? -1
+		       : 0;
+}
+
+/* Candidate c's setup: loaded, its launch set up, a verified call, a call
+ * that sizes K, its graph captured. 0 when ready; 1 when it is out with its
+ * verdict in *v (wrong result, a CUBIN that cannot be read, a refusal);
+ * -1 with err on a CUDA error. */
+static int sweep_setup(struct swept *c, int samples, struct ft_job_result *v, struct ft_err *err)
+{
+	struct ft_eval *ev = c->r.ev;
+	const struct ft_job *job = c->r.job;
+	double *ph = v->phase_ms, t0 = ft_mono_ms(), single_ms = 0;
+	char path[FT_PATH_MAX];
+	int rc;
+
+	rc = load(&c->r, &c->mod, path, sizeof(path), &c->own, err);
+	ph[FT_PH_LOAD] += ft_mono_ms() - t0;
+	if (!rc)
+		rc = launch_setup(&c->r, err);
+	if (rc)
+		goto refused;
+	switch (verified_call(&c->r, NULL, v, err)) {
+	case -1:
+		return -1;
+	case 0:
+		return 1;
+	}
+	t0 = ft_mono_ms();
+	if (ft_gpu_timer_start(ev->gpu, err) || call(&c->r, err) ||
+	    ft_gpu_timer_stop(ev->gpu, &single_ms, err))
+		return -1;
+	ph[FT_PH_SIZE] += ft_mono_ms() - t0;
+	ft_eval_plan(single_ms * 1e3, job->launches_per_sample, samples, 0, 0, job->sample_max_us,
+		     &c->plan);
+	t0 = ft_mono_ms();
+	if (ft_gpu_capture_begin(ev->gpu, err))
+		return -1;
+	for (int i = 0; i < c->plan.launches; i++)
+		if (call(&c->r, err)) {
+			ft_gpu_capture_abort(ev->gpu);
+			return -1;
+		}
+	if (ft_gpu_capture_end(ev->gpu, &c->graph, err))
+		return -1;
+	ph[FT_PH_GRAPH] += ft_mono_ms() - t0;
+	return 0;
+refused:
+	if (ft_gpu_failed(ev->gpu))
+		return -1;
+	cuda_crash(v, err);
+	return 1;
+}
+
+/* The samples of seq[0..t), queued back to back as samples_queued does
+ * (marks), into the sweep's state. -1 with err. */
+static int sweep_samples(struct ft_eval *ev, struct swept *c, const int *seq, int t,
+			 struct ft_sweep_state *s, struct ft_err *err)
+{
+	int done = 0, queued = 0;
+	double ms;
+
+	while (done < t) {
+		int upto = done + FT_GPU_MARKS - 2 < t ? done + FT_GPU_MARKS - 2 : t;
+
+		for (; queued < upto; queued++) {
+			if (queued == done && ft_gpu_mark(ev->gpu, queued, err))
+				return -1;
+			if (ft_gpu_graph_launch(ev->gpu, c[seq[queued]].graph, err) ||
+			    ft_gpu_mark(ev->gpu, queued + 1, err))
+				return -1;
+		}
+		if (ft_gpu_mark_ms(ev->gpu, done, done + 1, &ms, err))
+			return -1;
+		ft_sweep_take(s, seq[done], ms * 1e3 / c[seq[done]].plan.launches);
+		done++;
+	}
+	return 0;
+}
+
+/* Every graph of those in, in turn, until the warm-up (or the sweep's heat)
+ * has run: each at least once (its first launch uploads it). */
+static int sweep_warm(struct ft_eval *ev, struct swept *c, const struct ft_sweep_state *s,
+		      double warm_ms, struct ft_err *err)
+{
+	double spent = 0, ms;
+
+	for (int k = 0; k == 0 || (spent < warm_ms && k < FT_EVAL_MAX_SAMPLES); k++) {
+		if (ft_gpu_timer_start(ev->gpu, err))
+			return -1;
+		for (int i = 0; i < s->g->n; i++)
+			if (s->in[i] && ft_gpu_graph_launch(ev->gpu, c[i].graph, err))
+				return -1;
+		if (ft_gpu_timer_stop(ev->gpu, &ms, err))
+			return -1;
+		spent += ms;
+	}
+	return 0;
+}
+
+/* The timed part: warm-up, rounds of sweeps, and each candidate verified
+ * again after them (a poisoned call: the outputs are shared). */
+static int sweep_time(struct ft_eval *ev, struct swept *c, struct ft_sweep_state *s,
+		      struct ft_err *err)
+{
+	const struct ft_sweep *g = s->g;
+	int seq[FT_SWEEP_MAX * FT_RAW_SAMPLES_MAX], m = 0;
+	double warm_ms = hot(ev) ? ev->warmup_hot_ms : FT_EVAL_WARMUP_MIN_MS, expected = 0, t0, ms;
+
+	if (g->heat_ms > warm_ms)
+		warm_ms = g->heat_ms;
+	for (int i = 0; i < g->n; i++)
+		if (s->in[i]) {
+			m++;
+			expected += c[i].plan.sample_ms * g->rounds * g->per_round;
+		}
+	if (!m)
+		return 0;
+	ft_worker_expect(expected + warm_ms);
+	t0 = ft_mono_ms();
+	if (sweep_warm(ev, c, s, warm_ms, err))
+		return -1;
+	ms = ft_mono_ms() - t0;
+	for (int i = 0; i < g->n; i++)
+		if (s->in[i])
+			s->out->res[i].phase_ms[FT_PH_WARMUP] += ms / m;
+	for (int r = 0; r < g->rounds; r++) {
+		int t = ft_sweep_round(s, r, seq), ran = s->out->ran[r];
+
+		t0 = ft_mono_ms();
+		if (sweep_samples(ev, c, seq, t, s, err))
+			return -1;
+		ms = ft_mono_ms() - t0;
+		for (int j = 0; j < ran && j < t; j++)	/* the round's first sweep names them */
+			s->out->res[seq[j]].phase_ms[FT_PH_SAMPLES] += ms / ran;
+		ft_sweep_round_end(s, r);
+	}
+	ev->last_timed_ms = ft_mono_ms();
+	for (int i = 0; i < g->n; i++) {
+		struct ft_job_result *v = &s->out->res[i];
+
+		if (!s->out->rounds[i] || v->status != FT_ST_OK)
+			continue;
+		switch (verified_call(&c[i].r, "after timing", v, err)) {
+		case -1:
+			return -1;
+		case 0:
+			s->in[i] = 0;
+			s->out->rounds[i] = 0;	/* its verdict stands, no times */
+		}
+	}
+	return 0;
+}
+
+int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_result *out)
+{
+	struct ft_sweep_state s;
+	struct ft_err err = { 0 };
+	struct swept *c;
+	int rc = 0, fail = 0;
+	char why[sizeof(out->why)];
+	double t_job = ft_mono_ms(), total = 0;
+
+	if (!ft_sweep_valid(g, why, sizeof(why))) {
+		memset(out, 0, sizeof(*out));
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "%s", why);
+		return 0;
+	}
+	ft_sweep_begin(&s, g, out);
+	if (!ev->in.valid || ev->in.seed != g->jobs[0].seed ||
+	    memcmp(&ev->in.shape, &g->jobs[0].shape, sizeof(g->jobs[0].shape))) {
+		struct ft_job_result v;
+
+		ft_job_result_init(&v);
+		rc = ft_eval_prepare(ev, &g->jobs[0], &v);
+		if (rc) {
+			out->failed = 1;
+			snprintf(out->why, sizeof(out->why), "%s", v.reason);
+			return rc == 1;
+		}
+	}
+	c = calloc((size_t)g->n, sizeof(*c));
+	if (!c) {
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "out of memory for a sweep of %d", g->n);
+		return 0;
+	}
+	for (int i = 0; i < g->n; i++) {
+		char buf[400];
+		const char *bad = check_job(ev, &g->jobs[i], buf, sizeof(buf));
+
+		c[i].r.ev = ev;
+		c[i].r.job = &g->jobs[i];
+		c[i].r.res = &out->res[i];
+		if (bad) {
+			struct ft_job_result v;
+
+			ft_job_result_init(&v);
+			bad_job(&v, bad);
+			ft_sweep_drop(&s, i, &v);
+		}
+	}
+	if (sweep_reserve(ev, g, s.in, &err))
+		fail = 1;
+	for (int i = 0; i < g->n && !fail; i++) {
+		struct ft_job_result v;
+
+		if (!s.in[i])
+			continue;
+		ft_job_result_init(&v);
+		switch (sweep_setup(&c[i], g->rounds * g->per_round, &v, &err)) {
+		case -1:
+			fail = 1;
+			break;
+		case 1:
+			ft_sweep_drop(&s, i, &v);
+			break;
+		default:	/* its setup's phases and checks so far */
+			out->res[i].verify_ms = v.verify_ms;
+			out->res[i].rel_err = v.rel_err;
+			out->res[i].max_abs_err = v.max_abs_err;
+			ft_phases_add(&out->res[i], &v, 0);
+			out->res[i].launches_per_sample = c[i].plan.launches;
+		}
+	}
+	if (!fail && sweep_time(ev, c, &s, &err))
+		fail = 1;
+	for (int i = 0; i < g->n; i++) {
+		double t0 = ft_mono_ms();
+
+		ft_gpu_graph_destroy(ev->gpu, c[i].graph);
+		if (c[i].own)
+			ft_gpu_module_unload(ev->gpu, c[i].mod);
+		out->res[i].phase_ms[FT_PH_UNLOAD] += ft_mono_ms() - t0;
+	}
+	free(c);
+	if (fail) {
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "%s", err.msg[0] ? err.msg : "a CUDA error");
+		return ft_gpu_failed(ev->gpu) ? 1 : 0;
+	}
+	ft_sweep_finish(&s);
+	/* each one's job phase is its phases' sum; the sweep's own bookkeeping
+	 * goes to the first */
+	for (int i = 0; i < g->n; i++) {
+		double *ph = out->res[i].phase_ms;
+
+		ph[FT_PH_VERIFY] = out->res[i].verify_ms;
+		ph[FT_PH_JOB] = 0;
+		for (int p = FT_PH_LOAD; p < FT_PH_JOB; p++)
+			ph[FT_PH_JOB] += ph[p];
+		out->res[i].time_ms = ph[FT_PH_SIZE] + ph[FT_PH_GRAPH] + ph[FT_PH_WARMUP] +
+				      ph[FT_PH_SAMPLES];
+		total += ph[FT_PH_JOB];
+	}
+	out->res[0].phase_ms[FT_PH_JOB] += ft_mono_ms() - t_job - total;
+	return 0;
 }
 
 /* ---- self-test ------------------------------------------------------------------ */

@@ -22,6 +22,7 @@
 #include "run/gpu.h"
 #include "run/verify.h"
 #include "run/job.h"
+#include "run/sweep.h"
 
 /* ---- defaults for struct ft_job (callers may use or override them) -------- */
 
@@ -120,6 +121,17 @@ int ft_eval_prepare(struct ft_eval *ev, const struct ft_job *job, struct ft_job_
  * ft_eval_prepare itself when needed. Returns 0 with a verdict in *res, or 1
  * with a crashed verdict when the worker must exit (the context may be lost). */
 int ft_eval_run(struct ft_eval *ev, const struct ft_job *job, struct ft_job_result *res);
+
+/* Times the candidates of g in one sweep (run/sweep.h): each loaded, set
+ * up, verified and sized, its K calls captured in a graph of its own; then
+ * a warm-up (g->heat_ms at least) running their graphs in turn, the rounds
+ * of one sample of each in turn (queued back to back, as a job's samples
+ * are), and each verified again after them (a poisoned call, since they
+ * share the outputs). A candidate that fails its verification or cannot be
+ * set up is out with its verdict, the others go on; any CUDA error ends the
+ * sweep as failed (out->failed, the caller times them otherwise). Returns 0,
+ * or 1 when the worker must exit (the context may be lost). */
+int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_result *out);
 
 void ft_eval_close(struct ft_eval *ev);
 

@@ -95,6 +95,32 @@ int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeou
 	return r->ops->evaluate(r->ctx, job, timeout_ms, res, err);
 }
 
+/* ft_sweep_by_jobs's job: the runner's evaluate under the sweep's watchdog */
+struct by_jobs {
+	struct ft_runner *r;
+	int timeout_ms;
+};
+
+static int by_jobs_run(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+		       struct ft_err *err)
+{
+	struct by_jobs *b = ctx;
+
+	return ft_runner_evaluate(b->r, job, b->timeout_ms, res, err);
+}
+
+int ft_runner_sweep(struct ft_runner *r, const struct ft_sweep *g, int timeout_ms,
+		    struct ft_sweep_result *out, struct ft_err *err)
+{
+	struct by_jobs b = { r, timeout_ms };
+
+	if (!ft_runner_evaluates(r))
+		return ft_error(err, FT_EFAIL, "the %s runner evaluates no jobs", r ? r->info.name : "(none)");
+	if (r->ops->sweep)
+		return r->ops->sweep(r->ctx, g, timeout_ms, out, err);
+	return ft_sweep_by_jobs(g, by_jobs_run, &b, out, err);
+}
+
 double ft_runner_hold(struct ft_runner *r, int on)
 {
 	return r && r->ops->hold ? r->ops->hold(r->ctx, on) : 0;

@@ -47,6 +47,13 @@
  *                  GPU ordinal around a job), so that no two jobs ever time
  *                  at once on one GPU; the wait is the job's FT_PH_SHARED
  *                  phase (run/job.h).
+ *   sweep(g)       optional; like evaluate, several candidates in one job,
+ *                  one sample of each in turn (run/sweep.h: the race's final,
+ *                  FATUNE_RACE_FINAL=sweep). Returns 0 with *out measured, or
+ *                  failed (out->failed: no verdict, the caller times them
+ *                  otherwise), -1 with err as evaluate. NULL: ft_runner_sweep
+ *                  emulates it with a job per sample through evaluate
+ *                  (ft_sweep_by_jobs), as the tests' fake runner is swept.
  *   hold(on)       optional; the thread that evaluates the runner's jobs. on 1:
  *                  the GPU is this runner's until hold(0): the jobs of other
  *                  runners on its GPU wait, this runner's own jobs run
@@ -72,6 +79,7 @@
 #include "base/shape.h"
 #include "base/trial.h"
 #include "run/job.h"
+#include "run/sweep.h"
 
 /* Most runners one pipeline drives (one per GPU of a host). */
 #define FT_MAX_RUNNERS 16
@@ -120,6 +128,8 @@ struct ft_runner_ops {
 	int (*answer)(void *ctx, struct ft_trial *t);
 	int (*evaluate)(void *ctx, const struct ft_job *job, int timeout_ms, struct ft_job_result *res,
 			struct ft_err *err);
+	int (*sweep)(void *ctx, const struct ft_sweep *g, int timeout_ms, struct ft_sweep_result *out,
+		     struct ft_err *err);
 	double (*hold)(void *ctx, int on);
 	void (*close)(void *ctx);
 	void (*leave)(void *ctx);
@@ -143,6 +153,10 @@ int ft_runner_evaluates(const struct ft_runner *r);
 /* The op's evaluate (res initialised first, ft_job_result_init). */
 int ft_runner_evaluate(struct ft_runner *r, const struct ft_job *job, int timeout_ms,
 		       struct ft_job_result *res, struct ft_err *err);
+/* The op's sweep, or its emulation by jobs (the contract above); -1 with
+ * err also for a runner that evaluates no jobs. */
+int ft_runner_sweep(struct ft_runner *r, const struct ft_sweep *g, int timeout_ms,
+		    struct ft_sweep_result *out, struct ft_err *err);
 /* The op's hold (see the contract above): ms waited; 0 without the op. */
 double ft_runner_hold(struct ft_runner *r, int on);
 void ft_runner_close(struct ft_runner *r);

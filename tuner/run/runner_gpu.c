@@ -90,6 +90,22 @@ static int gpu_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, str
 	return rc;
 }
 
+static int gpu_sweep(void *ctx, const struct ft_sweep *sw, int timeout_ms,
+		     struct ft_sweep_result *out, struct ft_err *err)
+{
+	struct gpu *g = ctx;
+	double waited;
+	int rc;
+
+	if (g->ordinal < 0 || g->holding)
+		return ft_worker_sweep(g->w, sw, timeout_ms, out, err);
+	waited = take_turn(g->ordinal);
+	rc = ft_worker_sweep(g->w, sw, timeout_ms, out, err);
+	pthread_mutex_unlock(&turn[g->ordinal]);
+	out->res[0].phase_ms[FT_PH_SHARED] += waited;
+	return rc;
+}
+
 static double gpu_hold(void *ctx, int on)
 {
 	struct gpu *g = ctx;
@@ -134,6 +150,7 @@ const struct ft_runner_ops ft_runner_gpu = {
 	.summary = "a worker process on one GPU: verified and timed there",
 	.open = gpu_open,
 	.evaluate = gpu_evaluate,
+	.sweep = gpu_sweep,
 	.hold = gpu_hold,
 	.close = gpu_close,
 	.leave = gpu_leave,

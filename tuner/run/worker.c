@@ -17,6 +17,11 @@
  *                                                    timed call: the watchdog
  *                                                    becomes ft_watchdog_ms
  *   worker -> parent  RESULT { ft_job_result, exiting }
+ *   parent -> worker  SWEEP { ft_sweep }             instead of a JOB: several
+ *                                                    candidates in one job
+ *                                                    (run/sweep.h); READY and
+ *                                                    EXPECT as for a job, then
+ *   worker -> parent  SWEPT { ft_sweep_result, exiting }
  * EOF on the worker's stdin ends it. A worker answers `crashed` with exiting
  * set after a CUDA error (its context may be lost) and exits; the parent then
  * reaps it, and the next job spawns a fresh one.
@@ -48,7 +53,7 @@ extern char **environ;
 
 #define MSG_MAGIC 0x31575446u /* "FTW1" in little-endian bytes */
 
-enum msg_type { MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT, MSG_EXPECT };
+enum msg_type { MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT, MSG_EXPECT, MSG_SWEEP, MSG_SWEPT };
 
 struct msg_hdr {
 	uint32_t magic;
@@ -75,6 +80,11 @@ struct msg_result {
 
 struct msg_expect {
 	double ms;		/* what the rest of the job should take */
+};
+
+struct msg_swept {
+	struct ft_sweep_result out;
+	int exiting;		/* 1: the worker exits after this answer */
 };
 
 /* Worker side: where ft_worker_expect writes while ft_worker_serve runs a
@@ -188,6 +198,7 @@ static enum io recv_msg(int fd, enum msg_type *type, void *body, size_t cap, dou
 		[MSG_INIT] = sizeof(struct msg_init),	  [MSG_HELLO] = sizeof(struct msg_hello),
 		[MSG_JOB] = sizeof(struct ft_job),	  [MSG_READY] = 0,
 		[MSG_RESULT] = sizeof(struct msg_result), [MSG_EXPECT] = sizeof(struct msg_expect),
+		[MSG_SWEEP] = sizeof(struct ft_sweep),	  [MSG_SWEPT] = sizeof(struct msg_swept),
 	};
 	struct msg_hdr h;
 	enum io r = read_all(fd, &h, sizeof(h), deadline);
@@ -198,7 +209,7 @@ static enum io recv_msg(int fd, enum msg_type *type, void *body, size_t cap, dou
 		snprintf(why, why_size, "bad magic 0x%08x (expected 0x%08x)", h.magic, MSG_MAGIC);
 		return IO_PROTO;
 	}
-	if (h.type < MSG_INIT || h.type > MSG_EXPECT || h.length != sizes[h.type] ||
+	if (h.type < MSG_INIT || h.type > MSG_SWEPT || h.length != sizes[h.type] ||
 	    h.length > cap) {
 		snprintf(why, why_size, "message type %u of %u bytes is not one this binary sends",
 			 h.type, h.length);
@@ -486,16 +497,27 @@ int ft_watchdog_ms(int base_ms, double expected_ms)
 	return ms > base_ms ? (int)ms : base_ms;
 }
 
-int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
-		  struct ft_job_result *res, struct ft_err *err)
+/* Whether a verdict came from a worker (ok, wrong_result, crashed). */
+static int worker_verdict(enum ft_status st)
+{
+	return st == FT_ST_OK || st == FT_ST_WRONG_RESULT || st == FT_ST_CRASHED;
+}
+
+/* Sends one request (a job or a sweep) and waits for its answer of type
+ * `answer` (len bytes into reply), READY starting the watchdog and EXPECT
+ * moving it. Returns 0 with *got 1 and the answer in reply; 0 with *got 0
+ * and a verdict in *res when the worker died, ran past the watchdog or broke
+ * the protocol (its first time); -1 with err when fatune itself failed. */
+static int exchange(struct ft_worker *w, enum msg_type type, const void *body, size_t len,
+		    int timeout_ms, enum msg_type answer, void *reply, size_t reply_len, int *got,
+		    struct ft_job_result *res, struct ft_err *err)
 {
 	const int base_ms = timeout_ms;
-	struct msg_result msg;
-	enum msg_type type;
+	enum msg_type t;
 	char why[160];
 	enum io r;
 
-	ft_job_result_init(res);
+	*got = 0;
 	if (!w->info.present)
 		return ft_error(err, FT_EFAIL, "no GPU to evaluate on: %s", w->info.why_not);
 	if (timeout_ms < 1)
@@ -509,7 +531,7 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 			return ft_error(err, FT_EFAIL, "the restarted worker found no GPU: %s",
 					w->info.why_not);
 	}
-	r = send_msg(w->to_child, MSG_JOB, job, sizeof(*job), ft_mono_ms() + IO_TIMEOUT_MS);
+	r = send_msg(w->to_child, type, body, len, ft_mono_ms() + IO_TIMEOUT_MS);
 	if (r == IO_EOF) {
 		died(w, res, "before it read the job");
 		return 0;
@@ -518,20 +540,20 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 		return broken(w, res, r == IO_TIMEOUT ? "it stopped reading jobs" : strerror(errno),
 			      err);
 	/* inputs and reference first, under their own bound, then the watchdog */
-	r = recv_msg(w->from_child, &type, &msg, sizeof(msg), ft_mono_ms() + PREPARE_TIMEOUT_MS, why,
+	r = recv_msg(w->from_child, &t, reply, reply_len, ft_mono_ms() + PREPARE_TIMEOUT_MS, why,
 		     sizeof(why));
-	if (r == IO_OK && type == MSG_READY) {
+	if (r == IO_OK && t == MSG_READY) {
 		const double ready = ft_mono_ms();
 		double deadline = ready + timeout_ms;
 		/* EXPECT messages move the deadline, never past the cap counted from
 		 * READY (so no worker can keep a job alive by repeating them); the
-		 * result ends the wait */
-		while ((r = recv_msg(w->from_child, &type, &msg, sizeof(msg), deadline, why,
+		 * answer ends the wait */
+		while ((r = recv_msg(w->from_child, &t, reply, reply_len, deadline, why,
 				     sizeof(why))) == IO_OK &&
-		       type == MSG_EXPECT) {
+		       t == MSG_EXPECT) {
 			struct msg_expect e;
 			double hard = ready + ft_watchdog_ms(base_ms, INFINITY);
-			memcpy(&e, &msg, sizeof(e));
+			memcpy(&e, reply, sizeof(e));
 			deadline = ft_mono_ms() + ft_watchdog_ms(base_ms, e.ms);
 			if (deadline > hard)
 				deadline = hard;
@@ -545,7 +567,7 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 	case IO_OK:
 		break;
 	case IO_TIMEOUT:
-		timed_out(w, res, "the candidate", timeout_ms);
+		timed_out(w, res, type == MSG_SWEEP ? "the sweep" : "the candidate", timeout_ms);
 		return 0;
 	case IO_EOF:
 		died(w, res, "during the job");
@@ -555,22 +577,84 @@ int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 	default:
 		return broken(w, res, strerror(errno), err);
 	}
-	if (type != MSG_RESULT)
+	if (t != answer)
 		return broken(w, res, "a message other than the job's result", err);
-	if (msg.res.status != FT_ST_OK && msg.res.status != FT_ST_WRONG_RESULT &&
-	    msg.res.status != FT_ST_CRASHED) {
+	*got = 1;
+	return 0;
+}
+
+/* The worker said it exits after its answer: wait for it. */
+static void after_answer(struct ft_worker *w, int exiting)
+{
+	char how[128];
+
+	w->proto_errors = 0;
+	if (exiting)
+		reap(w, EXIT_GRACE_MS, how, sizeof(how));
+}
+
+int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
+		  struct ft_job_result *res, struct ft_err *err)
+{
+	struct msg_result msg;
+	char why[160];
+	int got;
+
+	ft_job_result_init(res);
+	if (exchange(w, MSG_JOB, job, sizeof(*job), timeout_ms, MSG_RESULT, &msg, sizeof(msg), &got,
+		     res, err))
+		return -1;
+	if (!got)
+		return 0;
+	if (!worker_verdict(msg.res.status)) {
 		snprintf(why, sizeof(why), "result status %d is not a worker's verdict",
 			 (int)msg.res.status);
 		return broken(w, res, why, err);
 	}
-	w->proto_errors = 0;
 	*res = msg.res;
 	res->reason[sizeof(res->reason) - 1] = '\0';
-	if (msg.exiting) {
-		char how[128];
-		reap(w, EXIT_GRACE_MS, how, sizeof(how));
-	}
+	after_answer(w, msg.exiting);
 	return 0;
+}
+
+int ft_worker_sweep(struct ft_worker *w, const struct ft_sweep *g, int timeout_ms,
+		    struct ft_sweep_result *out, struct ft_err *err)
+{
+	struct msg_swept *msg = malloc(sizeof(*msg));
+	struct ft_job_result fail;
+	char why[160];
+	int got, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!msg)
+		return ft_error(err, FT_EFAIL, "out of memory for a sweep's answer");
+	ft_job_result_init(&fail);
+	if (exchange(w, MSG_SWEEP, g, sizeof(*g), timeout_ms, MSG_SWEPT, msg, sizeof(*msg), &got,
+		     &fail, err)) {
+		free(msg);
+		return -1;
+	}
+	for (int i = 0; got && i < FT_SWEEP_MAX; i++)
+		if (!worker_verdict(msg->out.res[i].status)) {
+			snprintf(why, sizeof(why), "sweep result %d: status %d is not a worker's verdict",
+				 i, (int)msg->out.res[i].status);
+			rc = broken(w, &fail, why, err);
+			got = 0;
+			break;
+		}
+	if (got) {
+		*out = msg->out;
+		out->why[sizeof(out->why) - 1] = '\0';
+		for (int i = 0; i < FT_SWEEP_MAX; i++)
+			out->res[i].reason[sizeof(out->res[i].reason) - 1] = '\0';
+		after_answer(w, msg->exiting);
+	} else if (!rc) {
+		/* the worker's end is not one candidate's verdict: the sweep failed */
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "%s", fail.reason);
+	}
+	free(msg);
+	return rc;
 }
 
 void ft_worker_stop(struct ft_worker *w)
@@ -604,20 +688,91 @@ void ft_worker_set_command(char *const *argv)
 
 /* ---- worker side ---------------------------------------------------------------- */
 
+/* The strings of a job read from the pipe, ended within their arrays. */
+static void job_terminate(struct ft_job *job)
+{
+	job->cubin_key[sizeof(job->cubin_key) - 1] = '\0';
+	job->next_cubin_key[sizeof(job->next_cubin_key) - 1] = '\0';
+	job->config[sizeof(job->config) - 1] = '\0';
+	job->kernel[sizeof(job->kernel) - 1] = '\0';
+	job->combine_kernel[sizeof(job->combine_kernel) - 1] = '\0';
+}
+
+/* One job: prepared, READY, run, RESULT. 0 to go on, 1 to end (code 1). */
+static int serve_job(int out_fd, const struct ft_worker_backend *be, struct ft_job *job)
+{
+	struct msg_result result;
+	int rc;
+
+	job_terminate(job);
+	memset(&result, 0, sizeof(result));
+	ft_job_result_init(&result.res);
+	rc = be->prepare ? be->prepare(be->ctx, job, &result.res) : 0;
+	if (rc == 0) {
+		if (send_msg(out_fd, MSG_READY, NULL, 0, -1) != IO_OK)
+			return 1;
+		expect_fd = out_fd;
+		rc = be->run(be->ctx, job, &result.res);
+		expect_fd = -1;
+	}
+	result.exiting = rc == 1;
+	return send_msg(out_fd, MSG_RESULT, &result, sizeof(result), -1) != IO_OK || result.exiting;
+}
+
+/* One sweep: prepared (its first job's inputs), READY, swept, SWEPT. A
+ * backend with no sweep answers failed. 0 to go on, 1 to end (code 1). */
+static int serve_sweep(int out_fd, const struct ft_worker_backend *be, struct ft_sweep *g,
+		       struct msg_swept *msg)
+{
+	struct ft_job_result res;
+	int rc = 0;
+
+	for (int i = 0; i < FT_SWEEP_MAX; i++)
+		job_terminate(&g->jobs[i]);
+	memset(msg, 0, sizeof(*msg));
+	for (int i = 0; i < FT_SWEEP_MAX; i++)
+		ft_job_result_init(&msg->out.res[i]);
+	ft_job_result_init(&res);
+	if (!be->sweep) {
+		msg->out.failed = 1;
+		snprintf(msg->out.why, sizeof(msg->out.why), "this worker takes no sweep");
+	} else if (g->n >= 1 && g->n <= FT_SWEEP_MAX && be->prepare &&
+		   (rc = be->prepare(be->ctx, &g->jobs[0], &res)) != 0) {
+		msg->out.failed = 1;
+		snprintf(msg->out.why, sizeof(msg->out.why), "%s", res.reason);
+	} else {
+		if (send_msg(out_fd, MSG_READY, NULL, 0, -1) != IO_OK)
+			return 1;
+		expect_fd = out_fd;
+		rc = be->sweep(be->ctx, g, &msg->out);
+		expect_fd = -1;
+	}
+	msg->exiting = rc == 1;
+	return send_msg(out_fd, MSG_SWEPT, msg, sizeof(*msg), -1) != IO_OK || msg->exiting;
+}
+
 int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 {
 	struct msg_init init;
 	struct msg_hello hello;
-	struct msg_result result;
-	struct ft_job job;
+	/* a request and a sweep's answer: tens of KB, not on the stack */
+	union {
+		struct ft_job job;
+		struct ft_sweep sweep;
+	} *req = malloc(sizeof(*req));
+	struct msg_swept *swept = malloc(sizeof(*swept));
 	struct ft_err err = { 0 };
 	enum msg_type type;
 	char why[160];
 	int code = 0, rc;
 
-	if (recv_msg(in_fd, &type, &init, sizeof(init), -1, why, sizeof(why)) != IO_OK ||
-	    type != MSG_INIT)
+	if (!req || !swept ||
+	    recv_msg(in_fd, &type, &init, sizeof(init), -1, why, sizeof(why)) != IO_OK ||
+	    type != MSG_INIT) {
+		free(req);
+		free(swept);
 		return 1;
+	}
 	init.reference_path[sizeof(init.reference_path) - 1] = '\0';
 	memset(&hello, 0, sizeof(hello));
 	rc = be->open(be->ctx, init.reference_path, init.device, &hello.info, &err);
@@ -632,32 +787,12 @@ int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 	if (!hello.info.present) /* said why; nothing to serve */
 		goto out;
 	for (;;) {
-		enum io r = recv_msg(in_fd, &type, &job, sizeof(job), -1, why, sizeof(why));
+		enum io r = recv_msg(in_fd, &type, req, sizeof(*req), -1, why, sizeof(why));
 		if (r == IO_EOF)
 			break;
-		if (r != IO_OK || type != MSG_JOB) {
-			code = 1;
-			break;
-		}
-		job.cubin_key[sizeof(job.cubin_key) - 1] = '\0';
-		job.config[sizeof(job.config) - 1] = '\0';
-		job.kernel[sizeof(job.kernel) - 1] = '\0';
-		job.combine_kernel[sizeof(job.combine_kernel) - 1] = '\0';
-		memset(&result, 0, sizeof(result));
-		ft_job_result_init(&result.res);
-		rc = be->prepare ? be->prepare(be->ctx, &job, &result.res) : 0;
-		if (rc == 0) {
-			if (send_msg(out_fd, MSG_READY, NULL, 0, -1) != IO_OK) {
-				code = 1;
-				break;
-			}
-			expect_fd = out_fd;
-			rc = be->run(be->ctx, &job, &result.res);
-			expect_fd = -1;
-		}
-		result.exiting = rc == 1;
-		if (send_msg(out_fd, MSG_RESULT, &result, sizeof(result), -1) != IO_OK ||
-		    result.exiting) {
+		if (r != IO_OK || (type != MSG_JOB && type != MSG_SWEEP) ||
+		    (type == MSG_JOB ? serve_job(out_fd, be, &req->job)
+				     : serve_sweep(out_fd, be, &req->sweep, swept))) {
 			code = 1;
 			break;
 		}
@@ -665,6 +800,8 @@ int ft_worker_serve(int in_fd, int out_fd, const struct ft_worker_backend *be)
 out:
 	if (be->close)
 		be->close(be->ctx);
+	free(req);
+	free(swept);
 	return code;
 }
 

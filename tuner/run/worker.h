@@ -17,6 +17,7 @@
 
 #include "base/err.h"
 #include "run/job.h"
+#include "run/sweep.h"
 
 struct ft_worker;
 
@@ -46,6 +47,15 @@ int ft_watchdog_ms(int base_ms, double expected_ms);
  * broken twice in a row, the fresh worker cannot start). */
 int ft_worker_run(struct ft_worker *w, const struct ft_job *job, int timeout_ms,
 		  struct ft_job_result *res, struct ft_err *err);
+
+/* Runs one sweep (run/sweep.h) like a job: the watchdog from READY, moved
+ * by the worker's ft_worker_expect. Returns 0 with *out: measured, or
+ * failed with why (the worker's own answer, or it died, hung or broke the
+ * protocol: no candidate's verdict, the caller times them otherwise; a
+ * fresh worker is started for the next job); -1 with err when fatune itself
+ * failed. */
+int ft_worker_sweep(struct ft_worker *w, const struct ft_sweep *g, int timeout_ms,
+		    struct ft_sweep_result *out, struct ft_err *err);
 
 /* What the worker found at its last start (device name, ordinal, limits). */
 const struct ft_device_info *ft_worker_info(const struct ft_worker *w);
@@ -79,6 +89,9 @@ struct ft_worker_backend {
 	int (*prepare)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
 	/* One job: 0 to go on, 1 to exit after answering (CUDA context lost). */
 	int (*run)(void *ctx, const struct ft_job *job, struct ft_job_result *res);
+	/* Optional (NULL: a sweep is answered failed): one sweep, after prepare
+	 * of its first job; 0 to go on, 1 to exit after answering. */
+	int (*sweep)(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out);
 	void (*close)(void *ctx);
 	void *ctx;
 };

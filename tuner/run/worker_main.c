@@ -69,6 +69,21 @@ static int gpu_run(void *ctx, const struct ft_job *job, struct ft_job_result *re
 	return rc;
 }
 
+/* ft_eval_sweep's answer, the start and the preparation charged to its
+ * first candidate, as a job's are */
+static int gpu_sweep(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out)
+{
+	struct gpu_backend *b = ctx;
+	int rc = ft_eval_sweep(b->ev, g, out);
+	double *ph = out->res[0].phase_ms;
+
+	ph[FT_PH_START] += b->start_ms;
+	ph[FT_PH_INPUTS] += b->inputs_ms;
+	ph[FT_PH_JOB] += b->start_ms + b->inputs_ms;
+	b->start_ms = b->inputs_ms = 0;
+	return rc;
+}
+
 static void gpu_close(void *ctx)
 {
 	struct gpu_backend *b = ctx;
@@ -90,7 +105,8 @@ static void default_reference(char *buf, size_t size)
 int ft_worker_main(int argc, char **argv)
 {
 	struct gpu_backend b = { NULL, NULL, 0, 0 };
-	struct ft_worker_backend be = { gpu_open, gpu_prepare, gpu_run, gpu_close, &b };
+	struct ft_worker_backend be = { .open = gpu_open, .prepare = gpu_prepare, .run = gpu_run,
+					.sweep = gpu_sweep, .close = gpu_close, .ctx = &b };
 	char reference[FT_PATH_MAX];
 	int in_fd, out_fd, devnull;
 
