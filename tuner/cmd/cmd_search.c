@@ -75,7 +75,7 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, evaluated = 0,
+	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, swept = 0, sweeps_failed = 0, evaluated = 0,
 		  prefetched = 0, ahead = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0, dbw = 0;
 	double ph[FT_PH_COUNT] = { 0 };
@@ -108,6 +108,8 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 		finals += st->race.final_jobs;
 		anchors += st->race.anchors;
 		heated += st->race.heated;
+		swept += st->race.swept;
+		sweeps_failed += st->race.sweeps_failed;
 		if (first < 0 && st->first_compile_ms >= 0)
 			first = st->first_compile_ms;
 	}
@@ -125,8 +127,9 @@ static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 	for (int k = 0; k < FT_PH_COUNT; k++)
 		printf("%s\"%s_ms\":%.1f", k ? "," : "", ft_phase_names[k], ph[k]);
 	printf("},\"loaded_ahead\":%lld},\"evaluated\":%lld,\"race\":{\"quick\":%lld,\"full\":%lld,\"stable\":%lld,"
-	       "\"final_jobs\":%lld,\"anchors\":%lld,\"heated_finals\":%lld}",
-	       ahead, evaluated, quick, full, stable, finals, anchors, heated);
+	       "\"final_jobs\":%lld,\"anchors\":%lld,\"heated_finals\":%lld,\"swept_finals\":%lld,"
+	       "\"sweeps_failed\":%lld}",
+	       ahead, evaluated, quick, full, stable, finals, anchors, heated, swept, sweeps_failed);
 }
 
 /* "spaces": one object per search. */

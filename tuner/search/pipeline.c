@@ -551,6 +551,17 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 	return ft_runner_evaluate(x->x, job, x->r->cfg->timeout_ms, res, err);
 }
 
+/* The race's final as one sweep through the runner (race.h ft_race_final_sweep). */
+static int run_sweep(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out,
+		     struct ft_err *err)
+{
+	struct runner *x = ctx;
+
+	if (ft_interrupted())
+		return ft_interrupt_error(err, "finished trials are stored; run the same command to resume");
+	return ft_runner_sweep(x->x, g, x->r->cfg->timeout_ms, out, err);
+}
+
 /* A runner's verdict into the trial, with the runner's device. */
 static void take_result(struct ft_trial *t, const struct ft_job_result *res, struct ft_runner *x)
 {
@@ -1022,6 +1033,9 @@ static int enumerate(struct run *r, struct ft_enum *e, int stream, struct ft_pip
 	return should_drop(r) ? 0 : rc;
 }
 
+/* What a final row's reason adds when its final was one sweep. */
+#define SWEPT ", one sample of each in turn"
+
 /* A final row's log: each round's median of the finalist and its place in
  * the round ("round 1: 4 of 16, median 193.1 us"), one line a round it
  * ran; NULL when out of memory (the row is stored without it). */
@@ -1061,7 +1075,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	struct ft_interleave_trace *trace;
-	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close, nr = ft_race_rounds(r->race);
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close, nr = ft_race_rounds(r->race), swept;
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
 
@@ -1090,7 +1104,9 @@ static int run_final(struct run *r, struct ft_err *err)
 	/* the GPU is the final's through its rounds: another unit's job on it
 	 * (--units-per-gpu) would land between two finalists' samples */
 	held = ft_runner_hold(x.x, 1);
-	rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, trace, err);
+	rc = swept = ft_race_final_sweep(r->race, jobs, n, run_sweep, &x, out, rounds, trace, err);
+	if (rc == 1)
+		rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, trace, err);
 	ft_runner_hold(x.x, 0);
 	if (rc)
 		goto done;
@@ -1107,12 +1123,13 @@ static int run_final(struct run *r, struct ft_err *err)
 				 heat);
 		else if (ts[i].status == FT_ST_OK && rounds[i] == nr)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
-				 "%s %d samples over %d interleaved rounds of %d finalists%s",
-				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, heat);
+				 "%s %d samples over %d interleaved rounds of %d finalists%s%s",
+				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, swept ? "" : SWEPT, heat);
 		else if (ts[i].status == FT_ST_OK)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
-				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s (left over %.3gx the fastest of round 1)",
-				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], nr, n, heat, FT_RACE_FINAL_CUT);
+				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s%s (left over %.3gx the fastest of round 1)",
+				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], nr, n, swept ? "" : SWEPT, heat,
+				 FT_RACE_FINAL_CUT);
 		if (ts[i].status == FT_ST_OK)
 			ts[i].log = final_log(trace, i);
 		add_phases(r, 0, &out[i]);

@@ -68,6 +68,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->rival_us = 0;
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
 	o->spread = env_is("FATUNE_RACE_FINAL_ORDER", "spread");
+	o->sweep = env_is("FATUNE_RACE_FINAL", "sweep");
 	o->close_rounds = (int)env_number("FATUNE_RACE_CLOSE_ROUNDS", FT_RACE_CLOSE_ROUNDS_MAX, 0);
 	{
 		double v = env_number("FATUNE_RACE_ROUNDS", FT_RACE_ROUNDS_MAX, FT_RACE_ROUNDS);
@@ -475,6 +476,88 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 		rc->st.heated += o.heat_ms > 0 && ran > 0;
 		pthread_mutex_unlock(&rc->m);
 	}
+	return r;
+}
+
+int ft_race_final_sweep(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_sweep_fn sweep,
+			void *ctx, struct ft_job_result *out, int *rounds,
+			struct ft_interleave_trace *trace, struct ft_err *err)
+{
+	struct ft_sweep *g;
+	struct ft_sweep_result *res;
+	int nr = ft_race_rounds(rc), total, r;
+
+	if (!rc || !rc->o.sweep || n < 2)
+		return 1;
+	if (n > FT_RACE_MAX_FINALISTS)
+		n = FT_RACE_MAX_FINALISTS;
+	g = calloc(1, sizeof(*g));
+	res = calloc(1, sizeof(*res));
+	if (!g || !res) {
+		free(g);
+		free(res);
+		return ft_error(err, FT_EFAIL, "out of memory for the race's final");
+	}
+	/* the rounds' samples (ft_interleave: ceil(samples / rounds) a round) */
+	total = jobs[0].samples > 0 ? jobs[0].samples : 1;
+	g->n = n;
+	g->rounds = nr;
+	g->per_round = (total + nr - 1) / nr;
+	if (g->rounds * g->per_round > FT_RAW_SAMPLES_MAX)
+		g->per_round = FT_RAW_SAMPLES_MAX / g->rounds;
+	g->heat_ms = ft_race_heat_ms(rc);
+	g->leave_over = FT_RACE_FINAL_CUT;
+	g->has_prior = n <= rc->nfin;
+	for (int i = 0; i < n; i++) {
+		struct ft_job *j = &g->jobs[i];
+
+		*j = jobs[i];
+		g->prior[i] = g->has_prior ? ft_race_time(&rc->fin[i]) : NAN;
+		if (!(j->sample_max_us > 0))
+			j->sample_max_us = FT_RACE_FINAL_SAMPLE_US;
+		j->samples = g->rounds * g->per_round;
+		j->warmup = FT_RACE_WARMUP;
+		j->heat_ms = 0;
+		j->quick_samples = 0;
+		j->stable_rel = 0;
+		j->next_cubin_key[0] = '\0';
+	}
+	r = sweep(ctx, g, res, err);
+	if (!r && !res->failed) {
+		if (trace) {
+			for (int i = 0; i < FT_INTERLEAVE_MAX; i++)
+				for (int k = 0; k < FT_INTERLEAVE_MAX_ROUNDS; k++) {
+					trace->median_us[i][k] = NAN;
+					trace->place[i][k] = -1;
+				}
+			memset(trace->ran, 0, sizeof(trace->ran));
+			for (int k = 0; k < nr; k++) {
+				trace->ran[k] = res->ran[k];
+				for (int i = 0; i < n; i++) {
+					trace->median_us[i][k] = res->median_us[i][k];
+					trace->place[i][k] = res->place[i][k];
+				}
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			out[i] = res->res[i];
+			if (rounds)
+				rounds[i] = res->rounds[i];
+		}
+	}
+	pthread_mutex_lock(&rc->m);
+	if (!r && !res->failed) {
+		rc->st.final_jobs++;
+		rc->st.swept++;
+		rc->st.heated += g->heat_ms > 0;
+	} else if (!r) {
+		rc->st.sweeps_failed++;
+	}
+	pthread_mutex_unlock(&rc->m);
+	if (!r && res->failed)
+		r = 1;
+	free(g);
+	free(res);
 	return r;
 }
 

@@ -44,6 +44,7 @@
 #include "base/err.h"
 #include "base/trial.h"
 #include "run/interleave.h"
+#include "run/sweep.h"
 #include "run/worker.h"
 
 /* Cut a candidate whose quick min is over 1.15x the best median: in the
@@ -224,6 +225,9 @@ struct ft_race_opts {
 	int spread;		/* the final's rounds start spread over the finalists
 				 * (ft_interleave_opts.spread; FATUNE_RACE_FINAL_ORDER=spread);
 				 * 0: each round one later (the default, see FT_RACE_ROUNDS) */
+	int sweep;		/* 1: the final is one sweep, each finalist sampled in
+				 * turn (ft_race_final_sweep; FATUNE_RACE_FINAL=sweep);
+				 * 0: a job per finalist per round (the default) */
 	int rounds;		/* the final's rounds, 1..FT_RACE_ROUNDS_MAX
 				 * (FATUNE_RACE_ROUNDS); anything else: FT_RACE_ROUNDS */
 	int close_rounds;	/* > 0: a heated final's close finalists run this many
@@ -241,7 +245,8 @@ struct ft_race_opts {
  * spread from FATUNE_RACE_FINAL_ORDER ("spread": 1; else 0),
  * heat_ms from FATUNE_RACE_HEAT_MS (0..FT_EVAL_HEAT_MAX_MS; unset, empty or
  * not a number: FT_RACE_HEAT_MS) when set, rounds from FATUNE_RACE_ROUNDS
- * (1..FT_RACE_ROUNDS_MAX; else FT_RACE_ROUNDS). */
+ * (1..FT_RACE_ROUNDS_MAX; else FT_RACE_ROUNDS), sweep from
+ * FATUNE_RACE_FINAL ("sweep": 1; else 0). */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
@@ -315,6 +320,22 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 		  void *ctx, struct ft_job_result *out, int *rounds,
 		  struct ft_interleave_trace *trace, struct ft_err *err);
 
+/* Runs one sweep (run/sweep.h; a runner's ft_runner_sweep). */
+typedef int (*ft_race_sweep_fn)(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out,
+				struct ft_err *err);
+
+/* The final as one sweep (opts.sweep, FATUNE_RACE_FINAL=sweep): the same
+ * finalists, rounds, samples, heat and leaving as ft_race_final, but every
+ * finalist held in one job and sampled one after another, the order
+ * rotating every sample (run/sweep.h), so a drift of the GPU's clock falls
+ * on all of them alike; no close rounds. Returns 0 with out, rounds and
+ * trace as ft_race_final fills them; 1 when it was not swept (opts.sweep
+ * off, fewer than 2 jobs, or the sweep failed: the caller runs
+ * ft_race_final); -1 with err when sweep does. */
+int ft_race_final_sweep(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_sweep_fn sweep,
+			void *ctx, struct ft_job_result *out, int *rounds,
+			struct ft_interleave_trace *trace, struct ft_err *err);
+
 /* Counts for the search's report. */
 struct ft_race_stats {
 	long long quick;	/* quick passes run */
@@ -324,6 +345,8 @@ struct ft_race_stats {
 	long long stable;	/* full measurements ended stable, before their samples */
 	long long anchors;	/* anchor jobs: the best timed again (FT_RACE_ANCHOR_MS) */
 	long long heated;	/* finals heated (FT_RACE_HEAT_MS) */
+	long long swept;	/* finals run as one sweep (ft_race_final_sweep) */
+	long long sweeps_failed;	/* sweeps that failed, then run by rounds */
 };
 void ft_race_stats(const struct ft_race *rc, struct ft_race_stats *st);
 
