@@ -2,7 +2,8 @@
 # sweep of its own, so ft_runner_sweep emulates one with a job per sample, in the order the GPU worker samples
 # them. Each final is then one sweep (the search's final_jobs are its swept finals, none failed); its rows say
 # "one sample of each in turn", hold the rounds' 15 samples and log every round; the best is one of them. A heavy
-# final (@scale=10) is heated and widened as the rounds' is, and the same finalists leave after round 1.
+# final (@scale=10) is heated and widened as the rounds' is, and the same finalists leave after round 1, stored
+# as cut (their samples are round 1's only, the others' pool the later rounds): never the best.
 # Anything but "sweep" keeps the rounds; bench/final_rounds.py reads the swept rows.
 . "$FT_TEST_LIB"
 # --seed 3: the fake's times put 7 full measurements within 1.10x of the fastest (as in 132)
@@ -31,8 +32,13 @@ python3 -c "import sys; sys.exit(not float('$(field 'j["phases"]["worker"]["warm
 q="SELECT group_concat(config || ':' || (reason LIKE '%over 1 of 3%'), ' ') FROM (SELECT config, reason FROM trials WHERE reason LIKE 'race final%' ORDER BY config)"
 [ "$(sql "$T/heavy.db" "$q")" = "$(sql "$T/heavy-rounds.db" "$q")" ] ||
 	fail "the sweep's finalists or those who left differ from the rounds': $(sql "$T/heavy.db" "$q") against $(sql "$T/heavy-rounds.db" "$q")"
-[ "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%over 1 of 3 interleaved rounds%$SWEPT, the GPU heated 100 ms first (left over 1.03x the fastest of round 1)' AND samples = 5")" -ge 1 ] ||
-	fail "no finalist left the heavy sweep after round 1: $(sql "$T/heavy.db" "SELECT reason FROM trials WHERE reason LIKE 'race final%'")"
+# those who left are cut (their 5 samples are of round 1 only, the others' pool the later rounds): never the best
+left=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%over 1 of 3 interleaved rounds%$SWEPT, the GPU heated 100 ms first (left over 1.03x the fastest of round 1)' AND samples = 5 AND status = 'cut'")
+[ "$left" -ge 1 ] || fail "no finalist left the heavy sweep after round 1 as cut: $(sql "$T/heavy.db" "SELECT status, reason FROM trials WHERE reason LIKE 'race final%'")"
+[ "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%' AND (status = 'cut') = (reason LIKE '%left over%')")" = "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%'")" ] ||
+	fail "a final row's status does not say whether it left: $(sql "$T/heavy.db" "SELECT status, reason FROM trials WHERE reason LIKE 'race final%'")"
+[ "$(sql "$T/heavy.db" "SELECT count(*) FROM trials t JOIN best b ON t.config = b.config AND t.id = b.trial_id AND t.status = 'ok' AND t.samples = 15")" = 1 ] ||
+	fail "the best is not a finalist that ran every round"
 [ "$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final%' AND reason NOT LIKE '%$SWEPT, the GPU heated 100 ms first%'")" = 0 ] ||
 	fail "a heavy final row does not say it was swept and heated"
 python3 "$FATUNE_SOURCE_DIR/bench/final_rounds.py" "$T/heavy.db" --min-finalists 2 --by-round >"$T/fr" 2>&1 ||

@@ -1075,7 +1075,7 @@ static int run_final(struct run *r, struct ft_err *err)
 	struct ft_job_result *out;
 	struct ft_trial *ts;
 	struct ft_interleave_trace *trace;
-	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close, nr = ft_race_rounds(r->race), swept;
+	int rounds[FT_RACE_MAX_FINALISTS] = { 0 }, close, nr = ft_race_rounds(r->race), by_rounds;
 	double t0 = ft_mono_ms(), shared = 0, held;
 	char heat[48] = "";
 
@@ -1104,8 +1104,9 @@ static int run_final(struct run *r, struct ft_err *err)
 	/* the GPU is the final's through its rounds: another unit's job on it
 	 * (--units-per-gpu) would land between two finalists' samples */
 	held = ft_runner_hold(x.x, 1);
-	rc = swept = ft_race_final_sweep(r->race, jobs, n, run_sweep, &x, out, rounds, trace, err);
-	if (rc == 1)
+	rc = ft_race_final_sweep(r->race, jobs, n, run_sweep, &x, out, rounds, trace, err);
+	by_rounds = rc == 1;
+	if (by_rounds)
 		rc = ft_race_final(r->race, jobs, n, run_job, &x, out, rounds, trace, err);
 	ft_runner_hold(x.x, 0);
 	if (rc)
@@ -1124,13 +1125,20 @@ static int run_final(struct run *r, struct ft_err *err)
 		else if (ts[i].status == FT_ST_OK && rounds[i] == nr)
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d interleaved rounds of %d finalists%s%s",
-				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, swept ? "" : SWEPT, heat);
-		else if (ts[i].status == FT_ST_OK)
+				 FT_RACE_FINAL_REASON, ts[i].samples, nr, n, by_rounds ? "" : SWEPT, heat);
+		else if (ts[i].status == FT_ST_OK) {
+			/* left after round 1: its samples are that round's only, while
+			 * the others' pool the later rounds too, at whatever clock the
+			 * GPU drifted to (7 % slower in a heated final on an H200,
+			 * docs/timing.md): its time does not compare with theirs, so
+			 * it is cut from the final and cannot be the best */
+			ts[i].status = FT_ST_CUT;
 			snprintf(ts[i].reason, sizeof(ts[i].reason),
 				 "%s %d samples over %d of %d interleaved rounds of %d finalists%s%s (left over %.3gx the fastest of round 1)",
-				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], nr, n, swept ? "" : SWEPT, heat,
+				 FT_RACE_FINAL_REASON, ts[i].samples, rounds[i], nr, n, by_rounds ? "" : SWEPT, heat,
 				 FT_RACE_FINAL_CUT);
-		if (ts[i].status == FT_ST_OK)
+		}
+		if (ts[i].status == FT_ST_OK || ts[i].status == FT_ST_CUT)
 			ts[i].log = final_log(trace, i);
 		add_phases(r, 0, &out[i]);
 		if ((cfg->emit_final ? cfg->emit_final : cfg->emit)(cfg->ctx, &ts[i]))
