@@ -75,8 +75,8 @@ static const struct ft_trial *runner_up(const struct ft_campaign_outcome *out, i
 static void print_totals_json(const struct ft_campaign_outcome *out, int n)
 {
 	long long total[FT_ST_COUNT] = { 0 }, cand = 0, skipped = 0, compiles = 0, hits = 0;
-	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, swept = 0, sweeps_failed = 0, evaluated = 0,
-		  prefetched = 0, ahead = 0;
+	long long quick = 0, full = 0, stable = 0, finals = 0, anchors = 0, heated = 0, evaluated = 0,
+		  prefetched = 0, ahead = 0, swept = 0, sweeps_failed = 0;
 	double wall = 0, cms = 0, gpu = 0, first = -1, cwall = 0, wait = 0, ver = 0, tim = 0, fsend = 0, dbw = 0;
 	double ph[FT_PH_COUNT] = { 0 };
 
