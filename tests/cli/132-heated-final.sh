@@ -4,7 +4,8 @@
 # does) and widened to every candidate within 1.10x of the fastest (here more than the 4 finalists asked for); its
 # rows say so. FATUNE_RACE_HEAT_MS=0 and a light search (the fake's 10-100 us, its fastest near 10) keep the final
 # as before; a bad @scale is refused with one line. FATUNE_RACE_CLOSE_ROUNDS=N gives a heated final's close
-# finalists N rounds alone; FATUNE_RACE_ROUNDS=N splits the final's samples over N rounds (0: the default 3).
+# finalists N rounds alone (such a final runs by rounds, not as one sweep); FATUNE_RACE_ROUNDS=N splits the final's
+# samples over N rounds (0: the default 3).
 . "$FT_TEST_LIB"
 # --seed 3: the fake's times (a hash of config and seed) put 7 full measurements within 1.10x of the fastest
 A="--arch sm_90 --shape 1x8x512x64 --space $SPACES/attention_sm90.yaml --strategy exhaustive --seed 3 --quiet --json"
@@ -62,10 +63,10 @@ run search $A --runner fake --db "$T/light.db"; expect_rc 0
 
 # FATUNE_RACE_ROUNDS=5: the final's 15 samples over 5 rounds of 3, each finalist's log a line a round
 FATUNE_RACE_ROUNDS=5 run search $A --runner fake --db "$T/rounds5.db"; expect_rc 0
-n5=$(sql "$T/rounds5.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: 15 samples over 5 interleaved rounds of 4 finalists' AND log LIKE '%round 5: % of 4, median %' AND log NOT LIKE '%round 6:%'")
+n5=$(sql "$T/rounds5.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: 15 samples over 5 interleaved rounds of 4 finalists, one sample of each in turn' AND log LIKE '%round 5: % of 4, median %' AND log NOT LIKE '%round 6:%'")
 [ "$n5" = 4 ] || fail "$n5 of 4 finalists ran 5 rounds with FATUNE_RACE_ROUNDS=5: $(sql "$T/rounds5.db" "SELECT reason FROM trials WHERE reason LIKE 'race final%'")"
 FATUNE_RACE_ROUNDS=0 run search $A --runner fake --db "$T/rounds0.db"; expect_rc 0
-[ "$(sql "$T/rounds0.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: 15 samples over 3 interleaved rounds of 4 finalists'")" = 4 ] ||
+[ "$(sql "$T/rounds0.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race final: 15 samples over 3 interleaved rounds of 4 finalists, one sample of each in turn'")" = 4 ] ||
 	fail "FATUNE_RACE_ROUNDS=0 did not keep the 3 rounds: $(sql "$T/rounds0.db" "SELECT reason FROM trials WHERE reason LIKE 'race final%'")"
 
 run search $A --runner fake:@scale=0 --db "$T/bad.db"; expect_bad_input "@scale=N takes 1..1000"

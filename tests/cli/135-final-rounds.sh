@@ -3,8 +3,10 @@
 # a finalist's time says only when it ran: --by-round must show each round slower than the one before and, within
 # round 1, the last places slower than the first; the default form (round 1 over the later rounds) below 1 in every
 # quarter; over a FATUNE_RACE_ROUNDS=5 final, --by-round reads its five rounds. A final smaller than
-# --min-finalists is not read; a database that cannot be opened is one line, exit 2.
+# --min-finalists is not read; a database that cannot be opened is one line, exit 2. The finals here are the rounds'
+# (FATUNE_RACE_FINAL=rounds), a job per finalist per round, whose places the script was written to read.
 . "$FT_TEST_LIB"
+export FATUNE_RACE_FINAL=rounds
 FR="$FATUNE_SOURCE_DIR/bench/final_rounds.py"
 
 run search --arch sm_90 --shape 1x8x512x64 --space "$SPACES/attention.yaml" --runner fake:@tie,@drift=1 --db "$T/d.db" --quiet

@@ -1,4 +1,5 @@
-# 136-sweep-final: FATUNE_RACE_FINAL=sweep (run/sweep.h) end to end through the fake runner. The fake has no
+# 136-sweep-final: the race's final as one sweep (run/sweep.h; the default, FATUNE_RACE_FINAL=sweep) end to end
+# through the fake runner. The fake has no
 # sweep of its own, so ft_runner_sweep emulates one with a job per sample, in the order the GPU worker samples
 # them. Each final is then one sweep (the search's final_jobs are its swept finals, none failed); its rows say
 # "one sample of each in turn", hold the rounds' 15 samples and log every round; the best is one of them. A heavy

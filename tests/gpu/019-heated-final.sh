@@ -3,14 +3,15 @@
 # for 100 ms before its samples (the GPU at the clock it holds under sustained load, docs/timing.md),
 # so the worker's warm-up phase holds at least that; with FATUNE_RACE_HEAT_MS=0 it is not, and a light
 # shape's final never is. The heavy search's stored best is a row of the final, which says it was heated.
-# FATUNE_RACE_FINAL=sweep: each final is one worker job (run/sweep.h) that holds every finalist and
-# samples them one after another; it is heated the same way, no sweep fails, and its rows say so.
+# The finals above run by rounds (FATUNE_RACE_FINAL=rounds: a job per finalist per round). By default each
+# final is one worker job (run/sweep.h) that holds every finalist and samples them one after another; it is
+# heated the same way, no sweep fails, and its rows say so.
 . "$FT_TEST_LIB"
 sm90_or_skip
 
 heated() { # ARGS... : a transfer search in the Hopper space; prints "heated_finals warmup_ms final_jobs"
 	rm -f "$T/h.db"*
-	run search --space "$SPACES/attention_sm90.yaml" --strategy transfer --db "$T/h.db" --quiet --json "$@"
+	FATUNE_RACE_FINAL=rounds run search --space "$SPACES/attention_sm90.yaml" --strategy transfer --db "$T/h.db" --quiet --json "$@"
 	[ "$rc" = 0 ] || fail "search $* exited $rc: $(cat "$T/err")"
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["race"]["heated_finals"], s["phases"]["worker"]["warmup_ms"], s["race"]["final_jobs"])' "$T/out"
 }
@@ -23,9 +24,9 @@ read -r h warm finals <<<"$(FATUNE_RACE_HEAT_MS=0 heated --shape 2x8x2048x128)"
 [ "$h" = 0 ] || fail "FATUNE_RACE_HEAT_MS=0 still heated $h finals"
 read -r h warm finals <<<"$(heated --shape 1x8x512x64)"
 [ "$h" = 0 ] || fail "the light shape's final was heated"
-sweep() { # ARGS... : as heated, with FATUNE_RACE_FINAL=sweep; prints "swept failed final_jobs heated warmup_ms"
+sweep() { # ARGS... : as heated, the final one sweep (the default); prints "swept failed final_jobs heated warmup_ms"
 	rm -f "$T/s.db"*
-	FATUNE_RACE_FINAL=sweep run search --space "$SPACES/attention_sm90.yaml" --strategy transfer --db "$T/s.db" --quiet --json "$@"
+	run search --space "$SPACES/attention_sm90.yaml" --strategy transfer --db "$T/s.db" --quiet --json "$@"
 	[ "$rc" = 0 ] || fail "swept search $* exited $rc: $(cat "$T/err")"
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); r=s["race"]; print(r["swept_finals"], r["sweeps_failed"], r["final_jobs"], r["heated_finals"], s["phases"]["worker"]["warmup_ms"])' "$T/out"
 }

@@ -667,6 +667,10 @@ static void test_race_cuts_the_slow(void **state)
 	assert_int_equal(a.st.race.cut + b.st.race.cut, 1);
 	/* the 3x slower finalist left the final after its first round */
 	assert_int_equal(a.st.race.final_jobs + b.st.race.final_jobs, 2 + (FT_RACE_ROUNDS - 1));
+	/* the final was to be one sweep (the default), but these fake workers
+	 * take none: it failed and the rounds timed the finalists */
+	assert_int_equal(a.st.race.sweeps_failed + b.st.race.sweeps_failed, 1);
+	assert_int_equal(a.st.race.swept + b.st.race.swept, 0);
 	for (int i = 0; i < a.nfin + b.nfin; i++) {
 		const struct ft_trial *t = i < a.nfin ? &a.fin[i] : &b.fin[i - a.nfin];
 		assert_true((t->t_min_us == 30.0) == (strstr(t->reason, "left over") != NULL));

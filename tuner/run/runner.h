@@ -48,8 +48,8 @@
  *                  at once on one GPU; the wait is the job's FT_PH_SHARED
  *                  phase (run/job.h).
  *   sweep(g)       optional; like evaluate, several candidates in one job,
- *                  one sample of each in turn (run/sweep.h: the race's final,
- *                  FATUNE_RACE_FINAL=sweep). Returns 0 with *out measured, or
+ *                  one sample of each in turn (run/sweep.h: the race's final
+ *                  by default). Returns 0 with *out measured, or
  *                  failed (out->failed: no verdict, the caller times them
  *                  otherwise), -1 with err as evaluate. NULL: ft_runner_sweep
  *                  emulates it with a job per sample through evaluate

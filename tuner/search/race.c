@@ -68,7 +68,7 @@ void ft_race_defaults(struct ft_race_opts *o)
 	o->rival_us = 0;
 	o->heat_ms = env_number("FATUNE_RACE_HEAT_MS", FT_EVAL_HEAT_MAX_MS, FT_RACE_HEAT_MS);
 	o->spread = env_is("FATUNE_RACE_FINAL_ORDER", "spread");
-	o->sweep = env_is("FATUNE_RACE_FINAL", "sweep");
+	o->sweep = !env_is("FATUNE_RACE_FINAL", "rounds");
 	o->close_rounds = (int)env_number("FATUNE_RACE_CLOSE_ROUNDS", FT_RACE_CLOSE_ROUNDS_MAX, 0);
 	{
 		double v = env_number("FATUNE_RACE_ROUNDS", FT_RACE_ROUNDS_MAX, FT_RACE_ROUNDS);
@@ -487,7 +487,8 @@ int ft_race_final_sweep(struct ft_race *rc, const struct ft_job *jobs, int n, ft
 	struct ft_sweep_result *res;
 	int nr = ft_race_rounds(rc), total, r;
 
-	if (!rc || !rc->o.sweep || n < 2)
+	/* close rounds are the rounds' (a heated final's close finalists alone) */
+	if (!rc || !rc->o.sweep || n < 2 || (rc->o.close_rounds > 0 && ft_race_heat_ms(rc) > 0))
 		return 1;
 	if (n > FT_RACE_MAX_FINALISTS)
 		n = FT_RACE_MAX_FINALISTS;

@@ -226,8 +226,8 @@ struct ft_race_opts {
 				 * (ft_interleave_opts.spread; FATUNE_RACE_FINAL_ORDER=spread);
 				 * 0: each round one later (the default, see FT_RACE_ROUNDS) */
 	int sweep;		/* 1: the final is one sweep, each finalist sampled in
-				 * turn (ft_race_final_sweep; FATUNE_RACE_FINAL=sweep);
-				 * 0: a job per finalist per round (the default) */
+				 * turn (ft_race_final_sweep; the default); 0: a job per
+				 * finalist per round (FATUNE_RACE_FINAL=rounds) */
 	int rounds;		/* the final's rounds, 1..FT_RACE_ROUNDS_MAX
 				 * (FATUNE_RACE_ROUNDS); anything else: FT_RACE_ROUNDS */
 	int close_rounds;	/* > 0: a heated final's close finalists run this many
@@ -246,7 +246,7 @@ struct ft_race_opts {
  * heat_ms from FATUNE_RACE_HEAT_MS (0..FT_EVAL_HEAT_MAX_MS; unset, empty or
  * not a number: FT_RACE_HEAT_MS) when set, rounds from FATUNE_RACE_ROUNDS
  * (1..FT_RACE_ROUNDS_MAX; else FT_RACE_ROUNDS), sweep from
- * FATUNE_RACE_FINAL ("sweep": 1; else 0). */
+ * FATUNE_RACE_FINAL ("rounds": 0; else 1). */
 void ft_race_defaults(struct ft_race_opts *o);
 
 /* Runs one job (run/interleave.h). */
@@ -324,14 +324,15 @@ int ft_race_final(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_
 typedef int (*ft_race_sweep_fn)(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out,
 				struct ft_err *err);
 
-/* The final as one sweep (opts.sweep, FATUNE_RACE_FINAL=sweep): the same
- * finalists, rounds, samples, heat and leaving as ft_race_final, but every
- * finalist held in one job and sampled one after another, the order
- * rotating every sample (run/sweep.h), so a drift of the GPU's clock falls
- * on all of them alike; no close rounds. Returns 0 with out, rounds and
- * trace as ft_race_final fills them; 1 when it was not swept (opts.sweep
- * off, fewer than 2 jobs, or the sweep failed: the caller runs
- * ft_race_final); -1 with err when sweep does. */
+/* The final as one sweep (opts.sweep, the default): the same finalists,
+ * rounds, samples, heat and leaving as ft_race_final, but every finalist
+ * held in one job and sampled one after another, the order rotating every
+ * sweep (run/sweep.h), so a drift of the GPU's clock falls on all of them
+ * alike. Returns 0 with out, rounds and trace as ft_race_final fills them
+ * (a sweep counts as one final job); 1 when it was not swept (opts.sweep
+ * off, fewer than 2 jobs, a heated final with close rounds - those are the
+ * rounds' - or the sweep failed: the caller runs ft_race_final); -1 with
+ * err when sweep does. */
 int ft_race_final_sweep(struct ft_race *rc, const struct ft_job *jobs, int n, ft_race_sweep_fn sweep,
 			void *ctx, struct ft_job_result *out, int *rounds,
 			struct ft_interleave_trace *trace, struct ft_err *err);
