@@ -1239,16 +1239,10 @@ int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_
 	struct ft_err err = { 0 };
 	struct swept *c;
 	int rc = 0, fail = 0;
-	char why[sizeof(out->why)];
 	double t_job = ft_mono_ms(), total = 0;
 
-	if (!ft_sweep_valid(g, why, sizeof(why))) {
-		memset(out, 0, sizeof(*out));
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "%s", why);
+	if (!ft_sweep_open(&s, g, out))
 		return 0;
-	}
-	ft_sweep_begin(&s, g, out);
 	if (!ev->in.valid || ev->in.seed != g->jobs[0].seed ||
 	    memcmp(&ev->in.shape, &g->jobs[0].shape, sizeof(g->jobs[0].shape))) {
 		struct ft_job_result v;

@@ -55,6 +55,20 @@ void ft_sweep_begin(struct ft_sweep_state *s, const struct ft_sweep *g,
 	}
 }
 
+int ft_sweep_open(struct ft_sweep_state *s, const struct ft_sweep *g, struct ft_sweep_result *out)
+{
+	char why[sizeof(out->why)];
+
+	if (!ft_sweep_valid(g, why, sizeof(why))) {
+		memset(out, 0, sizeof(*out));
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "%s", why);
+		return 0;
+	}
+	ft_sweep_begin(s, g, out);
+	return 1;
+}
+
 void ft_sweep_drop(struct ft_sweep_state *s, int i, const struct ft_job_result *v)
 {
 	double phases[FT_PH_COUNT];
@@ -172,16 +186,10 @@ int ft_sweep_by_jobs(const struct ft_sweep *g, ft_job_run_fn run, void *ctx,
 {
 	int seq[FT_SWEEP_MAX * FT_RAW_SAMPLES_MAX];
 	struct ft_sweep_state s;
-	char why[256];
 	int first = 1;
 
-	if (!ft_sweep_valid(g, why, sizeof(why))) {
-		memset(out, 0, sizeof(*out));
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "%s", why);
+	if (!ft_sweep_open(&s, g, out))
 		return 0;
-	}
-	ft_sweep_begin(&s, g, out);
 	for (int r = 0; r < g->rounds; r++) {
 		int t = ft_sweep_round(&s, r, seq);
 

@@ -83,6 +83,10 @@ struct ft_sweep_state {
 void ft_sweep_begin(struct ft_sweep_state *s, const struct ft_sweep *g,
 		    struct ft_sweep_result *out);
 
+/* ft_sweep_valid, then ft_sweep_begin: 1 when g is a sweep to run; else 0
+ * with out failed and why (nothing begun). */
+int ft_sweep_open(struct ft_sweep_state *s, const struct ft_sweep *g, struct ft_sweep_result *out);
+
 /* Candidate i is out with verdict v (wrong_result, a refusal): it is timed
  * no more and v stands. */
 void ft_sweep_drop(struct ft_sweep_state *s, int i, const struct ft_job_result *v);
