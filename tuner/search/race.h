@@ -25,13 +25,17 @@
  *     measure one against the other;
  *   final:      after every candidate, the `finalists` fastest full ones are
  *     measured again on one GPU, FT_RACE_ROUNDS rounds of samples / rounds
- *     samples each (at most FT_RACE_FINAL_SAMPLE_US long), round-robin across the finalists (the start rotating), so
- *     a clock drift during the final affects them all alike (a finalist
- *     clearly behind after the first round leaves it); each finalist's
- *     samples are pooled into one new trial row (its reason starts with
- *     FT_RACE_FINAL_REASON), which, being the latest of its config, is the
- *     one the best row is chosen from; of a run whose final rows are among
- *     the latest trials, only they count for the best (db_query.c).
+ *     samples each (at most FT_RACE_FINAL_SAMPLE_US long), interleaved so
+ *     that a clock drift during the final affects them all alike: by
+ *     default in one job, one sample of each in turn (a sweep,
+ *     ft_race_final_sweep, run/sweep.h), with FATUNE_RACE_FINAL=rounds a job
+ *     per finalist per round, round-robin (the start rotating). A finalist
+ *     clearly behind after the first round leaves, stored `cut` (its time is
+ *     round 1's only); each other finalist's samples are pooled into one new
+ *     trial row (its reason starts with FT_RACE_FINAL_REASON), which, being
+ *     the latest of its config, is the one the best row is chosen from; of a
+ *     run whose final rows are among the latest trials, only they count for
+ *     the best (db_query.c).
  *
  * The defaults are justified in docs/timing.md. The race is shared by the
  * evaluation threads of every GPU of a search (its state is under a mutex)
