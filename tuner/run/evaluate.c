@@ -1292,6 +1292,8 @@ int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_
 			ft_sweep_drop(&s, i, &v);
 			break;
 		default:	/* its setup's phases and checks so far */
+			/* the watchdog: the rest, as if the others took as long as it */
+			ft_worker_expect((double)(g->n - i) * c[i].plan.expected_ms);
 			out->res[i].verify_ms = v.verify_ms;
 			out->res[i].rel_err = v.rel_err;
 			out->res[i].max_abs_err = v.max_abs_err;
