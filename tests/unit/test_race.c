@@ -179,6 +179,17 @@ static void test_defaults(void **state)
 	ft_race_defaults(&o);
 	assert_int_equal(o.rounds, FT_RACE_ROUNDS);
 	unsetenv("FATUNE_RACE_ROUNDS");
+	/* the final is one sweep unless FATUNE_RACE_FINAL=rounds */
+	unsetenv("FATUNE_RACE_FINAL");
+	ft_race_defaults(&o);
+	assert_int_equal(o.sweep, 1);
+	setenv("FATUNE_RACE_FINAL", "rounds", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.sweep, 0);
+	setenv("FATUNE_RACE_FINAL", "sweep", 1);
+	ft_race_defaults(&o);
+	assert_int_equal(o.sweep, 1);
+	unsetenv("FATUNE_RACE_FINAL");
 	assert_int_equal(ft_race_parse("off", &on, &err), 0);
 	assert_int_equal(on, 0);
 	assert_int_equal(ft_race_parse("on", &on, &err), 0);
@@ -540,6 +551,106 @@ static void test_final_leaves_the_slow(void **state)
 	ft_race_free(rc);
 }
 
+/* The final as one sweep: the sweep it asks for (the rounds' count and
+ * samples, the final's sample cap and warm-up, no quick pass, the leaving
+ * rule), and what comes back as the rounds' would: the slow one left after
+ * round 1 with its 5 samples, the trace's places and counts, one final job;
+ * a sweep that fails leaves the final to the rounds, and so does a race
+ * whose final is by rounds (FATUNE_RACE_FINAL=rounds) */
+struct sweeper {
+	struct fake f;
+	struct ft_sweep seen;
+	int calls;
+	int fail;		/* answer failed, as a worker that died */
+};
+
+static int fake_sweep(void *ctx, const struct ft_sweep *g, struct ft_sweep_result *out,
+		      struct ft_err *err)
+{
+	struct sweeper *s = ctx;
+
+	s->calls++;
+	s->seen = *g;
+	if (s->fail) {
+		memset(out, 0, sizeof(*out));
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "the worker died");
+		return 0;
+	}
+	return ft_sweep_by_jobs(g, fake_run, &s->f, out, err);
+}
+
+static void test_final_sweep(void **state)
+{
+	struct sweeper *s = calloc(1, sizeof(*s));
+	struct ft_race *rc = race(1.15, 3);
+	struct ft_interleave_trace *tr = calloc(1, sizeof(*tr));
+	struct ft_job jobs[3];
+	struct ft_job_result out[3];
+	struct ft_race_stats st;
+	struct ft_err err = { 0 };
+	int rounds[3];
+	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(tr);
+	s->f = (struct fake){ .c = { { 10.0, 0 }, { 10.0 * FT_RACE_FINAL_CUT * 1.01, 0 },
+				    { 10.0 * FT_RACE_FINAL_CUT * 0.99, 0 } },
+			      .fail_at = -1 };
+	for (int i = 0; i < 3; i++)
+		job_of(&jobs[i], i);
+	assert_int_equal(ft_race_final_sweep(rc, jobs, 3, fake_sweep, s, out, rounds, tr, &err), 0);
+	assert_int_equal(s->calls, 1);
+	assert_int_equal(s->seen.n, 3);
+	assert_int_equal(s->seen.rounds, FT_RACE_ROUNDS);
+	assert_int_equal(s->seen.per_round, per);
+	assert_true(s->seen.heat_ms == 0);
+	assert_true(s->seen.leave_over == FT_RACE_FINAL_CUT);
+	for (int i = 0; i < 3; i++) {
+		assert_true(s->seen.jobs[i].sample_max_us == FT_RACE_FINAL_SAMPLE_US);
+		assert_int_equal(s->seen.jobs[i].warmup, FT_RACE_WARMUP);
+		assert_int_equal(s->seen.jobs[i].quick_samples, 0);
+		assert_int_equal(s->seen.jobs[i].samples, per * FT_RACE_ROUNDS);
+	}
+	/* one sample a job in the emulation: 3 in round 1, then 2 a round */
+	assert_int_equal(s->f.nlog, per * (3 + 2 * (FT_RACE_ROUNDS - 1)));
+	assert_int_equal(rounds[1], 1);
+	assert_int_equal(out[1].status, FT_ST_OK);
+	assert_int_equal(out[1].samples, per);
+	assert_int_equal(rounds[0], FT_RACE_ROUNDS);
+	assert_int_equal(rounds[2], FT_RACE_ROUNDS);
+	assert_int_equal(out[2].samples, per * FT_RACE_ROUNDS);
+	assert_true(out[0].t_median_us < out[2].t_median_us);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tr->place[i][0], i);	/* the first sweep starts at finalist 0 */
+	assert_int_equal(tr->ran[0], 3);
+	assert_int_equal(tr->ran[1], 2);
+	assert_int_equal(tr->place[1][1], -1);
+	ft_race_stats(rc, &st);
+	assert_int_equal(st.final_jobs, 1);
+	assert_int_equal(st.swept, 1);
+	assert_int_equal(st.sweeps_failed, 0);
+
+	s->fail = 1;
+	assert_int_equal(ft_race_final_sweep(rc, jobs, 3, fake_sweep, s, out, rounds, tr, &err), 1);
+	ft_race_stats(rc, &st);
+	assert_int_equal(st.swept, 1);
+	assert_int_equal(st.sweeps_failed, 1);
+	assert_int_equal(st.final_jobs, 1);
+	ft_race_free(rc);
+
+	setenv("FATUNE_RACE_FINAL", "rounds", 1);
+	rc = race(1.15, 3);
+	unsetenv("FATUNE_RACE_FINAL");
+	s->calls = 0;
+	assert_int_equal(ft_race_final_sweep(rc, jobs, 3, fake_sweep, s, out, rounds, tr, &err), 1);
+	assert_int_equal(s->calls, 0);
+	ft_race_free(rc);
+	free(tr);
+	free(s);
+}
+
 /* A heavy final (its fastest finalist at FT_RACE_HEAT_MIN_US or more) takes
  * every candidate within FT_RACE_HEAT_SPAN of the fastest (the finalists
  * asked for at least), and only its first job heats the GPU; a light one
@@ -690,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_final_round_robin),
 		cmocka_unit_test(test_final_rounds_option),
 		cmocka_unit_test(test_final_leaves_the_slow),
+		cmocka_unit_test(test_final_sweep),
 		cmocka_unit_test(test_anchor_drift),
 		cmocka_unit_test(test_heavy_final),
 	};
