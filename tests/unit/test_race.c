@@ -527,6 +527,20 @@ static void test_final_rounds_option(void **state)
  * fastest sample over FT_RACE_FINAL_CUT x the round's fastest median. It
  * keeps an ok verdict over that round's samples; the others run on. One
  * just under the line stays. */
+/* The final of test_final_leaves_the_slow's three: finalist 1 left after
+ * round 1 with its samples, 0 and 2 ran every round */
+static void assert_left_after_round_1(const struct ft_job_result *out, const int *rounds)
+{
+	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
+
+	assert_int_equal(rounds[1], 1);
+	assert_int_equal(out[1].status, FT_ST_OK);
+	assert_int_equal(out[1].samples, per);
+	assert_int_equal(rounds[0], FT_RACE_ROUNDS);
+	assert_int_equal(rounds[2], FT_RACE_ROUNDS);
+	assert_int_equal(out[2].samples, per * FT_RACE_ROUNDS);
+}
+
 static void test_final_leaves_the_slow(void **state)
 {
 	struct fake f = { .c = { { 10.0, 0 }, { 10.0 * FT_RACE_FINAL_CUT * 1.01, 0 },
@@ -535,19 +549,13 @@ static void test_final_leaves_the_slow(void **state)
 	struct ft_race *rc = race(1.15, 3);
 	struct ft_job_result out[3];
 	int rounds[3];
-	const int per = (15 + FT_RACE_ROUNDS - 1) / FT_RACE_ROUNDS;
 
 	(void)state;
 	final_of_three(rc, &f, out, rounds);
 	assert_int_equal(f.nlog, 3 + 2 * (FT_RACE_ROUNDS - 1));
 	for (int k = 3; k < f.nlog; k++)
 		assert_int_not_equal(f.log[k], 1);
-	assert_int_equal(rounds[1], 1);
-	assert_int_equal(out[1].status, FT_ST_OK);
-	assert_int_equal(out[1].samples, per);
-	assert_int_equal(rounds[0], FT_RACE_ROUNDS);
-	assert_int_equal(rounds[2], FT_RACE_ROUNDS);
-	assert_int_equal(out[2].samples, per * FT_RACE_ROUNDS);
+	assert_left_after_round_1(out, rounds);
 	ft_race_free(rc);
 }
 
@@ -615,12 +623,7 @@ static void test_final_sweep(void **state)
 	}
 	/* one sample a job in the emulation: 3 in round 1, then 2 a round */
 	assert_int_equal(s->f.nlog, per * (3 + 2 * (FT_RACE_ROUNDS - 1)));
-	assert_int_equal(rounds[1], 1);
-	assert_int_equal(out[1].status, FT_ST_OK);
-	assert_int_equal(out[1].samples, per);
-	assert_int_equal(rounds[0], FT_RACE_ROUNDS);
-	assert_int_equal(rounds[2], FT_RACE_ROUNDS);
-	assert_int_equal(out[2].samples, per * FT_RACE_ROUNDS);
+	assert_left_after_round_1(out, rounds);
 	assert_true(out[0].t_median_us < out[2].t_median_us);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(tr->place[i][0], i);	/* the first sweep starts at finalist 0 */
