@@ -2,7 +2,9 @@
 # --best and --best-from combine, every config is verified, then all are timed interleaved in
 # rounds on one runner (the fake runner: made-up, deterministic times; no GPU), one JSON line
 # or table row each with its ratio to the fastest; a wrong config is wrong_result and exit 1;
-# a missing database is exit 2 and is not created.
+# a missing database is exit 2 and is not created. --sweep times them in one sweep instead (run/sweep.h;
+# the fake emulates it with a job per sample): the same verdicts and times, one round; it refuses
+# what a sweep does not take.
 . "$FT_TEST_LIB"
 
 S="--arch sm_90 --shape 1x8x512x64"
@@ -48,6 +50,27 @@ run bench $S --runner fake --db "$T/a.db" --best --config "$A"; expect_rc 0
 awk 'length > 120 { exit 1 }' "$T/out" || fail "a line over 120 characters: $(cat "$T/out")"
 run bench $S --runner fake --db "$T/a.db" --best --config "$A" --wide; expect_rc 0
 expect_out "$best"
+# --sweep: one sweep, one sample of each in turn: the fake's times as in rounds (its samples depend on
+# the config only), a wrong config still wrong_result and exit 1
+run bench $S --runner fake --config "$A" --config "$B" --samples 12 --json; expect_rc 0
+cp "$T/out" "$T/rounds.json"
+run bench $S --runner fake --config "$A" --config "$B" --samples 12 --sweep --json; expect_rc 0
+python3 - "$T/rounds.json" "$T/out" <<'PY' || fail "bench --sweep JSON: $(cat "$T/out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+s = [json.loads(l) for l in open(sys.argv[2])]
+assert [x["config"] for x in s] == [x["config"] for x in r], (r, s)
+for a, b in zip(r, s):
+    assert b["status"] == "ok" and b["samples"] == 12 and b["rounds"] == 1, b
+    assert abs(b["t_min_us"] / a["t_min_us"] - 1) < 1e-6, (a, b)
+PY
+run bench $S --runner fake:TILE_N=64 --config "$A" --config "$B" --sweep; expect_rc 1
+expect_out "2 configs, timed in one sweep, one sample of each in turn"
+expect_out "wrong_result"
+run bench $S --runner fake --config "$A" --sweep; expect_bad_input "--sweep times several configs"
+run bench $S --runner fake --config "$A" --config "$B" --sweep --rounds 2; expect_bad_input "without --rounds"
+run bench $S --runner fake --config "$A" --config "$B" --sweep --samples 65; expect_bad_input "at most 64 samples"
+run bench $S --runner fake --config "$A" --config "$B" --sweep --timing cold; expect_bad_input "warm"
 # bad input: exit 2, nothing created
 run bench $S --runner fake --config "$A" --best-from "$T/none.db"; expect_bad_input "no tuning database at"
 [ ! -e "$T/none.db" ] || fail "bench created the database it was pointed at"

@@ -6,8 +6,9 @@
  * (model check, cache or NVRTC, worker), pinned to that one candidate, so the
  * numbers are comparable with the search's. One config is timed in one go;
  * several are verified first, then timed interleaved in round-robin rounds on
- * the same worker (run/interleave.h), so that a clock drift does not decide
- * which is faster. Nothing is stored.
+ * the same worker (run/interleave.h), or with --sweep in one job, one sample
+ * of each in turn (run/sweep.h), so that a clock drift does not decide which
+ * is faster. Nothing is stored.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "db/db.h"
 #include "run/evaluate.h"
 #include "run/interleave.h"
+#include "run/runner.h"
 #include "search/pipeline.h"
 #include "ui/format.h"
 
@@ -189,10 +191,43 @@ static int run_job(void *ctx, const struct ft_job *job, struct ft_job_result *re
 	return ft_runner_evaluate(x->w, job, x->timeout_ms, res, err);
 }
 
-/* The verified candidates timed interleaved; each one's pooled verdict into
- * its trial. */
+/* jobs[0..n) timed in one sweep (--sweep; run/sweep.h): one sample of each
+ * in turn, all of a job's samples in one round, nobody leaving. 0 with out
+ * and nr; -1 with err, also when the runner could not sweep them. */
+static int sweep(struct ft_runner *w, int timeout_ms, const struct ft_job *jobs, int n,
+		 struct ft_job_result *out, int *nr, struct ft_err *err)
+{
+	struct ft_sweep *g = calloc(1, sizeof(*g));
+	struct ft_sweep_result *res = calloc(1, sizeof(*res));
+	int rc = 0;
+
+	if (!g || !res) {
+		free(g);
+		free(res);
+		return ft_error(err, FT_EFAIL, "out of memory for a sweep");
+	}
+	g->n = n;
+	g->rounds = 1;
+	g->per_round = jobs[0].samples;
+	for (int i = 0; i < n; i++)
+		g->jobs[i] = jobs[i];
+	if (ft_runner_sweep(w, g, timeout_ms, res, err))
+		rc = -1;
+	else if (res->failed)
+		rc = ft_error(err, FT_EFAIL, "fatune bench: the sweep was not measured: %s", res->why);
+	for (int i = 0; !rc && i < n; i++) {
+		out[i] = res->res[i];
+		nr[i] = res->rounds[i];
+	}
+	free(g);
+	free(res);
+	return rc;
+}
+
+/* The verified candidates timed interleaved (in rounds, or in one sweep);
+ * each one's pooled verdict into its trial. */
 static int interleave(struct bench *b, struct ft_runner *w, int timeout_ms, int rounds,
-		      struct ft_err *err)
+		      int swept, struct ft_err *err)
 {
 	struct ft_job jobs[FT_INTERLEAVE_MAX];
 	struct ft_job_result out[FT_INTERLEAVE_MAX];
@@ -212,7 +247,8 @@ static int interleave(struct bench *b, struct ft_runner *w, int timeout_ms, int 
 		if (rc == 0)
 			at[n++] = i;
 	}
-	if (ft_interleave(&o, jobs, n, run_job, &x, out, nr, NULL, err))
+	if (swept ? n && sweep(w, timeout_ms, jobs, n, out, nr, err)
+		  : ft_interleave(&o, jobs, n, run_job, &x, out, nr, NULL, err))
 		return -1;
 	for (int k = 0; k < n; k++) {
 		struct cand *c = &b->c[at[k]];
@@ -287,9 +323,15 @@ static int print_table(const struct bench *b, double fastest, int rounds, int wi
 		ft_printer_scripts(p, "--json");
 		ft_printer_narrow(p, NULL, FT_TABLE_WIDTH, stderr);
 	}
-	printf("%s %s %s%s on %s: %d configs, timed interleaved in %d rounds\n", b->arch->name,
-	       ft_shape_format(&b->shape, shape_txt, sizeof(shape_txt)), ft_dtype_name(b->shape.dtype),
-	       b->shape.causal ? " causal" : "", b->device, b->n, rounds);
+	if (rounds > 0)
+		printf("%s %s %s%s on %s: %d configs, timed interleaved in %d rounds\n", b->arch->name,
+		       ft_shape_format(&b->shape, shape_txt, sizeof(shape_txt)),
+		       ft_dtype_name(b->shape.dtype), b->shape.causal ? " causal" : "", b->device, b->n,
+		       rounds);
+	else
+		printf("%s %s %s%s on %s: %d configs, timed in one sweep, one sample of each in turn\n",
+		       b->arch->name, ft_shape_format(&b->shape, shape_txt, sizeof(shape_txt)),
+		       ft_dtype_name(b->shape.dtype), b->shape.causal ? " causal" : "", b->device, b->n);
 	for (int i = 0; i < b->n; i++)
 		order[i] = i;
 	for (int i = 1; i < b->n; i++) /* ok ones by median, the rest after them as given */
@@ -353,7 +395,9 @@ int cmd_bench(int argc, char **argv)
 		"--best-from DB the same from another database. --config, --best and --best-from\n"
 		"combine and repeat: e.g. --best-from tuned.db --config 'TILE_M=64,...' times the\n"
 		"tuned best against a hand-picked config, both in --rounds rounds (default 10) of\n"
-		"R / rounds samples each, each round starting with the next config. They are numbered\n"
+		"R / rounds samples each, each round starting with the next config; with --sweep, in\n"
+		"one worker job that takes one sample of each config in turn (as the search's final\n"
+		"does), so a clock drift falls on all alike within a few samples. They are numbered\n"
 		"--config ones first, then --best, then --best-from, each in the order given.\n"
 		"Exit 0 when every config is ok, 1 when one is not (each row says why)."
 	};
@@ -362,7 +406,7 @@ int cmd_bench(int argc, char **argv)
 	struct ft_strlist configs = { 0 }, best_from = { 0 };
 	const char *timing = "warm", *runner = NULL;
 	long long seed = 1234, samples = 30, launches = 20, timeout_s = 10, rounds = 0;
-	int best = 0, json = 0, wide = 0, npos, rc;
+	int best = 0, json = 0, wide = 0, swept = 0, npos, rc;
 	struct ft_option opts[] = {
 		FT_TARGET_OPTIONS(o), FT_SPACE_OPTION(o), FT_DB_OPTION(o),
 		FT_OPT_LIST_("config", 0, &configs, "CONFIG", "a config, e.g. 'TILE_M=64,TILE_N=64,...' (in --space's space)"),
@@ -372,6 +416,7 @@ int cmd_bench(int argc, char **argv)
 		FT_OPT_INT_("samples", 0, &samples, "R", "timed samples per config (default 30; fewer, at least 5, when they would take over 1 s)", 1, 10000),
 		FT_OPT_INT_("launches", 0, &launches, "K", "calls per sample in one CUDA graph (default 20; fewer when K calls would take over 20 ms)", 1, 1000),
 		FT_OPT_INT_("rounds", 0, &rounds, "N", "interleaved rounds the samples are split into (default 1 for one config, 10 for several)", 1, FT_INTERLEAVE_MAX_ROUNDS),
+		FT_OPT_FLAG_("sweep", 0, &swept, "several configs: time them in one job, one sample of each in turn (warm timing, at most 64 samples, no --rounds)"),
 		FT_OPT_INT_("seed", 0, &seed, "N", "input seed (default 1234)", 0, 9e18),
 		FT_OPT_INT_("timeout", 0, &timeout_s, "SECONDS", "watchdog (default 10; raised to 3x the time its first call predicts, at most 300)", 1, 3600),
 		FT_OPT_STR_("runner", 0, &runner, "NAME[:ARG]", "what evaluates: gpu (default) or another runner of the table (needs --arch)"),
@@ -393,7 +438,13 @@ int cmd_bench(int argc, char **argv)
 		return ft_report(&err);
 	}
 	several = configs.n + best + best_from.n > 1;
-	if (!rounds)
+	if (swept && (!several || rounds || samples > FT_RAW_SAMPLES_MAX || strcmp(timing, "warm"))) {
+		ft_error(&err, FT_EINPUT,
+			 "fatune bench: --sweep times several configs, warm, in at most %d samples, without --rounds",
+			 FT_RAW_SAMPLES_MAX);
+		return ft_report(&err);
+	}
+	if (!rounds && !swept)
 		rounds = several ? BENCH_ROUNDS : 1;
 	if (ft_cmd_timing("bench", timing, &err) || ft_target_shape("bench", o, &b.shape, &err))
 		goto fail;
@@ -448,7 +499,8 @@ int cmd_bench(int argc, char **argv)
 		if (run_one(&b, &b.c[i], &w, &job, (int)(timeout_s * 1000), dev.lim.sm_count,
 			    !several && rounds == 1, &err))
 			goto fail;
-	if ((several || rounds > 1) && interleave(&b, w, (int)(timeout_s * 1000), (int)rounds, &err))
+	if ((several || rounds > 1) &&
+	    interleave(&b, w, (int)(timeout_s * 1000), (int)rounds, swept, &err))
 		goto fail;
 	for (int i = 0; i < b.n; i++) {
 		const struct ft_trial *t = &b.c[i].t;
