@@ -53,7 +53,9 @@ extern char **environ;
 
 #define MSG_MAGIC 0x31575446u /* "FTW1" in little-endian bytes */
 
-enum msg_type { MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT, MSG_EXPECT, MSG_SWEEP, MSG_SWEPT };
+enum msg_type {
+	MSG_INIT = 1, MSG_HELLO, MSG_JOB, MSG_READY, MSG_RESULT, MSG_EXPECT, MSG_SWEEP, MSG_SWEPT
+};
 
 struct msg_hdr {
 	uint32_t magic;
