@@ -1,11 +1,11 @@
 # 136-sweep-final: the race's final as one sweep (run/sweep.h; the default, FATUNE_RACE_FINAL=sweep) end to end
-# through the fake runner. The fake has no
-# sweep of its own, so ft_runner_sweep emulates one with a job per sample, in the order the GPU worker samples
-# them. Each final is then one sweep (the search's final_jobs are its swept finals, none failed); its rows say
+# through the fake runner, which emulates a sweep with a job per sample (ft_sweep_by_jobs), in the order the GPU
+# worker samples them. Each final is then one sweep (the search's final_jobs are its swept finals, none failed); its rows say
 # "one sample of each in turn", hold the rounds' 15 samples and log every round; the best is one of them. A heavy
 # final (@scale=10) is heated and widened as the rounds' is, and the same finalists leave after round 1, stored
 # as cut (their samples are round 1's only, the others' pool the later rounds): never the best.
-# Anything but "sweep" keeps the rounds; bench/final_rounds.py reads the swept rows.
+# A sweep that fails leaves the final to the rounds (fake:@nosweep); FATUNE_RACE_FINAL=rounds keeps the rounds;
+# bench/final_rounds.py reads the swept rows.
 . "$FT_TEST_LIB"
 # --seed 3: the fake's times put 7 full measurements within 1.10x of the fastest (as in 132)
 A="--arch sm_90 --shape 1x8x512x64 --space $SPACES/attention_sm90.yaml --strategy exhaustive --seed 3 --quiet --json"
@@ -45,6 +45,16 @@ left=$(sql "$T/heavy.db" "SELECT count(*) FROM trials WHERE reason LIKE 'race fi
 python3 "$FATUNE_SOURCE_DIR/bench/final_rounds.py" "$T/heavy.db" --min-finalists 2 --by-round >"$T/fr" 2>&1 ||
 	fail "final_rounds.py on the swept rows: $(cat "$T/fr")"
 grep -q "round 1" "$T/fr" || fail "final_rounds.py read no round of the swept rows: $(cat "$T/fr")"
+
+# a sweep that fails (fake:@nosweep, as a worker that died in it) is no verdict: the rounds time the final, the
+# rows are the rounds', --json counts it and the summary says so
+run search ${A/ --quiet --json/} --runner fake:@nosweep --db "$T/failed.db"; expect_rc 0
+expect_out "4 in the final \(its sweep failed: the finalists were timed by rounds\)"
+run search $A --runner fake:@nosweep --db "$T/failed2.db"; expect_rc 0
+[ "$(field '(j["race"]["swept_finals"], j["race"]["sweeps_failed"], j["race"]["final_jobs"])')" = "(0, 1, 12)" ] ||
+	fail "a failed sweep was not timed by rounds: $(field 'j["race"]')"
+[ "$(sql "$T/failed2.db" "SELECT count(*) FROM trials WHERE reason = 'race final: 15 samples over 3 interleaved rounds of 4 finalists'")" = 4 ] ||
+	fail "the rounds' rows after a failed sweep: $(sql "$T/failed2.db" "SELECT reason FROM trials WHERE reason LIKE 'race final%'")"
 
 FATUNE_RACE_FINAL=rounds run search $A --runner fake --db "$T/rounds.db"; expect_rc 0
 [ "$(field '(j["race"]["swept_finals"], j["race"]["final_jobs"])')" = "(0, 12)" ] ||

@@ -192,8 +192,10 @@ static void print_evaluation(const struct ft_pipeline_stats *st, const struct ft
 	else
 		printf("  GPU: %.1f s busy (verify %.1f s, timing %.1f s), %.1f s waiting for compiles; ",
 		       st->gpu_busy_ms / 1e3, st->verify_ms / 1e3, st->timing_ms / 1e3, st->gpu_wait_ms / 1e3);
-	printf("%lld quick passes, %lld full (%lld ended stable), %lld cut, %d in the final\n", st->race.quick,
-	       st->race.full, st->race.stable, st->race.cut, r->finals);
+	printf("%lld quick passes, %lld full (%lld ended stable), %lld cut, %d in the final%s\n", st->race.quick,
+	       st->race.full, st->race.stable, st->race.cut, r->finals,
+	       /* a sweep that failed is no verdict, but the user should know */
+	       st->race.sweeps_failed ? " (its sweep failed: the finalists were timed by rounds)" : "");
 }
 
 static void print_text(const struct ft_campaign_outcome *out, int n, const struct ft_arch *a,

@@ -53,7 +53,8 @@
  *                  failed (out->failed: no verdict, the caller times them
  *                  otherwise), -1 with err as evaluate. NULL: ft_runner_sweep
  *                  emulates it with a job per sample through evaluate
- *                  (ft_sweep_by_jobs), as the tests' fake runner is swept.
+ *                  (ft_sweep_by_jobs; the tests' fake runner does the same in
+ *                  its own op, whose @nosweep fails every sweep).
  *   hold(on)       optional; the thread that evaluates the runner's jobs. on 1:
  *                  the GPU is this runner's until hold(0): the jobs of other
  *                  runners on its GPU wait, this runner's own jobs run

@@ -26,7 +26,10 @@
  * race's anchor (search/race.h) end to end. `@scale=N` (1..1000) makes every ok
  * config's time N times longer (10N..100N us): heavy kernels, whose race final is
  * heated and widened (search/race.h FT_RACE_HEAT_MIN_US); a job's heat is
- * reported as its warm-up phase, as the GPU worker's is.
+ * reported as its warm-up phase, as the GPU worker's is. A sweep (the race's
+ * final, run/sweep.h) is emulated with a job per sample, in the worker's
+ * order; `@nosweep` makes every sweep fail instead, as a worker that died in
+ * it would, so that the rounds time the final.
  * E.g. fake:@cubin,@ms=30,BLOCK_M=64.
  */
 #include "run/runner.h"
@@ -50,6 +53,7 @@ struct fake {
 	int tie;			/* @tie: jobs with no quick pass take FAKE_TIE_US */
 	int drift;			/* @drift=P: each timed job P % slower than the last */
 	int scale;			/* @scale=N: ok configs' times N x (0: 1) */
+	int nosweep;			/* @nosweep: every sweep fails */
 	long long timed;		/* timed jobs so far (one runner: one thread) */
 };
 
@@ -116,6 +120,8 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 			f->cubin = 1;
 		} else if (n == 4 && !strncmp(p, "@tie", 4)) {
 			f->tie = 1;
+		} else if (n == 8 && !strncmp(p, "@nosweep", 8)) {
+			f->nosweep = 1;
 		} else if (n > 4 && !strncmp(p, "@ms=", 4)) {
 			if (int_item(p, n, 4, 0, 1000, "@ms=N takes 0..1000 ms per evaluation", &f->ms, err))
 				goto bad;
@@ -126,7 +132,7 @@ static int fake_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runn
 			if (int_item(p, n, 7, 1, 1000, "@scale=N takes 1..1000 (times N x longer)", &f->scale, err))
 				goto bad;
 		} else if (*p == '@') {
-			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @ms=N, @drift=P or @scale=N",
+			ft_error(err, FT_EINPUT, "unknown fake runner item '%.*s': use @cubin, @tie, @nosweep, @ms=N, @drift=P or @scale=N",
 				 (int)n, p);
 			goto bad;
 		} else {
@@ -229,6 +235,28 @@ static int fake_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, st
 	return 0;
 }
 
+/* A job of the emulated sweep: fake_evaluate with no watchdog to pass on */
+static int fake_sweep_job(void *ctx, const struct ft_job *job, struct ft_job_result *res,
+			  struct ft_err *err)
+{
+	return fake_evaluate(ctx, job, 0, res, err);
+}
+
+static int fake_sweep(void *ctx, const struct ft_sweep *g, int timeout_ms, struct ft_sweep_result *out,
+		      struct ft_err *err)
+{
+	struct fake *f = ctx;
+
+	(void)timeout_ms;
+	if (f->nosweep) {
+		memset(out, 0, sizeof(*out));
+		out->failed = 1;
+		snprintf(out->why, sizeof(out->why), "fake: @nosweep");
+		return 0;
+	}
+	return ft_sweep_by_jobs(g, fake_sweep_job, f, out, err);
+}
+
 static void fake_close(void *ctx)
 {
 	free(ctx);
@@ -239,5 +267,6 @@ const struct ft_runner_ops ft_runner_fake = {
 	.summary = "tests: made-up times per config, one chosen config fast but wrong",
 	.open = fake_open,
 	.evaluate = fake_evaluate,
+	.sweep = fake_sweep,
 	.close = fake_close,
 };
