@@ -5,13 +5,13 @@
 # and holds no trial twice.
 . "$FT_TEST_LIB"
 S="--arch sm_89 --space $TESTSPACES/huge_rejected.yaml"
-# interrupt SIG OUT CMD...: starts CMD, sends SIG after 1 s, waits; sets rc and ms (kill to exit)
+# interrupt SIG OUT CMD...: starts CMD, sends SIG after $AFTER s (default 1), waits; sets rc and ms (kill to exit)
 interrupt() {
 	local sig=$1 out=$2 pid
 	shift 2
 	"$FATUNE" "$@" >"$out" 2>"$T/err" &
 	pid=$!
-	sleep 1
+	sleep "${AFTER:-1}"
 	kill -0 $pid 2>/dev/null || { cat "$T/err"; fail "$* ended before the signal"; }
 	signal_gone "$sig" $pid 2000 "$*"
 	[ "$rc" -eq 1 ] || { cat "$T/err"; fail "$* exited $rc after SIG$sig, not 1"; }
@@ -34,7 +34,9 @@ db_ok
 n1=$(sql "$FATUNE_DB" "SELECT count(*) FROM trials")
 [ "$n1" -gt 0 ] || fail "nothing stored in the second before the interrupt"
 
-interrupt TERM "$T/out" search $S --shape 1x8x512x64 --quiet
+# the resumed search first passes over what the first one stored: 3 s before its signal, so that it stores
+# something new also under ASan on a loaded machine (1 s was not always enough there)
+AFTER=3 interrupt TERM "$T/out" search $S --shape 1x8x512x64 --quiet
 db_ok
 [ "$(sql "$FATUNE_DB" "SELECT count(*) FROM trials")" -gt "$n1" ] || fail "the resumed search added nothing"
 
