@@ -115,6 +115,16 @@ static struct ft_job round_job(const struct ft_interleave_opts *o, const struct 
 	return j;
 }
 
+void ft_interleave_trace_clear(struct ft_interleave_trace *tr)
+{
+	for (int i = 0; i < FT_INTERLEAVE_MAX; i++)
+		for (int r = 0; r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
+			tr->median_us[i][r] = NAN;
+			tr->place[i][r] = -1;
+		}
+	memset(tr->ran, 0, sizeof(tr->ran));
+}
+
 int ft_interleave_start(int spread, int round, int rounds, int n)
 {
 	if (n <= 0)
@@ -163,10 +173,7 @@ static int time_one(struct il *s, int i, int round, int placed, struct ft_err *e
 	}
 	pool_add(&s->p, i, &res);
 	s->taken[i]++;
-	if (!(res.rel_err <= out->rel_err))
-		out->rel_err = res.rel_err;
-	if (!(res.max_abs_err <= out->max_abs_err))
-		out->max_abs_err = res.max_abs_err;
+	ft_errors_add(out, &res);
 	out->launches_per_sample = res.launches_per_sample;
 	out->verify_ms += res.verify_ms;
 	out->time_ms += res.time_ms;
@@ -223,14 +230,8 @@ int ft_interleave(const struct ft_interleave_opts *o, const struct ft_job *jobs,
 		out[i].rel_err = 0;
 		out[i].max_abs_err = 0;
 	}
-	if (o->trace) {
-		for (int i = 0; i < FT_INTERLEAVE_MAX; i++)
-			for (int r = 0; r < FT_INTERLEAVE_MAX_ROUNDS; r++) {
-				o->trace->median_us[i][r] = NAN;
-				o->trace->place[i][r] = -1;
-			}
-		memset(o->trace->ran, 0, sizeof(o->trace->ran));
-	}
+	if (o->trace)
+		ft_interleave_trace_clear(o->trace);
 	for (int round = 0; round < nrounds && !rc; round++) {
 		int placed = 0, start = ft_interleave_start(o->spread, round, nrounds, n);
 

@@ -32,6 +32,10 @@ struct ft_interleave_trace {
 	int ran[FT_INTERLEAVE_MAX_ROUNDS];				/* jobs run in the round */
 };
 
+/* A trace with nothing run: every median NaN, every place -1, no job in
+ * any round (ft_interleave, and the race's final as one sweep). */
+void ft_interleave_trace_clear(struct ft_interleave_trace *tr);
+
 struct ft_interleave_opts {
 	int rounds;		/* 1..FT_INTERLEAVE_MAX_ROUNDS */
 	int samples;		/* > 0: each candidate's samples in all (0: its job's),

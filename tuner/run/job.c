@@ -24,6 +24,14 @@ void ft_phases_add(struct ft_job_result *into, const struct ft_job_result *from,
 		into->phase_ms[quick && i == FT_PH_SAMPLES ? FT_PH_QUICK : i] += from->phase_ms[i];
 }
 
+void ft_errors_add(struct ft_job_result *into, const struct ft_job_result *from)
+{
+	if (isnan(into->rel_err) || !(from->rel_err <= into->rel_err))
+		into->rel_err = from->rel_err;
+	if (isnan(into->max_abs_err) || !(from->max_abs_err <= into->max_abs_err))
+		into->max_abs_err = from->max_abs_err;
+}
+
 void ft_trial_take(struct ft_trial *t, const struct ft_job_result *res)
 {
 	t->status = res->status;

@@ -118,6 +118,11 @@ struct ft_job_result {
  * one candidate); with quick, from's samples count as quick-pass samples. */
 void ft_phases_add(struct ft_job_result *into, const struct ft_job_result *from, int quick);
 
+/* The largest errors seen into into: from's rel_err and max_abs_err where
+ * they are larger, or not a number, or into's are not a number yet (the
+ * rounds and the sweep pool one candidate's jobs this way). */
+void ft_errors_add(struct ft_job_result *into, const struct ft_job_result *from);
+
 /* "Not measured": every NaN field NAN, status ok, reason "". */
 void ft_job_result_init(struct ft_job_result *r);
 

@@ -214,11 +214,7 @@ int ft_sweep_by_jobs(const struct ft_sweep *g, ft_job_run_fn run, void *ctx,
 			}
 			ft_phases_add(&out->res[i], &res, 0);
 			out->res[i].launches_per_sample = res.launches_per_sample;
-			if (!(res.rel_err <= out->res[i].rel_err) || isnan(out->res[i].rel_err))
-				out->res[i].rel_err = res.rel_err;
-			if (!(res.max_abs_err <= out->res[i].max_abs_err) ||
-			    isnan(out->res[i].max_abs_err))
-				out->res[i].max_abs_err = res.max_abs_err;
+			ft_errors_add(&out->res[i], &res);
 			ft_sweep_take(&s, i, res.nraw > 0 ? res.raw_us[0] : res.t_median_us);
 		}
 		ft_sweep_round_end(&s, r);

@@ -526,12 +526,7 @@ int ft_race_final_sweep(struct ft_race *rc, const struct ft_job *jobs, int n, ft
 	r = sweep(ctx, g, res, err);
 	if (!r && !res->failed) {
 		if (trace) {
-			for (int i = 0; i < FT_INTERLEAVE_MAX; i++)
-				for (int k = 0; k < FT_INTERLEAVE_MAX_ROUNDS; k++) {
-					trace->median_us[i][k] = NAN;
-					trace->place[i][k] = -1;
-				}
-			memset(trace->ran, 0, sizeof(trace->ran));
+			ft_interleave_trace_clear(trace);
 			for (int k = 0; k < nr; k++) {
 				trace->ran[k] = res->ran[k];
 				for (int i = 0; i < n; i++) {
