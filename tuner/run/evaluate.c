@@ -1250,15 +1250,16 @@ int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_
 		ft_job_result_init(&v);
 		rc = ft_eval_prepare(ev, &g->jobs[0], &v);
 		if (rc) {
-			out->failed = 1;
-			snprintf(out->why, sizeof(out->why), "%s", v.reason);
+			ft_sweep_fail(out, v.reason);
 			return rc == 1;
 		}
 	}
 	c = calloc((size_t)g->n, sizeof(*c));
 	if (!c) {
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "out of memory for a sweep of %d", g->n);
+		char why[64];
+
+		snprintf(why, sizeof(why), "out of memory for a sweep of %d", g->n);
+		ft_sweep_fail(out, why);
 		return 0;
 	}
 	for (int i = 0; i < g->n; i++) {
@@ -1313,8 +1314,7 @@ int ft_eval_sweep(struct ft_eval *ev, const struct ft_sweep *g, struct ft_sweep_
 	}
 	free(c);
 	if (fail) {
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "%s", err.msg[0] ? err.msg : "a CUDA error");
+		ft_sweep_fail(out, err.msg[0] ? err.msg : "a CUDA error");
 		return ft_gpu_failed(ev->gpu) ? 1 : 0;
 	}
 	ft_sweep_finish(&s);

@@ -250,8 +250,7 @@ static int fake_sweep(void *ctx, const struct ft_sweep *g, int timeout_ms, struc
 	(void)timeout_ms;
 	if (f->nosweep) {
 		memset(out, 0, sizeof(*out));
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "fake: @nosweep");
+		ft_sweep_fail(out, "fake: @nosweep");
 		return 0;
 	}
 	return ft_sweep_by_jobs(g, fake_sweep_job, f, out, err);

@@ -74,18 +74,29 @@ static int gpu_open(void **ctx, const struct ft_runner_cfg *cfg, struct ft_runne
 	return 0;
 }
 
+/* A job's turn on the GPU: taken unless there is no GPU or this runner
+ * holds it already (*taken says which, for job_turn_end); the ms waited. */
+static double job_turn(struct gpu *g, int *taken)
+{
+	*taken = g->ordinal >= 0 && !g->holding;
+	return *taken ? take_turn(g->ordinal) : 0;
+}
+
+static void job_turn_end(struct gpu *g, int taken)
+{
+	if (taken)
+		pthread_mutex_unlock(&turn[g->ordinal]);
+}
+
 static int gpu_evaluate(void *ctx, const struct ft_job *job, int timeout_ms, struct ft_job_result *res,
 			struct ft_err *err)
 {
 	struct gpu *g = ctx;
-	double waited;
-	int rc;
+	int taken, rc;
+	double waited = job_turn(g, &taken);
 
-	if (g->ordinal < 0 || g->holding)
-		return ft_worker_run(g->w, job, timeout_ms, res, err);
-	waited = take_turn(g->ordinal);
 	rc = ft_worker_run(g->w, job, timeout_ms, res, err);
-	pthread_mutex_unlock(&turn[g->ordinal]);
+	job_turn_end(g, taken);
 	res->phase_ms[FT_PH_SHARED] += waited;
 	return rc;
 }
@@ -94,14 +105,11 @@ static int gpu_sweep(void *ctx, const struct ft_sweep *sw, int timeout_ms,
 		     struct ft_sweep_result *out, struct ft_err *err)
 {
 	struct gpu *g = ctx;
-	double waited;
-	int rc;
+	int taken, rc;
+	double waited = job_turn(g, &taken);
 
-	if (g->ordinal < 0 || g->holding)
-		return ft_worker_sweep(g->w, sw, timeout_ms, out, err);
-	waited = take_turn(g->ordinal);
 	rc = ft_worker_sweep(g->w, sw, timeout_ms, out, err);
-	pthread_mutex_unlock(&turn[g->ordinal]);
+	job_turn_end(g, taken);
 	out->res[0].phase_ms[FT_PH_SHARED] += waited;
 	return rc;
 }

@@ -7,6 +7,12 @@
 
 #include "run/verify.h"
 
+void ft_sweep_fail(struct ft_sweep_result *out, const char *why)
+{
+	out->failed = 1;
+	snprintf(out->why, sizeof(out->why), "%s", why);
+}
+
 int ft_sweep_valid(const struct ft_sweep *g, char *why, size_t size)
 {
 	if (g->n < 1 || g->n > FT_SWEEP_MAX || g->rounds < 1 || g->rounds > FT_SWEEP_ROUNDS_MAX ||
@@ -61,8 +67,7 @@ int ft_sweep_open(struct ft_sweep_state *s, const struct ft_sweep *g, struct ft_
 
 	if (!ft_sweep_valid(g, why, sizeof(why))) {
 		memset(out, 0, sizeof(*out));
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "%s", why);
+		ft_sweep_fail(out, why);
 		return 0;
 	}
 	ft_sweep_begin(s, g, out);

@@ -65,6 +65,10 @@ struct ft_sweep_result {
 	int ran[FT_SWEEP_ROUNDS_MAX];		/* candidates timed in the round */
 };
 
+/* Marks out failed (no candidate's verdict; out->res[] means nothing) and
+ * says why. */
+void ft_sweep_fail(struct ft_sweep_result *out, const char *why);
+
 /* 1 when g is a sweep this binary runs (counts in range, one shape and seed,
  * no cold job), else 0 with why. */
 int ft_sweep_valid(const struct ft_sweep *g, char *why, size_t size);

@@ -652,8 +652,7 @@ int ft_worker_sweep(struct ft_worker *w, const struct ft_sweep *g, int timeout_m
 		after_answer(w, msg->exiting);
 	} else if (!rc) {
 		/* the worker's end is not one candidate's verdict: the sweep failed */
-		out->failed = 1;
-		snprintf(out->why, sizeof(out->why), "%s", fail.reason);
+		ft_sweep_fail(out, fail.reason);
 	}
 	free(msg);
 	return rc;
@@ -736,12 +735,10 @@ static int serve_sweep(int out_fd, const struct ft_worker_backend *be, struct ft
 		ft_job_result_init(&msg->out.res[i]);
 	ft_job_result_init(&res);
 	if (!be->sweep) {
-		msg->out.failed = 1;
-		snprintf(msg->out.why, sizeof(msg->out.why), "this worker takes no sweep");
+		ft_sweep_fail(&msg->out, "this worker takes no sweep");
 	} else if (g->n >= 1 && g->n <= FT_SWEEP_MAX && be->prepare &&
 		   (rc = be->prepare(be->ctx, &g->jobs[0], &res)) != 0) {
-		msg->out.failed = 1;
-		snprintf(msg->out.why, sizeof(msg->out.why), "%s", res.reason);
+		ft_sweep_fail(&msg->out, res.reason);
 	} else {
 		if (send_msg(out_fd, MSG_READY, NULL, 0, -1) != IO_OK)
 			return 1;
