@@ -132,6 +132,7 @@ void ft_sweep_round_end(struct ft_sweep_state *s, int r)
 {
 	const struct ft_sweep *g = s->g;
 	double med[FT_SWEEP_MAX], min[FT_SWEEP_MAX];
+	int leaving = r == 0 && g->leave_over > 1;	/* the pooled statistics are for the rule */
 
 	for (int i = 0; i < g->n; i++) {
 		struct ft_stats st;
@@ -143,12 +144,12 @@ void ft_sweep_round_end(struct ft_sweep_state *s, int r)
 		if (stats_of(s->us[i] + s->round_from[i], s->have[i] - s->round_from[i], &st))
 			continue;
 		s->out->median_us[i][r] = st.median;
-		if (!stats_of(s->us[i], s->have[i], &st)) {
+		if (leaving && !stats_of(s->us[i], s->have[i], &st)) {
 			med[i] = st.median;
 			min[i] = st.min;
 		}
 	}
-	if (r == 0 && g->leave_over > 1) {
+	if (leaving) {
 		int left[FT_SWEEP_MAX] = { 0 };
 
 		ft_interleave_leave(med, min, g->n, g->leave_over, g->has_prior ? g->prior : NULL,
